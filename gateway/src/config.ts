@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { env } from '@svc/platform/config';
+
+export const gatewayConfigSchema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: env.port.default(8080),
+  REDIS_URL: env.redisUrl,
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]*$/).default('svc:'),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  IDENTITY_TOKEN_SECRET: env.secret,
+  CRM_URL: env.httpUrl,
+  TASKS_URL: env.httpUrl,
+  CHAT_URL: env.httpUrl,
+  FILES_URL: env.httpUrl,
+  WEBHOOKS_URL: env.httpUrl,
+  CRM_GRPC_URL: env.hostPort,
+  /** Requests per minute per key when the key sets no rate_limit_per_minute. */
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+  /** How long a key look-up is reused; a revoked key stops working within this time. At most 1 s. */
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  LOG_LEVEL: env.logLevel.default('info'),
+});
+export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -1,0 +1,50 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
+import { ConfigError, loadConfig } from '@svc/platform/config';
+import { IdentitySigner } from '@svc/platform/identity';
+import { createLogger } from '@svc/platform/logging';
+import { createMetrics } from '@svc/platform/metrics';
+import { createGatewayApp } from './app.js';
+import { type GatewayConfig, gatewayConfigSchema } from './config.js';
+import { KeyAuthenticator } from './keys.js';
+import { KeyRateLimiter } from './rate-limit.js';
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  config: GatewayConfig;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+  const config = loadConfig(gatewayConfigSchema, env);
+  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const metrics = createMetrics('gateway');
+  const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  await redis.connect();
+  const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);
+  const keys = new KeyAuthenticator(config.CRM_GRPC_URL, config.KEY_CACHE_TTL_MS, signer);
+  const limiter = new KeyRateLimiter(redis, config.REDIS_KEY_PREFIX, config.RATE_LIMIT_PER_MINUTE);
+  const app = createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer });
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, app);
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port }, 'gateway started');
+  return {
+    url: `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`,
+    port,
+    config,
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(grace);
+      keys.close();
+      redis.disconnect();
+    },
+  };
+}
+
+export { ConfigError };

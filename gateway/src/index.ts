@@ -1,0 +1,1 @@
+export { startGateway, type RunningGateway } from './gateway.js';

@@ -1,0 +1,37 @@
+export type Upstream = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
+
+const EXTERNAL: Record<string, Upstream> = {
+  leads: 'crm',
+  deals: 'crm',
+  'custom-fields': 'crm',
+  proposals: 'crm',
+  satisfaction: 'crm',
+  tasks: 'tasks',
+  chats: 'chat',
+  files: 'files',
+};
+
+const ADMIN_BY_COLLECTION: Record<string, Upstream> = {
+  webhooks: 'webhooks',
+  'task-types': 'tasks',
+  'task-stages': 'tasks',
+  'whatsapp-numbers': 'chat',
+  'instagram-accounts': 'chat',
+  agents: 'chat',
+  'message-templates': 'chat',
+  chats: 'chat',
+};
+
+/** `/integrations/external/<resource>/...` → the service that owns the resource. */
+export function externalUpstream(path: string): Upstream | undefined {
+  const resource = path.split('/')[3];
+  return resource ? EXTERNAL[resource] : undefined;
+}
+
+/** `/admin/v1/companies/{cid}/<collection>/...` → its owner; everything else under companies is crm's. */
+export function adminUpstream(path: string): Upstream | undefined {
+  const parts = path.split('/');
+  if (parts[3] !== 'companies') return undefined;
+  const collection = parts[5];
+  return (collection && ADMIN_BY_COLLECTION[collection]) || 'crm';
+}

@@ -1,0 +1,4 @@
+import type { DbDefinition } from '@svc/platform/service';
+import { chatService } from './service.js';
+
+export const dbDefinition: DbDefinition = chatService.db;

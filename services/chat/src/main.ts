@@ -1,0 +1,4 @@
+import { runMain } from '@svc/platform/service';
+import { chatService } from './service.js';
+
+await runMain(chatService);

@@ -1,0 +1,71 @@
+import { unary } from '@svc/platform/grpc/server';
+import { invalid, notFound, isUuid } from '@svc/platform/errors';
+import type { GrpcServiceRegistration } from '@svc/platform/grpc/server';
+import type { ServiceContext } from '@svc/platform/service';
+import {
+  CrmServiceService,
+  type GetCompanyRequest,
+  type GetCompanyResponse,
+  type GetUserRequest,
+  type GetUserResponse,
+  type ResolveKeyRequest,
+  type ResolveKeyResponse,
+  type User as UserMessage,
+} from '@svc/proto/crm/v1/crm';
+import type { User } from './company.entity.js';
+import { requireCompany, requireUser, resolveKey } from './company.service.js';
+
+const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
+const userMessage = (u: User): UserMessage => ({
+  id: u.id,
+  company_id: u.companyId,
+  name: u.name,
+  email: u.email,
+  avatar: opt(u.avatar),
+  active: u.active,
+  archived: u.archived,
+});
+
+export function crmGrpc(ctx: ServiceContext): GrpcServiceRegistration {
+  const em = () => ctx.orm.em.fork();
+  return {
+    definition: CrmServiceService,
+    implementation: {
+      resolveKey: unary<ResolveKeyRequest, ResolveKeyResponse>(ctx.logger, async (req) => {
+        if (!/^[0-9a-f]{64}$/.test(req.key_hash)) throw invalid('key_hash: must be a hex SHA-256');
+        const { key, creator } = await resolveKey(em(), req.key_hash);
+        if (!key) return {};
+        return {
+          key: {
+            id: key.id,
+            company_id: key.companyId,
+            created_by_user_id: key.createdByUserId,
+            permissions: key.permissions,
+            allowed_domain: opt(key.allowedDomain),
+            valid_from: opt(key.validFrom?.toISOString()),
+            valid_until: opt(key.validUntil?.toISOString()),
+            active: key.active,
+            deleted: key.deletedAt !== null,
+            rate_limit_per_minute: opt(key.rateLimitPerMinute),
+          },
+          creator: creator ? userMessage(creator) : undefined,
+        };
+      }),
+      getCompany: unary<GetCompanyRequest, GetCompanyResponse>(ctx.logger, async (req) => {
+        const company = await requireCompany(em(), req.company_id);
+        return {
+          company: {
+            id: company.id,
+            name: company.name,
+            plan_valid_until: opt(company.planValidUntil?.toISOString()),
+            master_user_id: company.masterUserId,
+          },
+        };
+      }),
+      getUser: unary<GetUserRequest, GetUserResponse>(ctx.logger, async (req) => {
+        if (!isUuid(req.company_id)) throw notFound('User');
+        return { user: userMessage(await requireUser(em(), req.company_id, req.user_id)) };
+      }),
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { platformEntities, type DbDefinition } from '@svc/platform/service';
+import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
+import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
+import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
+import { Lead, LeadView } from './leads/lead.entity.js';
+import { migrations } from './migrations/index.js';
+import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
+
+export const dbDefinition: DbDefinition = {
+  schema: 'crm',
+  entities: [
+    ...platformEntities,
+    Company,
+    User,
+    IntegrationKey,
+    CompanySequence,
+    Pipeline,
+    Stage,
+    Tag,
+    CustomField,
+    CustomFieldOption,
+    LeadSource,
+    Tracker,
+    NamedItem,
+    Person,
+    PersonContact,
+    Organization,
+    Lead,
+    LeadView,
+  ],
+  migrations,
+};

@@ -1,0 +1,2 @@
+export { crmService } from './service.js';
+export { dbDefinition } from './db.js';

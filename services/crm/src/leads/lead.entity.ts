@@ -1,0 +1,51 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+export const MEASUREMENT_CONSENTS = ['GRANTED', 'DENIED', 'UNSPECIFIED'] as const;
+export type MeasurementConsent = (typeof MEASUREMENT_CONSENTS)[number];
+
+export const LeadStatus = { open: 1, won: 2, lost: 3 } as const;
+
+export const Lead = defineEntity({
+  name: 'Lead',
+  tableName: 'leads',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    code: p.integer(),
+    title: p.string().length(150),
+    pipelineId: p.uuid(),
+    stageId: p.uuid(),
+    responsibleId: p.uuid(),
+    createdById: p.uuid(),
+    status: p.smallint(),
+    visibility: p.smallint(),
+    measurementConsent: p.string().length(20).nullable(),
+    qualityRating: p.smallint().nullable(),
+    qualityReason: p.text().nullable(),
+    value: p.decimal('number').precision(14).scale(2).nullable(),
+    leadSourceId: p.uuid().nullable(),
+    organizationId: p.uuid().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    archivedAt: p.datetime().nullable(),
+    wonDate: p.datetime().nullable(),
+    lostDate: p.datetime().nullable(),
+    lastActivityAt: p.datetime().nullable(),
+  },
+  uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
+  indexes: [{ name: 'leads_company_stage_idx', properties: ['companyId', 'stageId'] }],
+});
+export type Lead = InferEntity<typeof Lead>;
+
+/** One row per view of a lead by a user (GET lead records a view). */
+export const LeadView = defineEntity({
+  name: 'LeadView',
+  tableName: 'lead_views',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    leadId: p.uuid().index(),
+    userId: p.uuid(),
+    viewedAt: p.datetime(),
+  },
+});

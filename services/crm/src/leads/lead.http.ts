@@ -1,0 +1,28 @@
+import { Router } from 'express';
+import { forbidden } from '@svc/platform/errors';
+import { type Identity, hasPermission } from '@svc/platform/identity';
+import { integrationOf } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
+import type { ServiceContext } from '@svc/platform/service';
+import { createLeadBody } from './lead.schema.js';
+import * as leads from './lead.service.js';
+
+const need = (identity: Identity, permission: string) => {
+  if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
+};
+
+export function leadRoutes(ctx: ServiceContext): Router {
+  const r = Router();
+  r.post('/leads', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/lead.create');
+    const body = parse(createLeadBody, req.body);
+    res.status(201).json(await leads.createLead(ctx, identity, body));
+  });
+  r.get('/leads/:ref', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/lead.read');
+    res.json(await leads.getLeadDetail(ctx, identity, req.params.ref));
+  });
+  return r;
+}

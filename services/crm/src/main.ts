@@ -1,0 +1,4 @@
+import { runMain } from '@svc/platform/service';
+import { crmService } from './service.js';
+
+await runMain(crmService);

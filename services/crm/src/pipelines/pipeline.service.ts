@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { v7 as uuidv7 } from 'uuid';
+import type { EntityManager } from '@svc/platform/db/orm';
+import { requireCompany } from '../companies/company.service.js';
+import { Pipeline, Stage } from './pipeline.entity.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
+
+export const createPipelineBody = z.strictObject({
+  name,
+  is_primary: z.boolean().optional(),
+  requires_quality_reason: z.boolean().optional(),
+  stages: z.array(z.strictObject({ name })).min(1, 'a pipeline needs at least one stage').max(100),
+});
+
+export const pipelineView = (p: Pipeline, stages: Stage[]) => ({
+  id: p.id,
+  name: p.name,
+  is_primary: p.isPrimary,
+  requires_quality_reason: p.requiresQualityReason,
+  stages: stages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
+});
+
+/** A company's first pipeline is its primary one; a new primary pipeline demotes the old. */
+export async function createPipeline(em: EntityManager, companyId: string, body: z.infer<typeof createPipelineBody>) {
+  await requireCompany(em, companyId);
+  return em.transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`pipelines:${companyId}`]);
+    const hasPrimary = (await tx.count(Pipeline, { companyId, isPrimary: true })) > 0;
+    const isPrimary = body.is_primary ?? !hasPrimary;
+    if (isPrimary && hasPrimary) await tx.nativeUpdate(Pipeline, { companyId, isPrimary: true }, { isPrimary: false });
+    const pipeline = tx.create(Pipeline, {
+      id: uuidv7(),
+      companyId,
+      name: body.name,
+      isPrimary,
+      requiresQualityReason: body.requires_quality_reason ?? false,
+      createdAt: new Date(),
+    });
+    const stages = body.stages.map((s, i) =>
+      tx.create(Stage, { id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }),
+    );
+    await tx.flush();
+    return pipelineView(pipeline, stages);
+  });
+}

@@ -1,0 +1,17 @@
+import type { ServiceDefinition } from '@svc/platform/service';
+import { referenceAdminRoutes } from './catalog/reference.http.js';
+import { crmGrpc } from './companies/company.grpc.js';
+import { companyAdminRoutes } from './companies/company.http.js';
+import { dbDefinition } from './db.js';
+import { leadRoutes } from './leads/lead.http.js';
+
+export const crmService: ServiceDefinition = {
+  name: 'crm',
+  defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
+  db: dbDefinition,
+  http: (ctx) => (app) => {
+    app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
+    app.use('/integrations/external', leadRoutes(ctx));
+  },
+  grpc: (ctx) => [crmGrpc(ctx)],
+};

@@ -1,0 +1,4 @@
+import { runMain } from '@svc/platform/service';
+import { filesService } from './service.js';
+
+await runMain(filesService);

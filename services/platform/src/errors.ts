@@ -1,0 +1,85 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+
+/**
+ * The closed set of failures every service may report. Domain code throws these; each transport maps
+ * them exactly once (HTTP in http/errors.ts, gRPC in grpc/server.ts).
+ */
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+export class AppError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('invalid', message, details);
+export const unauthorized = (message = 'Unauthorized') => new AppError('unauthorized', message);
+export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+export const conflict = (message: string) => new AppError('conflict', message);
+export const unavailable = (message: string) => new AppError('unavailable', message);
+
+const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
+  invalid: { statusCode: 400, error: 'Bad Request' },
+  unauthorized: { statusCode: 401, error: 'Unauthorized' },
+  forbidden: { statusCode: 403, error: 'Forbidden' },
+  not_found: { statusCode: 404, error: 'Not Found' },
+  conflict: { statusCode: 409, error: 'Conflict' },
+  rate_limited: { statusCode: 429, error: 'Too Many Requests' },
+  unavailable: { statusCode: 503, error: 'Service Unavailable' },
+  internal: { statusCode: 500, error: 'Internal Server Error' },
+};
+
+const grpcOf: Record<ErrorKind, GrpcStatus> = {
+  invalid: GrpcStatus.INVALID_ARGUMENT,
+  unauthorized: GrpcStatus.UNAUTHENTICATED,
+  forbidden: GrpcStatus.PERMISSION_DENIED,
+  not_found: GrpcStatus.NOT_FOUND,
+  conflict: GrpcStatus.ALREADY_EXISTS,
+  rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
+  unavailable: GrpcStatus.UNAVAILABLE,
+  internal: GrpcStatus.INTERNAL,
+};
+
+const kindOfGrpc = new Map<number, ErrorKind>(Object.entries(grpcOf).map(([k, v]) => [v, k as ErrorKind]));
+
+export interface ErrorBody {
+  statusCode: number;
+  message: string;
+  error: string;
+}
+
+export function errorBody(kind: ErrorKind, message: string): ErrorBody {
+  const { statusCode, error } = httpOf[kind];
+  return { statusCode, message, error };
+}
+
+export const grpcStatusOf = (kind: ErrorKind): GrpcStatus => grpcOf[kind];
+
+/** A gRPC failure from a peer turned back into our error set; deadline and connection failures become unavailable. */
+export function fromGrpcStatus(code: number, message: string): AppError {
+  if (code === GrpcStatus.DEADLINE_EXCEEDED) return unavailable(`upstream deadline exceeded: ${message}`);
+  return new AppError(kindOfGrpc.get(code) ?? 'unavailable', message);
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
+
+/** An id from a path that is not even a UUID names nothing: not found, like another company's id. */
+export function requireUuid(value: string, what: string): string {
+  if (!isUuid(value)) throw notFound(what);
+  return value;
+}

@@ -1,0 +1,122 @@
+import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from 'express';
+import { ZodError } from 'zod';
+import { AppError, errorBody, invalid, unauthorized } from '../errors.js';
+import { type Identity, IDENTITY_HEADER, type IdentityVerifier } from '../identity.js';
+import type { Logger } from '../logging.js';
+import type { Metrics } from '../metrics.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      identity?: Identity;
+    }
+  }
+}
+
+export type ReadinessCheck = { name: string; check: () => Promise<void> };
+
+export interface HttpAppOptions {
+  logger: Logger;
+  metrics: Metrics;
+  verifier: IdentityVerifier;
+  readiness: ReadinessCheck[];
+  /** Routes of the service; every one of them requires a verified identity. */
+  mount: (app: Express) => void;
+  bodyLimit?: string;
+}
+
+/**
+ * The HTTP shape every service shares: health, readiness and metrics without identity; everything else
+ * behind a verified identity token; one error handler that maps the closed error set to the spec's body.
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const { logger, metrics, verifier } = options;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(
+      options.readiness.map(async ({ name, check }) => {
+        try {
+          await check();
+          return [name, 'ok'] as const;
+        } catch (err) {
+          return [name, err instanceof Error ? err.message : String(err)] as const;
+        }
+      }),
+    );
+    const ready = results.every(([, r]) => r === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const route = req.route?.path ? `${req.baseUrl}${req.route.path}` : 'unmatched';
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.httpDuration.observe({ method: req.method, route, status: String(res.statusCode) }, seconds);
+      if (res.statusCode >= 500) logger.error({ method: req.method, route, status: res.statusCode }, 'request failed');
+    });
+    next();
+  });
+
+  app.use(async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      req.identity = await verifier.verify(req.header(IDENTITY_HEADER));
+      next();
+    } catch (err) {
+      next(err);
+    }
+  });
+  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }));
+  options.mount(app);
+  app.use((req, _res, next) => next(new AppError('not_found', `Cannot ${req.method} ${req.path}`)));
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** Zod issues become one 400 whose message names every offending field. */
+export function zodToInvalid(error: ZodError): AppError {
+  const parts = error.issues.map((issue) => {
+    const path = issue.path.length ? issue.path.join('.') : 'body';
+    return `${path}: ${issue.message}`;
+  });
+  return invalid(parts.join('; '), { fields: error.issues.map((i) => i.path.join('.')) });
+}
+
+function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    let appError: AppError;
+    if (err instanceof AppError) appError = err;
+    else if (err instanceof ZodError) appError = zodToInvalid(err);
+    else if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.parse.failed') {
+      appError = invalid('body: malformed JSON');
+    } else if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.too.large') {
+      appError = invalid('body: too large');
+    } else {
+      logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
+      appError = new AppError('internal', 'Internal server error');
+    }
+    if (res.headersSent) return;
+    res.status(errorBody(appError.kind, '').statusCode).json(errorBody(appError.kind, appError.message));
+  };
+}
+
+/** The integration identity of the request, or 401 for anything else (admin tokens never act as a key). */
+export function integrationOf(req: Request): Extract<Identity, { kind: 'integration' }> {
+  const identity = req.identity;
+  if (identity?.kind !== 'integration') throw unauthorized('An integration key is required');
+  return identity;
+}
+
+export function requireAdmin(req: Request): void {
+  if (req.identity?.kind !== 'admin') throw unauthorized('The admin token is required');
+}

@@ -1,0 +1,96 @@
+import { jwtVerify, SignJWT } from 'jose';
+import { unauthorized } from './errors.js';
+
+/**
+ * Who is calling, as the gateway established it. Services never trust an identity they cannot verify:
+ * it arrives as a short-lived HS256 token signed with IDENTITY_TOKEN_SECRET, in IDENTITY_HEADER.
+ */
+export type Identity =
+  | { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] }
+  | { kind: 'admin' };
+
+export const IDENTITY_HEADER = 'x-svc-identity';
+const ISSUER = 'svc-gateway';
+const AUDIENCE = 'svc-services';
+const VERIFIED_CACHE_LIMIT = 10_000;
+
+export class IdentitySigner {
+  private readonly key: Uint8Array;
+  constructor(
+    secret: string,
+    private readonly ttlSeconds = 60,
+  ) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  get lifetimeMs(): number {
+    return this.ttlSeconds * 1000;
+  }
+
+  sign(identity: Identity): Promise<string> {
+    const claims =
+      identity.kind === 'admin'
+        ? { knd: 'admin' }
+        : { knd: 'integration', cid: identity.companyId, kid: identity.keyId, prm: identity.permissions };
+    const jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(`${this.ttlSeconds}s`);
+    if (identity.kind === 'integration') jwt.setSubject(identity.userId);
+    return jwt.sign(this.key);
+  }
+}
+
+/**
+ * Verifies identity tokens. The gateway reuses one token per key for part of its lifetime, so verified
+ * tokens are remembered until they expire: the hot path pays for one HMAC per token, not per request.
+ */
+export class IdentityVerifier {
+  private readonly key: Uint8Array;
+  private readonly verified = new Map<string, { identity: Identity; expiresAt: number }>();
+
+  constructor(secret: string) {
+    this.key = new TextEncoder().encode(secret);
+  }
+
+  async verify(token: string | undefined): Promise<Identity> {
+    if (!token) throw unauthorized('Missing identity token');
+    const now = Date.now();
+    const cached = this.verified.get(token);
+    if (cached && cached.expiresAt > now) return cached.identity;
+    let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
+    try {
+      ({ payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] }));
+    } catch {
+      throw unauthorized('Invalid identity token');
+    }
+    const identity = toIdentity(payload);
+    if (this.verified.size >= VERIFIED_CACHE_LIMIT) {
+      for (const [k, v] of this.verified) if (v.expiresAt <= now) this.verified.delete(k);
+      if (this.verified.size >= VERIFIED_CACHE_LIMIT) this.verified.clear();
+    }
+    this.verified.set(token, { identity, expiresAt: (payload.exp ?? 0) * 1000 });
+    return identity;
+  }
+}
+
+function toIdentity(p: Record<string, unknown>): Identity {
+  if (p.knd === 'admin') return { kind: 'admin' };
+  if (
+    p.knd === 'integration' &&
+    typeof p.sub === 'string' &&
+    typeof p.cid === 'string' &&
+    typeof p.kid === 'string' &&
+    Array.isArray(p.prm) &&
+    p.prm.every((x) => typeof x === 'string')
+  ) {
+    return { kind: 'integration', companyId: p.cid, userId: p.sub, keyId: p.kid, permissions: p.prm as string[] };
+  }
+  throw unauthorized('Invalid identity token');
+}
+
+export function hasPermission(identity: Identity, permission: string): boolean {
+  return identity.kind === 'integration' && (identity.permissions.includes('*') || identity.permissions.includes(permission));
+}

@@ -1,0 +1,208 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Constructor } from '@mikro-orm/core';
+import type { Migration } from '@mikro-orm/migrations';
+import type { EntityManager, MikroORM, Options } from '@mikro-orm/postgresql';
+import type { Express } from 'express';
+import type { z } from 'zod';
+import { ConfigError, loadConfig, type ServiceConfig, serviceConfigSchema } from './config.js';
+import { createOrm, migrate } from './db/orm.js';
+import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
+import { OutboxEvent, type EventToRecord, recordEvents } from './events/outbox.js';
+import { OutboxRelay } from './events/relay.js';
+import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
+import { createHttpApp, type ReadinessCheck } from './http/app.js';
+import { IdentityVerifier } from './identity.js';
+import { createLogger, type Logger } from './logging.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { OpsServiceService } from '@svc/proto/platform/v1/ops';
+
+export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
+  name: string;
+  schema: string;
+  config: C;
+  logger: Logger;
+  metrics: Metrics;
+  orm: MikroORM;
+  nats: Nats;
+  /** Writes events to this service's outbox inside the caller's transaction. */
+  recordEvents(em: EntityManager, events: EventToRecord[]): Promise<string[]>;
+}
+
+export interface DbDefinition {
+  schema: string;
+  entities: NonNullable<Options['entities']>;
+  migrations: Constructor<Migration>[];
+}
+
+export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof serviceConfigSchema, D = unknown> {
+  name: string;
+  configSchema?: S;
+  /** Defaults for this service, applied under the environment (ports, mostly). */
+  defaults?: Record<string, string>;
+  db: DbDefinition;
+  /** Builds the service's own components once; http, grpc and workers receive them. */
+  setup?: (ctx: ServiceContext<z.infer<S>>) => D;
+  http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
+  grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
+  readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
+  /** Background work of the service (consumers, schedulers); returns how to stop it. */
+  workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
+}
+
+export interface RunningService<C extends ServiceConfig = ServiceConfig> {
+  ctx: ServiceContext<C>;
+  httpPort: number;
+  grpcPort: number;
+  httpUrl: string;
+  grpcAddress: string;
+  relay: OutboxRelay;
+  stop(): Promise<void>;
+}
+
+/** Every entity list of a service includes the shared outbox. */
+export const platformEntities = [OutboxEvent];
+
+export async function startService<S extends typeof serviceConfigSchema, D>(
+  def: ServiceDefinition<S, D>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunningService<z.infer<S>>> {
+  const schemaOfConfig = (def.configSchema ?? serviceConfigSchema) as S;
+  const config = loadConfig(schemaOfConfig, { ...def.defaults, ...env }) as z.infer<S>;
+  const logger = createLogger(def.name, config.LOG_LEVEL);
+  const metrics = createMetrics(def.name);
+  const schema = def.db.schema;
+
+  const orm = await createOrm({
+    url: config.DATABASE_URL,
+    schema,
+    entities: def.db.entities,
+    migrations: def.db.migrations,
+    poolMax: config.DB_POOL_MAX,
+  });
+  await migrate(orm, schema);
+  const nats = await connectNats(config.NATS_URL, def.name, logger);
+  await ensureEventStream(nats.jsm, config.NATS_STREAM, config.EVENT_SUBJECT_PREFIX);
+
+  const ctx: ServiceContext<z.infer<S>> = {
+    name: def.name,
+    schema,
+    config,
+    logger,
+    metrics,
+    orm,
+    nats,
+    recordEvents: (em, events) => recordEvents(em, schema, events),
+  };
+
+  const deps = def.setup ? def.setup(ctx) : (undefined as D);
+  const relay = new OutboxRelay({
+    orm,
+    js: nats.js,
+    databaseUrl: config.DATABASE_URL,
+    schema,
+    subjectPrefix: config.EVENT_SUBJECT_PREFIX,
+    logger,
+    metrics,
+  });
+  await relay.start();
+
+  const grpcServer: RunningGrpcServer = await startGrpcServer(config.HOST, config.GRPC_PORT, [
+    ...(def.grpc?.(ctx, deps) ?? []),
+    {
+      definition: OpsServiceService,
+      implementation: {
+        getOutboxStatus: unary(logger, async () => {
+          const s = await relay.status();
+          return {
+            service: def.name,
+            pending: s.pending,
+            oldest_pending_age_ms: s.oldestPendingAgeMs,
+            published_total: relay.publishedTotal,
+          };
+        }),
+      },
+    },
+  ]);
+
+  const readiness: ReadinessCheck[] = [
+    { name: 'postgres', check: async () => void (await orm.em.fork().execute('select 1')) },
+    {
+      name: 'nats',
+      check: async () => {
+        if (nats.nc.isClosed() || nats.nc.isDraining()) throw new Error('closed');
+        await nats.nc.flush();
+      },
+    },
+    ...(def.readiness?.(ctx, deps) ?? []),
+  ];
+  const app = createHttpApp({
+    logger,
+    metrics,
+    verifier: new IdentityVerifier(config.IDENTITY_TOKEN_SECRET),
+    readiness,
+    mount: def.http?.(ctx, deps) ?? (() => undefined),
+  });
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, app);
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HOST, resolve));
+  const httpPort = (server.address() as AddressInfo).port;
+
+  const stopWorkers = (await def.workers?.(ctx, deps)) ?? (async () => undefined);
+  grpcServer.health.setStatus('', 'SERVING');
+  logger.info({ httpPort, grpcPort: grpcServer.port, schema }, 'service started');
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      grpcServer.health.setStatus('', 'NOT_SERVING');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+      await Promise.all([closed, grpcServer.stop(config.SHUTDOWN_GRACE_MS), stopWorkers()]);
+      clearTimeout(grace);
+      await relay.stop();
+      await nats.nc.drain().catch(() => undefined);
+      await orm.close(true);
+      logger.info('service stopped');
+    })();
+    return stopping;
+  };
+
+  return {
+    ctx,
+    httpPort,
+    grpcPort: grpcServer.port,
+    httpUrl: `http://${config.HOST}:${httpPort}`,
+    grpcAddress: `${config.HOST}:${grpcServer.port}`,
+    relay,
+    stop,
+  };
+}
+
+/** The entry point of a service process: start, stop gracefully on SIGTERM or SIGINT, exit 1 on bad config. */
+export async function runMain<S extends typeof serviceConfigSchema, D>(def: ServiceDefinition<S, D>): Promise<void> {
+  let running: RunningService<z.infer<S>>;
+  try {
+    running = await startService(def);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`${def.name}: ${err.message}`);
+    } else {
+      console.error(`${def.name}: failed to start:`, err);
+    }
+    process.exit(1);
+  }
+  const shutdown = (signal: string) => {
+    running.ctx.logger.info({ signal }, 'shutting down');
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+}

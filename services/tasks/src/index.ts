@@ -1,0 +1,1 @@
+export { tasksService } from './service.js';

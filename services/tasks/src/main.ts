@@ -1,0 +1,4 @@
+import { runMain } from '@svc/platform/service';
+import { tasksService } from './service.js';
+
+await runMain(tasksService);

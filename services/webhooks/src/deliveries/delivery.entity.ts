@@ -1,0 +1,56 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** What a delivery keeps of its subscription at the moment the event was issued. */
+export interface CapturedConfig {
+  secret: string;
+  headers: Record<string, string>;
+  auth: WebhookAuth | null;
+}
+
+export const Delivery = defineEntity({
+  name: 'Delivery',
+  tableName: 'deliveries',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    subscriptionId: p.uuid(),
+    eventId: p.string().length(100),
+    eventKey: p.string().length(100),
+    url: p.text(),
+    config: p.json<CapturedConfig>(),
+    /** The exact envelope bytes sent on every attempt (the signature covers them). */
+    body: p.text(),
+    status: p.string().length(20),
+    attemptCount: p.integer(),
+    maxRetries: p.integer(),
+    nextAttemptAt: p.datetime().nullable(),
+    leaseUntil: p.datetime().nullable(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    completedAt: p.datetime().nullable(),
+  },
+  uniques: [{ name: 'deliveries_subscription_event_unique', properties: ['subscriptionId', 'eventId'] }],
+  indexes: [
+    { name: 'deliveries_due_idx', properties: ['nextAttemptAt'] },
+    { name: 'deliveries_subscription_created_idx', properties: ['subscriptionId', 'createdAt'] },
+  ],
+});
+export type Delivery = InferEntity<typeof Delivery>;
+
+export const DeliveryAttempt = defineEntity({
+  name: 'DeliveryAttempt',
+  tableName: 'delivery_attempts',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    deliveryId: p.uuid().index(),
+    at: p.datetime(),
+    statusCode: p.integer().nullable(),
+    error: p.text().nullable(),
+    durationMs: p.integer(),
+  },
+});
+export type DeliveryAttempt = InferEntity<typeof DeliveryAttempt>;

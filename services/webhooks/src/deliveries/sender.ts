@@ -1,0 +1,100 @@
+import { Agent, request } from 'undici';
+import type { Delivery } from './delivery.entity.js';
+import { svcSignature } from './signing.js';
+
+export const USER_AGENT = 'svc-webhooks/1.0';
+export const ATTEMPT_TIMEOUT_MS = 30_000;
+export const MAX_RESPONSE_BYTES = 1024 * 1024;
+
+export interface AttemptResult {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  /** Seconds the receiver asked us to wait (Retry-After), when it did. */
+  retryAfterSeconds: number | null;
+  outcome: 'succeeded' | 'retry' | 'failed';
+}
+
+const RETRYABLE = new Set([408, 409, 425, 429]);
+
+/**
+ * Subscription headers and authentication first, then the spec's headers, which win on a repeated name
+ * (header names compare case-insensitively).
+ */
+export function buildHeaders(delivery: Delivery): Record<string, string> {
+  const headers = new Map<string, [string, string]>();
+  const put = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
+  for (const [name, value] of Object.entries(delivery.config.headers)) put(name, value);
+  const auth = delivery.config.auth;
+  if (auth?.type === 'basic') put('authorization', `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`);
+  if (auth?.type === 'bearer') put('authorization', `Bearer ${auth.token}`);
+  if (auth?.type === 'api_key') put(auth.header, auth.value);
+  put('content-type', 'application/json');
+  put('user-agent', USER_AGENT);
+  put('x-svc-event', delivery.eventKey);
+  put('x-svc-event-id', delivery.eventId);
+  put('x-svc-signature', svcSignature(delivery.config.secret, delivery.body));
+  return Object.fromEntries([...headers.values()]);
+}
+
+function parseRetryAfter(value: string | string[] | undefined): number | null {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return null;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim());
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
+/** One attempt: POST the captured body, read at most 1 MB of the answer, classify the outcome. */
+export class WebhookSender {
+  private readonly agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
+
+  async attempt(delivery: Delivery): Promise<AttemptResult> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    try {
+      const res = await request(delivery.url, {
+        method: 'POST',
+        headers: buildHeaders(delivery),
+        body: delivery.body,
+        dispatcher: this.agent,
+        headersTimeout: ATTEMPT_TIMEOUT_MS,
+        bodyTimeout: ATTEMPT_TIMEOUT_MS,
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        maxRedirections: 0,
+      } as Parameters<typeof request>[1]);
+      let size = 0;
+      let tooLarge = false;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > MAX_RESPONSE_BYTES) {
+          tooLarge = true;
+          res.body.destroy();
+          break;
+        }
+      }
+      const statusCode = res.statusCode;
+      const retryAfterSeconds = parseRetryAfter(res.headers['retry-after']);
+      if (tooLarge) return { statusCode, error: 'response body larger than 1 MB', durationMs: elapsed(), retryAfterSeconds, outcome: 'failed' };
+      if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, durationMs: elapsed(), retryAfterSeconds, outcome: 'succeeded' };
+      const retry = RETRYABLE.has(statusCode) || statusCode >= 500;
+      return { statusCode, error: `HTTP ${statusCode}`, durationMs: elapsed(), retryAfterSeconds, outcome: retry ? 'retry' : 'failed' };
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      const message = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' ? 'timeout' : `${e.code ?? e.name}: ${e.message}`;
+      return { statusCode: null, error: message, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+/** Exponential from 3 s, plus up to 25 % jitter (never below the base); a longer Retry-After from the receiver wins. */
+export function nextWaitMs(attemptsSoFar: number, retryAfterSeconds: number | null, random = Math.random): number {
+  const base = 3000 * 2 ** Math.max(0, attemptsSoFar - 1);
+  const jittered = Math.round(base * (1 + 0.25 * random()));
+  const asked = retryAfterSeconds === null ? 0 : retryAfterSeconds * 1000;
+  return Math.max(jittered, asked);
+}

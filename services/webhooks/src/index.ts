@@ -1,0 +1,2 @@
+export { webhooksService } from './service.js';
+export { svcSignature } from './deliveries/signing.js';

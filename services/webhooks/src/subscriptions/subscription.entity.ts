@@ -1,0 +1,26 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+export type WebhookAuth =
+  | { type: 'basic'; username: string; password: string }
+  | { type: 'bearer'; token: string }
+  | { type: 'api_key'; header: string; value: string };
+
+export const Subscription = defineEntity({
+  name: 'Subscription',
+  tableName: 'subscriptions',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid().index(),
+    url: p.text(),
+    events: p.json<string[]>(),
+    secret: p.string().length(200),
+    maxRetries: p.integer(),
+    headers: p.json<Record<string, string>>(),
+    auth: p.json<WebhookAuth>().nullable(),
+    active: p.boolean(),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+    deletedAt: p.datetime().nullable(),
+  },
+});
+export type Subscription = InferEntity<typeof Subscription>;

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
+import { notFound, requireUuid } from '@svc/platform/errors';
+import type { EntityManager } from '@svc/platform/db/orm';
+import type { CrmPeer } from '@svc/platform/peers/crm';
+import { Subscription, type WebhookAuth } from './subscription.entity.js';
+import { type createSubscriptionBody, DEFAULT_MAX_RETRIES, type updateSubscriptionBody } from './subscription.schema.js';
+
+const redactAuth = (auth: WebhookAuth | null | undefined) => {
+  if (!auth) return null;
+  if (auth.type === 'basic') return { type: auth.type, username: auth.username, password: '[redacted]' };
+  if (auth.type === 'bearer') return { type: auth.type, token: '[redacted]' };
+  return { type: auth.type, header: auth.header, value: '[redacted]' };
+};
+
+export const subscriptionView = (s: Subscription) => ({
+  id: s.id,
+  url: s.url,
+  events: s.events,
+  secret: s.secret,
+  max_retries: s.maxRetries,
+  headers: s.headers,
+  auth: redactAuth(s.auth),
+  active: s.active,
+  created_at: s.createdAt.toISOString(),
+  updated_at: s.updatedAt.toISOString(),
+});
+
+export class SubscriptionService {
+  constructor(private readonly crm: CrmPeer) {}
+
+  async create(em: EntityManager, companyId: string, body: z.infer<typeof createSubscriptionBody>) {
+    await this.crm.getCompany(requireUuid(companyId, 'Company'));
+    const now = new Date();
+    const sub = em.create(Subscription, {
+      id: uuidv7(),
+      companyId,
+      url: body.url,
+      events: [...new Set(body.events)],
+      secret: body.secret ?? randomBytes(32).toString('hex'),
+      maxRetries: body.max_retries ?? DEFAULT_MAX_RETRIES,
+      headers: body.headers ?? {},
+      auth: body.auth ?? null,
+      active: body.active ?? true,
+      createdAt: now,
+      updatedAt: now,
+      deletedAt: null,
+    });
+    await em.flush();
+    return sub;
+  }
+
+  async require(em: EntityManager, companyId: string, id: string): Promise<Subscription> {
+    await this.crm.getCompany(requireUuid(companyId, 'Company'));
+    const sub = await em.findOne(Subscription, { id: requireUuid(id, 'Webhook'), companyId, deletedAt: null });
+    if (!sub) throw notFound('Webhook');
+    return sub;
+  }
+
+  async update(em: EntityManager, companyId: string, id: string, body: z.infer<typeof updateSubscriptionBody>) {
+    const sub = await this.require(em, companyId, id);
+    if (body.url !== undefined) sub.url = body.url;
+    if (body.events !== undefined) sub.events = [...new Set(body.events)];
+    if (body.secret !== undefined) sub.secret = body.secret;
+    if (body.max_retries !== undefined) sub.maxRetries = body.max_retries;
+    if (body.headers !== undefined) sub.headers = body.headers;
+    if (body.auth !== undefined) sub.auth = body.auth;
+    if (body.active !== undefined) sub.active = body.active;
+    sub.updatedAt = new Date();
+    await em.flush();
+    return sub;
+  }
+
+  async remove(em: EntityManager, companyId: string, id: string) {
+    const sub = await this.require(em, companyId, id);
+    sub.deletedAt = new Date();
+    sub.active = false;
+    await em.flush();
+    return sub;
+  }
+
+  /** Active subscriptions of a company that want this event key. */
+  async matching(em: EntityManager, companyId: string, eventKey: string): Promise<Subscription[]> {
+    const subs = await em.find(Subscription, { companyId, active: true, deletedAt: null });
+    return subs.filter((s) => s.events.includes(eventKey));
+  }
+}

@@ -1,0 +1,27 @@
+// Mocha's spec reporter plus one closing line `N passed, N failed, N skipped`, which CI reads.
+// When TEST_RESULTS_FILE is set, the counts are also appended to it (one JSON line per mocha run),
+// so .ci/run can add up the runs of every workspace.
+const fs = require('node:fs');
+const Mocha = require('mocha');
+
+const { EVENT_RUN_END, EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING } = Mocha.Runner.constants;
+
+class CountingReporter extends Mocha.reporters.Spec {
+  constructor(runner, options) {
+    super(runner, options);
+    let passed = 0;
+    let failed = 0;
+    let skipped = 0;
+    runner.on(EVENT_TEST_PASS, () => passed++);
+    runner.on(EVENT_TEST_FAIL, () => failed++);
+    runner.on(EVENT_TEST_PENDING, () => skipped++);
+    runner.once(EVENT_RUN_END, () => {
+      console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+      if (process.env.TEST_RESULTS_FILE) {
+        fs.appendFileSync(process.env.TEST_RESULTS_FILE, `${JSON.stringify({ cwd: process.cwd(), passed, failed, skipped })}\n`);
+      }
+    });
+  }
+}
+
+module.exports = CountingReporter;
