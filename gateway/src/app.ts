@@ -1,12 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
-import type { Redis } from 'ioredis';
-import { AppError, errorBody, unavailable, unauthorized } from '@svc/platform/errors';
+import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
+import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import type { KeyAuthenticator } from './keys.js';
 import type { KeyRateLimiter } from './rate-limit.js';

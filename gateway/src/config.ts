@@ -1,11 +1,14 @@
-import { z } from 'zod';
 import { env } from '@svc/platform/config';
+import { z } from 'zod';
 
 export const gatewayConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: env.port.default(8080),
   REDIS_URL: env.redisUrl,
-  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]*$/).default('svc:'),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]*$/)
+    .default('svc:'),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
   IDENTITY_TOKEN_SECRET: env.secret,
   CRM_URL: env.httpUrl,

@@ -1,10 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
 import { ConfigError, loadConfig } from '@svc/platform/config';
 import { IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
+import { Redis } from 'ioredis';
 import { createGatewayApp } from './app.js';
 import { type GatewayConfig, gatewayConfigSchema } from './config.js';
 import { KeyAuthenticator } from './keys.js';

@@ -1,1 +1,1 @@
-export { startGateway, type RunningGateway } from './gateway.js';
+export { type RunningGateway, startGateway } from './gateway.js';

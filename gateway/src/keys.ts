@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { callUnary } from '@svc/platform/grpc/server';
+import { credentials } from '@grpc/grpc-js';
 import { unauthorized } from '@svc/platform/errors';
+import { callUnary } from '@svc/platform/grpc/server';
 import { type Identity, IdentitySigner } from '@svc/platform/identity';
 import { CrmServiceClient, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
-import { credentials } from '@grpc/grpc-js';
 
 export const KEY_PREFIX = 'svc_';
 
@@ -44,7 +44,11 @@ export class KeyAuthenticator {
     this.client.close();
   }
 
-  async authenticate(authorization: string | undefined, origin: string | undefined, referer: string | undefined): Promise<AuthenticatedKey> {
+  async authenticate(
+    authorization: string | undefined,
+    origin: string | undefined,
+    referer: string | undefined,
+  ): Promise<AuthenticatedKey> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match?.[1]) throw unauthorized('Missing integration key: send Authorization: Bearer <key>');
     const plain = match[1];

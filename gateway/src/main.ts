@@ -2,7 +2,11 @@ import { ConfigError, startGateway } from './gateway.js';
 
 try {
   const gateway = await startGateway();
-  const shutdown = () => gateway.stop().then(() => process.exit(0), () => process.exit(1));
+  const shutdown = () =>
+    gateway.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);
 } catch (err) {

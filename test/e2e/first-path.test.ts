@@ -1,10 +1,10 @@
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHmac } from 'node:crypto';
-import { expect } from 'chai';
 import { eventually } from '@svc/platform/testing';
+import { expect } from 'chai';
 import { client } from '../support/client.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { type Stack, startStack } from '../support/stack.js';
 
 describe('first end-to-end path: lead through the gateway, lead.created to a signed webhook', () => {
   let stack: Stack;
@@ -37,7 +37,13 @@ describe('first end-to-end path: lead through the gateway, lead.created to a sig
     const company = (await admin('POST', '/companies', { name: 'Acme', master_user: { name: 'Master', email: 'm@acme.test' } })).body;
     const user = (await admin('POST', `/companies/${company.id}/users`, { name: 'Integrator', email: 'i@acme.test' })).body;
     const key = (await admin('POST', `/companies/${company.id}/keys`, { created_by_user_id: user.id, permissions: ['*'] })).body;
-    const pipeline = (await admin('POST', `/companies/${company.id}/pipelines`, { name: 'Sales', is_primary: true, stages: [{ name: 'New' }, { name: 'Won' }] })).body;
+    const pipeline = (
+      await admin('POST', `/companies/${company.id}/pipelines`, {
+        name: 'Sales',
+        is_primary: true,
+        stages: [{ name: 'New' }, { name: 'Won' }],
+      })
+    ).body;
     const sub = await admin('POST', `/companies/${company.id}/webhooks`, { url: receiverUrl, events: ['lead.created'] });
     expect(sub.status, sub.text).to.equal(201);
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chatService } from '@svc/chat';
 import { crmService } from '@svc/crm';
 import { filesService } from '@svc/files';
-import { startGateway, type RunningGateway } from '@svc/gateway';
+import { type RunningGateway, startGateway } from '@svc/gateway';
 import { connectNats } from '@svc/platform/events/nats';
 import { createLogger } from '@svc/platform/logging';
 import { type RunningService, startService } from '@svc/platform/service';

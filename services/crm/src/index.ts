@@ -1,2 +1,2 @@
-export { crmService } from './service.js';
 export { dbDefinition } from './db.js';
+export { crmService } from './service.js';

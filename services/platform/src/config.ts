@@ -24,13 +24,16 @@ export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.Process
 
 const port = z.coerce.number().int().min(0).max(65535);
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL with scheme ${protocols.join(' or ')}`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL with scheme ${protocols.join(' or ')}`,
+  );
 
 export const env = {
   port,
@@ -52,8 +55,14 @@ export const serviceConfigSchema = z.object({
   DATABASE_URL: env.postgresUrl,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: env.natsUrl,
-  NATS_STREAM: z.string().regex(/^[A-Za-z0-9_-]+$/).default('EVENTS'),
-  EVENT_SUBJECT_PREFIX: z.string().regex(/^[a-z0-9_-]+$/).default('events'),
+  NATS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('EVENTS'),
+  EVENT_SUBJECT_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/)
+    .default('events'),
   IDENTITY_TOKEN_SECRET: env.secret,
   LOG_LEVEL: env.logLevel.default('info'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),

@@ -4,15 +4,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
  * The closed set of failures every service may report. Domain code throws these; each transport maps
  * them exactly once (HTTP in http/errors.ts, gRPC in grpc/server.ts).
  */
-export type ErrorKind =
-  | 'invalid'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'rate_limited'
-  | 'unavailable'
-  | 'internal';
+export type ErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'internal';
 
 export class AppError extends Error {
   constructor(

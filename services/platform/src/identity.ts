@@ -5,9 +5,7 @@ import { unauthorized } from './errors.js';
  * Who is calling, as the gateway established it. Services never trust an identity they cannot verify:
  * it arrives as a short-lived HS256 token signed with IDENTITY_TOKEN_SECRET, in IDENTITY_HEADER.
  */
-export type Identity =
-  | { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] }
-  | { kind: 'admin' };
+export type Identity = { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] } | { kind: 'admin' };
 
 export const IDENTITY_HEADER = 'x-svc-identity';
 const ISSUER = 'svc-gateway';

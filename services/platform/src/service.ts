@@ -3,19 +3,19 @@ import type { AddressInfo } from 'node:net';
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import type { EntityManager, MikroORM, Options } from '@mikro-orm/postgresql';
+import { OpsServiceService } from '@svc/proto/platform/v1/ops';
 import type { Express } from 'express';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type ServiceConfig, serviceConfigSchema } from './config.js';
 import { createOrm, migrate } from './db/orm.js';
 import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
-import { OutboxEvent, type EventToRecord, recordEvents } from './events/outbox.js';
+import { type EventToRecord, OutboxEvent, recordEvents } from './events/outbox.js';
 import { OutboxRelay } from './events/relay.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
 import { IdentityVerifier } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
-import { OpsServiceService } from '@svc/proto/platform/v1/ops';
 
 export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   name: string;

@@ -41,7 +41,11 @@ export async function createTestDatabase(prefix = 'svc_t'): Promise<TestDatabase
 }
 
 /** Polls until `probe` returns a value other than undefined/false, or fails with the last error at the deadline. */
-export async function eventually<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {

@@ -22,8 +22,13 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     return { crm, catalog: new TaskCatalog(crm) };
   },
-  http: (ctx, { catalog }) => (app) => {
-    app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
-  },
-  workers: async (_ctx, { crm }) => async () => crm.close(),
+  http:
+    (ctx, { catalog }) =>
+    (app) => {
+      app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
+    },
+  workers:
+    async (_ctx, { crm }) =>
+    async () =>
+      crm.close(),
 };

@@ -1,2 +1,2 @@
-export { webhooksService } from './service.js';
 export { svcSignature } from './deliveries/signing.js';
+export { webhooksService } from './service.js';

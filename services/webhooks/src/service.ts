@@ -1,7 +1,7 @@
-import { z } from 'zod';
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
+import { z } from 'zod';
 import { EventConsumer } from './deliveries/consumer.js';
 import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
@@ -39,9 +39,14 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       dispatcher: new Dispatcher(ctx, sender, { concurrency: ctx.config.WEBHOOK_CONCURRENCY }),
     };
   },
-  http: (ctx, { subscriptions, dispatcher }) => (app) => {
-    app.use('/admin/v1', webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake()));
-  },
+  http:
+    (ctx, { subscriptions, dispatcher }) =>
+    (app) => {
+      app.use(
+        '/admin/v1',
+        webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake()),
+      );
+    },
   workers: async (ctx, { crm, subscriptions, sender, dispatcher }) => {
     const consumer = new EventConsumer(ctx, crm, subscriptions, () => dispatcher.wake());
     dispatcher.start();

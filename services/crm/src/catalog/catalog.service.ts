@@ -1,8 +1,8 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { z } from 'zod';
-import { v7 as uuidv7 } from 'uuid';
-import { conflict, invalid, isUuid } from '@svc/platform/errors';
 import type { EntityManager } from '@svc/platform/db/orm';
+import { conflict, invalid, isUuid } from '@svc/platform/errors';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
 import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog.entity.js';
 
@@ -28,7 +28,8 @@ export const createCustomFieldBody = z
     const choice = b.type === 'select' || b.type === 'multiselect';
     if (choice && !b.options?.length) ctx.addIssue({ code: 'custom', path: ['options'], message: `are required for type ${b.type}` });
     if (!choice && b.options?.length) ctx.addIssue({ code: 'custom', path: ['options'], message: `are not allowed for type ${b.type}` });
-    if (b.options && new Set(b.options).size !== b.options.length) ctx.addIssue({ code: 'custom', path: ['options'], message: 'must be unique' });
+    if (b.options && new Set(b.options).size !== b.options.length)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: 'must be unique' });
   });
 export const createLeadSourceBody = z.strictObject({ name, logo: z.url().max(2000).nullable().optional() });
 export const createTrackerBody = z.strictObject({

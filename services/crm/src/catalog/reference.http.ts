@@ -1,7 +1,7 @@
-import { Router } from 'express';
 import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
+import { Router } from 'express';
 import * as contacts from '../contacts/contact.service.js';
 import * as pipelines from '../pipelines/pipeline.service.js';
 import * as catalog from './catalog.service.js';

@@ -1,6 +1,6 @@
-import { unary } from '@svc/platform/grpc/server';
-import { invalid, notFound, isUuid } from '@svc/platform/errors';
+import { invalid, isUuid, notFound } from '@svc/platform/errors';
 import type { GrpcServiceRegistration } from '@svc/platform/grpc/server';
+import { unary } from '@svc/platform/grpc/server';
 import type { ServiceContext } from '@svc/platform/service';
 import {
   CrmServiceService,

@@ -1,7 +1,7 @@
-import { type Express, Router } from 'express';
-import { parse } from '@svc/platform/http/parse';
 import { requireAdmin } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
+import { type Express, Router } from 'express';
 import * as schema from './company.schema.js';
 import * as companies from './company.service.js';
 import { companyView, keyView, userView } from './company.views.js';

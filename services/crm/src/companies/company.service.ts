@@ -1,11 +1,18 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
-import type { EntityManager } from '@svc/platform/db/orm';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@svc/platform/db/orm';
+import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { Company, CompanySequence, IntegrationKey, User } from './company.entity.js';
-import type { createCompanyBody, createKeyBody, createUserBody, updateCompanyBody, updateKeyBody, updateUserBody } from './company.schema.js';
+import type {
+  createCompanyBody,
+  createKeyBody,
+  createUserBody,
+  updateCompanyBody,
+  updateKeyBody,
+  updateUserBody,
+} from './company.schema.js';
 
 export const KEY_PREFIX = 'svc_';
 export const hashKey = (plain: string) => createHash('sha256').update(plain).digest('hex');

@@ -1,6 +1,6 @@
-import { z } from 'zod';
-import { v7 as uuidv7 } from 'uuid';
 import type { EntityManager } from '@svc/platform/db/orm';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
 import { Organization, Person, PersonContact } from './contact.entity.js';
 

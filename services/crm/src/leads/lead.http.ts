@@ -1,9 +1,9 @@
-import { Router } from 'express';
 import { forbidden } from '@svc/platform/errors';
-import { type Identity, hasPermission } from '@svc/platform/identity';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
+import { hasPermission, type Identity } from '@svc/platform/identity';
 import type { ServiceContext } from '@svc/platform/service';
+import { Router } from 'express';
 import { createLeadBody } from './lead.schema.js';
 import * as leads from './lead.service.js';
 

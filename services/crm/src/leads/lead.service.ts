@@ -1,13 +1,13 @@
-import { v7 as uuidv7 } from 'uuid';
-import { invalid, isUuid, notFound } from '@svc/platform/errors';
 import type { EntityManager } from '@svc/platform/db/orm';
+import { invalid, isUuid, notFound } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
+import { v7 as uuidv7 } from 'uuid';
 import { Company, User } from '../companies/company.entity.js';
 import { nextCode } from '../companies/company.service.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import { Lead, LeadStatus, LeadView } from './lead.entity.js';
 import type { CreateLeadBody } from './lead.schema.js';
-import { effectiveConsent, leadSnapshot, loadLeadRelations, type LeadRelations } from './lead.snapshot.js';
+import { effectiveConsent, type LeadRelations, leadSnapshot, loadLeadRelations } from './lead.snapshot.js';
 
 export interface Actor {
   companyId: string;
@@ -82,9 +82,7 @@ export async function createLead(ctx: ServiceContext, actor: Actor, body: Create
         [creator.id, creator],
       ]),
     };
-    await ctx.recordEvents(tx, [
-      { companyId: actor.companyId, eventKey: 'lead.created', payload: { lead: leadSnapshot(lead, rel) } },
-    ]);
+    await ctx.recordEvents(tx, [{ companyId: actor.companyId, eventKey: 'lead.created', payload: { lead: leadSnapshot(lead, rel) } }]);
     await tx.flush();
     return { id: lead.id, code: lead.code, title: lead.title, measurement_consent: effectiveConsent(lead) };
   });

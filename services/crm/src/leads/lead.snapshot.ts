@@ -1,6 +1,6 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { iso } from '../companies/company.views.js';
 import { User } from '../companies/company.entity.js';
+import { iso } from '../companies/company.views.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { Lead, MeasurementConsent } from './lead.entity.js';
 

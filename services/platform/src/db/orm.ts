@@ -1,7 +1,7 @@
-import { Migrator } from '@mikro-orm/migrations';
-import { type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
+import { Migrator } from '@mikro-orm/migrations';
+import { type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
 
 export type { EntityManager };
 export type Orm = MikroORM;

@@ -1,5 +1,5 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import pg from 'pg';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
@@ -123,9 +123,7 @@ export class OutboxRelay {
           });
         }),
       );
-      await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id = any(?::uuid[])`, [
-        rows.map((r) => r.id),
-      ]);
+      await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id = any(?::uuid[])`, [rows.map((r) => r.id)]);
       this.publishedTotal += rows.length;
       this.o.metrics.outboxPublished.inc(rows.length);
       return rows.length;

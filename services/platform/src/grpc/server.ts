@@ -4,8 +4,8 @@ import {
   Metadata,
   Server,
   ServerCredentials,
-  type ServiceDefinition,
   type ServerUnaryCall,
+  type ServiceDefinition,
   type sendUnaryData,
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
@@ -26,11 +26,7 @@ export interface RunningGrpcServer {
 }
 
 /** Serves the given services plus the standard grpc.health.v1 service. */
-export async function startGrpcServer(
-  host: string,
-  port: number,
-  services: GrpcServiceRegistration[],
-): Promise<RunningGrpcServer> {
+export async function startGrpcServer(host: string, port: number, services: GrpcServiceRegistration[]): Promise<RunningGrpcServer> {
   const server = new Server({ 'grpc.keepalive_permit_without_calls': 1 });
   for (const s of services) server.addService(s.definition, s.implementation);
   const health = new HealthImplementation({ '': 'NOT_SERVING' });
@@ -86,12 +82,7 @@ type UnaryMethod<Req, Res> = (
  * Calls a unary method of a ts-proto client with a deadline (every call has one) and turns a gRPC
  * failure back into our error set.
  */
-export function callUnary<Req, Res>(
-  client: Client,
-  method: UnaryMethod<Req, Res>,
-  request: Req,
-  deadlineMs = 2000,
-): Promise<Res> {
+export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 2000): Promise<Res> {
   return new Promise<Res>((resolve, reject) => {
     method.call(client, request, new Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
       if (err) reject(fromGrpcStatus(err.code, err.details || err.message));

@@ -1,7 +1,7 @@
-import express, { type ErrorRequestHandler, type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Express as ExpressApp, type NextFunction, type Request, type Response } from 'express';
 import { ZodError } from 'zod';
 import { AppError, errorBody, invalid, unauthorized } from '../errors.js';
-import { type Identity, IDENTITY_HEADER, type IdentityVerifier } from '../identity.js';
+import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 
@@ -21,7 +21,7 @@ export interface HttpAppOptions {
   verifier: IdentityVerifier;
   readiness: ReadinessCheck[];
   /** Routes of the service; every one of them requires a verified identity. */
-  mount: (app: Express) => void;
+  mount: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
@@ -29,7 +29,7 @@ export interface HttpAppOptions {
  * The HTTP shape every service shares: health, readiness and metrics without identity; everything else
  * behind a verified identity token; one error handler that maps the closed error set to the spec's body.
  */
-export function createHttpApp(options: HttpAppOptions): Express {
+export function createHttpApp(options: HttpAppOptions): ExpressApp {
   const { logger, metrics, verifier } = options;
   const app = express();
   app.disable('x-powered-by');

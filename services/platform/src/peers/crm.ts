@@ -44,5 +44,4 @@ export class CrmPeer {
 }
 
 /** Whether events that occurred at `at` are issued under the company's plan (null: no end). */
-export const planValidAt = (company: Company, at: Date) =>
-  !company.plan_valid_until || Date.parse(company.plan_valid_until) > at.getTime();
+export const planValidAt = (company: Company, at: Date) => !company.plan_valid_until || Date.parse(company.plan_valid_until) > at.getTime();

@@ -1,7 +1,7 @@
-import { Router } from 'express';
 import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
+import { Router } from 'express';
 import { createTaskStageBody, createTaskTypeBody, type TaskCatalog } from './catalog.service.js';
 
 export function taskCatalogAdminRoutes(ctx: ServiceContext, catalog: TaskCatalog): Router {

@@ -1,8 +1,8 @@
+import type { EntityManager } from '@svc/platform/db/orm';
+import { requireUuid } from '@svc/platform/errors';
+import type { CrmPeer } from '@svc/platform/peers/crm';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import { requireUuid } from '@svc/platform/errors';
-import type { EntityManager } from '@svc/platform/db/orm';
-import type { CrmPeer } from '@svc/platform/peers/crm';
 import { TaskStage, TaskType } from './catalog.entity.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
@@ -11,7 +11,13 @@ export const createTaskTypeBody = z.strictObject({
   name,
   icon: z.string().trim().min(1).max(100).nullable().optional(),
   is_meeting: z.boolean().optional(),
-  default_duration_minutes: z.number().int().min(1, 'must be at least 1').max(60 * 24 * 31).nullable().optional(),
+  default_duration_minutes: z
+    .number()
+    .int()
+    .min(1, 'must be at least 1')
+    .max(60 * 24 * 31)
+    .nullable()
+    .optional(),
 });
 
 export const createTaskStageBody = z.strictObject({
@@ -62,7 +68,9 @@ export class TaskCatalog {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
     return em.transactional(async (tx) => {
       await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`task-stages:${companyId}`]);
-      const [row] = await tx.execute<{ max: number | null }[]>('select max(position) as max from task_stages where company_id = ?', [companyId]);
+      const [row] = await tx.execute<{ max: number | null }[]>('select max(position) as max from task_stages where company_id = ?', [
+        companyId,
+      ]);
       const stage = tx.create(TaskStage, {
         id: uuidv7(),
         companyId,

@@ -1,9 +1,10 @@
-import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
-import { v7 as uuidv7 } from 'uuid';
-import type { EventMessage } from '@svc/platform/events/outbox';
-import type { ServiceContext } from '@svc/platform/service';
-import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { AppError } from '@svc/platform/errors';
+import type { EventMessage } from '@svc/platform/events/outbox';
+import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import type { ServiceContext } from '@svc/platform/service';
+import type { Company } from '@svc/proto/crm/v1/crm';
+import { v7 as uuidv7 } from 'uuid';
 import type { SubscriptionService } from '../subscriptions/subscription.service.js';
 
 export const CONSUMER_NAME = 'webhooks';
@@ -72,7 +73,7 @@ export class EventConsumer {
 
   /** Stores the deliveries of one event; returns how many were new. */
   async issue(event: EventMessage): Promise<number> {
-    let company;
+    let company: Company;
     try {
       company = await this.crm.getCompany(event.company_id);
     } catch (err) {

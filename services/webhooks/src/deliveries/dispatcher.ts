@@ -1,5 +1,5 @@
-import { v7 as uuidv7 } from 'uuid';
 import type { ServiceContext } from '@svc/platform/service';
+import { v7 as uuidv7 } from 'uuid';
 import { Delivery, DeliveryAttempt } from './delivery.entity.js';
 import { type AttemptResult, nextWaitMs, type WebhookSender } from './sender.js';
 

@@ -75,13 +75,18 @@ export class WebhookSender {
       }
       const statusCode = res.statusCode;
       const retryAfterSeconds = parseRetryAfter(res.headers['retry-after']);
-      if (tooLarge) return { statusCode, error: 'response body larger than 1 MB', durationMs: elapsed(), retryAfterSeconds, outcome: 'failed' };
-      if (statusCode >= 200 && statusCode < 300) return { statusCode, error: null, durationMs: elapsed(), retryAfterSeconds, outcome: 'succeeded' };
+      if (tooLarge)
+        return { statusCode, error: 'response body larger than 1 MB', durationMs: elapsed(), retryAfterSeconds, outcome: 'failed' };
+      if (statusCode >= 200 && statusCode < 300)
+        return { statusCode, error: null, durationMs: elapsed(), retryAfterSeconds, outcome: 'succeeded' };
       const retry = RETRYABLE.has(statusCode) || statusCode >= 500;
       return { statusCode, error: `HTTP ${statusCode}`, durationMs: elapsed(), retryAfterSeconds, outcome: retry ? 'retry' : 'failed' };
     } catch (err) {
       const e = err as Error & { code?: string };
-      const message = e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' ? 'timeout' : `${e.code ?? e.name}: ${e.message}`;
+      const message =
+        e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
+          ? 'timeout'
+          : `${e.code ?? e.name}: ${e.message}`;
       return { statusCode: null, error: message, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
     }
   }

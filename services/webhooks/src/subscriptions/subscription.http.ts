@@ -1,8 +1,8 @@
-import { Router } from 'express';
+import { notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
-import { notFound, requireUuid } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
+import { Router } from 'express';
 import { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
 import { createSubscriptionBody, listDeliveriesQuery, updateSubscriptionBody } from './subscription.schema.js';
 import { type SubscriptionService, subscriptionView } from './subscription.service.js';
@@ -59,7 +59,11 @@ export function webhookAdminRoutes(ctx: ServiceContext, subs: SubscriptionServic
       ...(q.status ? { status: q.status } : {}),
       ...(q.event_key ? { eventKey: q.event_key } : {}),
     };
-    const [records, total] = await e.findAndCount(Delivery, where, { orderBy: { createdAt: 'desc', id: 'desc' }, offset: q.skip, limit: q.take });
+    const [records, total] = await e.findAndCount(Delivery, where, {
+      orderBy: { createdAt: 'desc', id: 'desc' },
+      offset: q.skip,
+      limit: q.take,
+    });
     const of = await attemptsOf(e, records);
     res.json({ total, records: records.map((d) => deliveryView(d, of(d))) });
   });
@@ -73,7 +77,14 @@ export function webhookAdminRoutes(ctx: ServiceContext, subs: SubscriptionServic
       companyId: sub.companyId,
     });
     if (!delivery) throw notFound('Delivery');
-    Object.assign(delivery, { status: 'pending', attemptCount: 0, nextAttemptAt: new Date(), leaseUntil: null, completedAt: null, updatedAt: new Date() });
+    Object.assign(delivery, {
+      status: 'pending',
+      attemptCount: 0,
+      nextAttemptAt: new Date(),
+      leaseUntil: null,
+      completedAt: null,
+      updatedAt: new Date(),
+    });
     await e.flush();
     onRequeue();
     res.json(deliveryView(delivery, (await attemptsOf(e, [delivery]))(delivery)));

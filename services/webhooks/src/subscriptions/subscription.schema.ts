@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { EVENT_KEYS } from '@svc/platform/events/catalog';
+import { z } from 'zod';
 
 /** Header names a subscription may not set: they belong to the transport or to the signature. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
@@ -7,17 +7,31 @@ const headerName = z
   .string()
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name')
   .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()), 'is reserved for the transport');
-const headerValue = z.string().max(4000).regex(/^[^\r\n\0]*$/, 'must not contain line breaks');
+const headerValue = z
+  .string()
+  .max(4000)
+  .regex(/^[^\r\n\0]*$/, 'must not contain line breaks');
 
-const url = z
-  .url({ protocol: /^https?$/, message: 'must be an http or https URL' })
-  .max(2000, 'must be at most 2000 characters');
-const events = z
-  .array(z.enum(EVENT_KEYS, { message: 'is not an event key of the catalog' }))
-  .min(1, 'must name at least one event key');
+const url = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2000, 'must be at most 2000 characters');
+const events = z.array(z.enum(EVENT_KEYS, { message: 'is not an event key of the catalog' })).min(1, 'must name at least one event key');
 const auth = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('basic'), username: z.string().min(1).max(200).regex(/^[^:]*$/, 'must not contain ":"'), password: z.string().max(500) }),
-  z.strictObject({ type: z.literal('bearer'), token: z.string().min(1).max(4000).regex(/^[^\r\n\0]*$/) }),
+  z.strictObject({
+    type: z.literal('basic'),
+    username: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^:]*$/, 'must not contain ":"'),
+    password: z.string().max(500),
+  }),
+  z.strictObject({
+    type: z.literal('bearer'),
+    token: z
+      .string()
+      .min(1)
+      .max(4000)
+      .regex(/^[^\r\n\0]*$/),
+  }),
   z.strictObject({ type: z.literal('api_key'), header: headerName, value: headerValue.min(1) }),
 ]);
 
@@ -38,6 +52,15 @@ export const updateSubscriptionBody = createSubscriptionBody.partial();
 export const listDeliveriesQuery = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),
   event_key: z.string().max(100).optional(),
-  skip: z.coerce.number().int().catch(0).transform((n) => Math.max(0, n)),
-  take: z.coerce.number().int().min(1).catch(20).transform((n) => Math.min(n, 100)),
+  skip: z.coerce
+    .number()
+    .int()
+    .catch(0)
+    .transform((n) => Math.max(0, n)),
+  take: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .catch(20)
+    .transform((n) => Math.min(n, 100)),
 });

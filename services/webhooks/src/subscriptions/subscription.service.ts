@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import type { EntityManager } from '@svc/platform/db/orm';
+import { notFound, requireUuid } from '@svc/platform/errors';
+import type { CrmPeer } from '@svc/platform/peers/crm';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
-import { notFound, requireUuid } from '@svc/platform/errors';
-import type { EntityManager } from '@svc/platform/db/orm';
-import type { CrmPeer } from '@svc/platform/peers/crm';
 import { Subscription, type WebhookAuth } from './subscription.entity.js';
 import { type createSubscriptionBody, DEFAULT_MAX_RETRIES, type updateSubscriptionBody } from './subscription.schema.js';
 
