@@ -206,3 +206,25 @@ export async function runMain<S extends typeof serviceConfigSchema, D>(def: Serv
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
+
+/**
+ * The entry point of a migration job (`services/<name>/src/migrate.ts`): brings the service's schema to
+ * its newest committed migration and exits. Needs only DATABASE_URL.
+ */
+export async function migrateMain(def: Pick<ServiceDefinition, 'name' | 'db'>): Promise<void> {
+  let url: string;
+  try {
+    url = loadConfig(serviceConfigSchema.pick({ DATABASE_URL: true }), process.env).DATABASE_URL;
+  } catch (err) {
+    console.error(`${def.name}: ${(err as Error).message}`);
+    process.exit(1);
+  }
+  const orm = await createOrm({ url, schema: def.db.schema, entities: def.db.entities, migrations: def.db.migrations, poolMax: 2 });
+  try {
+    await migrate(orm, def.db.schema);
+    const executed = await orm.migrator.getExecuted();
+    console.log(JSON.stringify({ service: def.name, schema: def.db.schema, migrations: executed.length, msg: 'schema up to date' }));
+  } finally {
+    await orm.close(true);
+  }
+}

@@ -123,7 +123,7 @@ export class OutboxRelay {
           });
         }),
       );
-      await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id = any(?::uuid[])`, [rows.map((r) => r.id)]);
+      await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id in (?)`, [rows.map((r) => r.id)]);
       this.publishedTotal += rows.length;
       this.o.metrics.outboxPublished.inc(rows.length);
       return rows.length;

@@ -1,0 +1,124 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import { expect } from 'chai';
+import { ormConfig } from '../src/db/orm.js';
+import { connectNats, ensureEventStream, type Nats } from '../src/events/nats.js';
+import { OutboxEvent, recordEvents } from '../src/events/outbox.js';
+import { OutboxRelay } from '../src/events/relay.js';
+import { createLogger } from '../src/logging.js';
+import { createMetrics } from '../src/metrics.js';
+import { createTestDatabase, eventually, randomSuffix, TEST_NATS_URL, type TestDatabase } from '../src/testing.js';
+
+const SCHEMA = 'relaytest';
+
+describe('transactional outbox and its relay to JetStream (real Postgres and NATS)', () => {
+  let db: TestDatabase;
+  let orm: MikroORM;
+  let nats: Nats;
+  let relay: OutboxRelay;
+  const run = randomSuffix();
+  const stream = `T_${run}`;
+  const prefix = `t${run}`;
+  const logger = createLogger('test', 'silent');
+
+  const messages = async () => (await nats.jsm.streams.info(stream)).state.messages;
+  const unpublished = async () =>
+    Number((await orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox where published_at is null`))[0]!.n);
+
+  before(async () => {
+    db = await createTestDatabase();
+    orm = await MikroORM.init(ormConfig({ url: db.url, schema: SCHEMA, entities: [OutboxEvent], migrations: [] }));
+    await orm.em.fork().execute(`create schema ${SCHEMA}`);
+    await orm.schema.create();
+    nats = await connectNats(TEST_NATS_URL, 'relay-test', logger);
+    await ensureEventStream(nats.jsm, stream, prefix);
+    relay = new OutboxRelay({
+      orm,
+      js: nats.js,
+      databaseUrl: db.url,
+      schema: SCHEMA,
+      subjectPrefix: prefix,
+      logger,
+      metrics: createMetrics('test'),
+      idleSweepMs: 200,
+    });
+  });
+  after(async () => {
+    await relay?.stop();
+    await nats?.jsm.streams.delete(stream).catch(() => undefined);
+    await nats?.nc.close();
+    await orm?.close(true);
+    await db?.drop();
+  });
+
+  it('publishes a committed event with Nats-Msg-Id = event id on the subject of its key, and marks it', async () => {
+    await relay.start();
+    const [id] = await orm.em
+      .fork()
+      .transactional((tx) =>
+        recordEvents(tx, SCHEMA, [
+          { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.created', payload: { lead: { id: 'x' } } },
+        ]),
+      );
+    await eventually(async () => (await messages()) === 1, 5000);
+    const msg = await nats.jsm.streams.getMessage(stream, { last_by_subj: `${prefix}.lead.created` });
+    expect(msg?.header.get('Nats-Msg-Id')).to.equal(id);
+    expect(msg?.json()).to.deep.include({
+      event_id: id,
+      event_key: 'lead.created',
+      company_id: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab',
+      payload: { lead: { id: 'x' } },
+    });
+    await eventually(async () => (await unpublished()) === 0, 5000);
+  });
+
+  it('publishes nothing for a rolled-back transaction', async () => {
+    const before = await messages();
+    await orm.em
+      .fork()
+      .transactional(async (tx) => {
+        await recordEvents(tx, SCHEMA, [{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.updated', payload: {} }]);
+        await tx.flush();
+        throw new Error('rollback');
+      })
+      .catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await messages()).to.equal(before);
+    expect(await unpublished()).to.equal(0);
+  });
+
+  it('a relay that crashed between publish and mark republishes, and JetStream drops the duplicate', async () => {
+    await relay.stop();
+    const before = await messages();
+    const [id] = await orm.em
+      .fork()
+      .transactional((tx) =>
+        recordEvents(tx, SCHEMA, [{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'deal.won', payload: { n: 1 } }]),
+      );
+    // What the crashed relay had done: the publish, without the mark.
+    const first = await nats.js.publish(`${prefix}.deal.won`, JSON.stringify({ event_id: id }), { msgID: id });
+    expect(first.duplicate).to.equal(false);
+    expect(await unpublished()).to.equal(1);
+    expect(await relay.drainOnce()).to.equal(1);
+    expect(await messages()).to.equal(before + 1);
+    expect(await unpublished()).to.equal(0);
+  });
+
+  it('drains a backlog of 120 events and reports the pending count', async () => {
+    const before = await messages();
+    await orm.em.fork().transactional((tx) =>
+      recordEvents(
+        tx,
+        SCHEMA,
+        Array.from({ length: 120 }, (_, i) => ({
+          companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab',
+          eventKey: 'lead.updated',
+          payload: { i },
+        })),
+      ),
+    );
+    expect((await relay.status()).pending).to.equal(120);
+    while ((await relay.drainOnce()) > 0);
+    expect(await messages()).to.equal(before + 120);
+    expect(await relay.status()).to.deep.equal({ pending: 0, oldestPendingAgeMs: 0 });
+  });
+});
