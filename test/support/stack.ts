@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import { chatService } from '@svc/chat';
 import { crmService } from '@svc/crm';
 import { filesService } from '@svc/files';
@@ -9,6 +10,7 @@ import { type RunningService, startService } from '@svc/platform/service';
 import { createTestDatabase, randomSuffix, TEST_NATS_URL, TEST_REDIS_URL, type TestDatabase } from '@svc/platform/testing';
 import { tasksService } from '@svc/tasks';
 import { webhooksService } from '@svc/webhooks';
+import { type Child, spawnEntry, waitReady } from './processes.js';
 
 export interface Stack {
   gatewayUrl: string;
@@ -16,7 +18,9 @@ export interface Stack {
   env: Record<string, string>;
   gatewayEnv: Record<string, string>;
   db: TestDatabase;
-  services: Record<'crm' | 'tasks' | 'chat' | 'files' | 'webhooks', RunningService>;
+  /** Services running in this process (undefined for those run as processes). */
+  services: { crm: RunningService } & Partial<Record<Exclude<ServiceName, 'crm'>, RunningService>>;
+  processes: Partial<Record<ServiceName, ServiceProcess>>;
   gateway: RunningGateway;
   stop(): Promise<void>;
 }
@@ -25,7 +29,48 @@ export interface Stack {
  * The whole system in this process against the real Postgres, NATS and Redis: a fresh database, a
  * stream and subject prefix of this run only, every service on port 0 and the gateway in front.
  */
-export async function startStack(overrides: { gateway?: Record<string, string> } = {}): Promise<Stack> {
+type ServiceName = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
+
+export interface StackOptions {
+  gateway?: Record<string, string>;
+  /** Services run as their own processes (so a test can kill them); the others run in this process. */
+  processes?: Exclude<ServiceName, 'crm'>[];
+}
+
+/** A free TCP port on loopback, for a child process that must keep its address across restarts. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+export interface ServiceProcess {
+  httpUrl: string;
+  child: Child;
+  /** Starts the process again on the same ports (after a kill). */
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function spawnService(name: ServiceName, env: Record<string, string>): Promise<ServiceProcess> {
+  const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
+  const httpUrl = `http://127.0.0.1:${ports.HTTP_PORT}`;
+  const handle: ServiceProcess = {
+    httpUrl,
+    child: spawnEntry(`services/${name}/src/main.ts`, { ...env, ...ports }),
+    restart: async () => {
+      handle.child = spawnEntry(`services/${name}/src/main.ts`, { ...env, ...ports });
+      await waitReady(httpUrl);
+    },
+    stop: async () => void (await handle.child.stop()),
+  };
+  await waitReady(httpUrl);
+  return handle;
+}
+
+export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   const run = randomSuffix();
   const db = await createTestDatabase();
   const env: Record<string, string> = {
@@ -41,12 +86,20 @@ export async function startStack(overrides: { gateway?: Record<string, string> }
   };
   const crm = await startService(crmService, env);
   const peerEnv = { ...env, CRM_GRPC_URL: crm.grpcAddress };
+  const spawned = new Set(overrides.processes ?? []);
+  const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
+  const inProcess = async <N extends Exclude<ServiceName, 'crm'>>(name: N, start: () => Promise<RunningService>) => {
+    if (!spawned.has(name)) return start();
+    processes[name] = await spawnService(name, { ...peerEnv, LOG_LEVEL: 'warn' });
+    return undefined;
+  };
   const [tasks, chat, files, webhooks] = await Promise.all([
-    startService(tasksService, peerEnv),
-    startService(chatService, env),
-    startService(filesService, env),
-    startService(webhooksService, peerEnv),
+    inProcess('tasks', () => startService(tasksService, peerEnv)),
+    inProcess('chat', () => startService(chatService, env)),
+    inProcess('files', () => startService(filesService, env)),
+    inProcess('webhooks', () => startService(webhooksService, peerEnv)),
   ]);
+  const urlOf = (name: Exclude<ServiceName, 'crm'>, s: RunningService | undefined) => s?.httpUrl ?? processes[name]!.httpUrl;
   const adminToken = randomBytes(24).toString('hex');
   const gatewayEnv: Record<string, string> = {
     PORT: '0',
@@ -55,16 +108,17 @@ export async function startStack(overrides: { gateway?: Record<string, string> }
     ADMIN_TOKEN: adminToken,
     IDENTITY_TOKEN_SECRET: env.IDENTITY_TOKEN_SECRET!,
     CRM_URL: crm.httpUrl,
-    TASKS_URL: tasks.httpUrl,
-    CHAT_URL: chat.httpUrl,
-    FILES_URL: files.httpUrl,
-    WEBHOOKS_URL: webhooks.httpUrl,
+    TASKS_URL: urlOf('tasks', tasks),
+    CHAT_URL: urlOf('chat', chat),
+    FILES_URL: urlOf('files', files),
+    WEBHOOKS_URL: urlOf('webhooks', webhooks),
     CRM_GRPC_URL: crm.grpcAddress,
     LOG_LEVEL: env.LOG_LEVEL!,
     ...overrides.gateway,
   };
   const gateway = await startGateway(gatewayEnv);
   const services = { crm, tasks, chat, files, webhooks };
+  const running = [tasks, chat, files, webhooks].filter((s): s is RunningService => s !== undefined);
   return {
     gatewayUrl: gateway.url,
     adminToken,
@@ -72,10 +126,11 @@ export async function startStack(overrides: { gateway?: Record<string, string> }
     gatewayEnv,
     db,
     services,
+    processes,
     gateway,
     stop: async () => {
       await gateway.stop();
-      await Promise.all([tasks, chat, files, webhooks].map((s) => s.stop()));
+      await Promise.all([...running.map((s) => s.stop()), ...Object.values(processes).map((p) => p.stop())]);
       await crm.stop();
       const nats = await connectNats(TEST_NATS_URL, 'test-cleanup', createLogger('test', 'silent'));
       await nats.jsm.streams.delete(env.NATS_STREAM!).catch(() => undefined);

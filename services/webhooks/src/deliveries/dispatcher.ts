@@ -3,7 +3,8 @@ import { v7 as uuidv7 } from 'uuid';
 import { Delivery, DeliveryAttempt } from './delivery.entity.js';
 import { type AttemptResult, nextWaitMs, type WebhookSender } from './sender.js';
 
-const LEASE_MS = 2 * 60_000;
+// Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
+const LEASE_MS = 40_000;
 
 interface DispatcherOptions {
   concurrency: number;
