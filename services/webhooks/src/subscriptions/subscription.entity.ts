@@ -18,6 +18,15 @@ export const Subscription = defineEntity({
     headers: p.json<Record<string, string>>(),
     auth: p.json<WebhookAuth>().nullable(),
     active: p.boolean(),
+    /** The secret before the last rotation, still signed with until previousSecretExpiresAt. */
+    previousSecret: p.string().length(200).nullable(),
+    previousSecretExpiresAt: p.datetime().nullable(),
+    /** Health of the receiver: consecutive deliveries that ended failed, and since when. */
+    consecutiveFailures: p.integer().default(0),
+    failingSince: p.datetime().nullable(),
+    /** Set when the subscription was disabled automatically; cleared when an operator re-enables it. */
+    disabledAt: p.datetime().nullable(),
+    disabledReason: p.text().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     deletedAt: p.datetime().nullable(),
