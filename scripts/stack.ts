@@ -56,6 +56,11 @@ export interface StackOptions {
   logLevel?: string;
   rateLimitPerMinute?: number;
   dbPoolMax?: number;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_NETWORKS of the webhooks service, passed only when given: an operator setting that
+   * lets deliveries reach loopback and private addresses (a receiver on this machine); the service's default is off.
+   */
+  webhookAllowPrivateNetworks?: string;
   /** Extra environment for every child, and per child (applied last). */
   env?: Record<string, string>;
   processEnv?: Partial<Record<ProcessName, Record<string, string>>>;
@@ -240,6 +245,7 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
       GRPC_PORT: String(ports.services[name].grpc),
       ...optional({ DB_POOL_MAX: o.dbPoolMax }),
       ...(name === 'tasks' || name === 'webhooks' ? { CRM_GRPC_URL: grpcAddresses.crm } : {}),
+      ...(name === 'webhooks' ? optional({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: o.webhookAllowPrivateNetworks }) : {}),
       ...o.env,
       ...o.processEnv?.[name],
     };

@@ -140,6 +140,7 @@ async function main(): Promise<number> {
       logLevel: env.LOG_LEVEL || undefined,
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE ? Number(env.RATE_LIMIT_PER_MINUTE) : undefined,
       dbPoolMax: env.DB_POOL_MAX ? Number(env.DB_POOL_MAX) : undefined,
+      webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS || undefined,
       logDir,
       consoleSink: sink,
       signal: abort.signal,
@@ -176,6 +177,10 @@ async function main(): Promise<number> {
       remember(demo);
     }
     if (env.ADMIN_TOKEN) notes.push('ADMIN_TOKEN from the environment');
+    if (env.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
+      notes.push(
+        `WEBHOOK_ALLOW_PRIVATE_NETWORKS=${env.WEBHOOK_ALLOW_PRIVATE_NETWORKS} from the environment (webhooks to private addresses)`,
+      );
     if (abort.signal.aborted) return crashed ? 1 : 0;
 
     process.stdout.write(`${banner(stack, infra, adminToken, demo, notes)}\n`);

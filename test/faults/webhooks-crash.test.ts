@@ -7,7 +7,9 @@ import { client } from '../support/client.js';
 import { adminOf, seedTenant } from '../support/fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
 
-const BURST = 300;
+const BURST = 1000;
+/** Lead creations in flight at once through the gateway. */
+const CONCURRENCY = 16;
 
 /**
  * Kill -9 the webhooks service in the middle of a burst, with some deliveries waiting on a retry;
@@ -30,7 +32,8 @@ describe('fault: the webhooks service killed mid-burst loses no event', () => {
     this.timeout(240_000);
     stack = await startStack({ processes: ['webhooks'] });
     const call = client(stack.gatewayUrl).call;
-    const t = await seedTenant(call, stack.adminToken);
+    // The burst is faster than the default 600 requests a minute of a key.
+    const t = await seedTenant(call, stack.adminToken, { rate_limit_per_minute: 1_000_000 });
     let secret = '';
     receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -60,16 +63,18 @@ describe('fault: the webhooks service killed mid-burst loses no event', () => {
 
     const created: string[] = [];
     let next = 0;
-    const workers = Array.from({ length: 8 }, async () => {
+    const workers = Array.from({ length: CONCURRENCY }, async () => {
       while (next < BURST) {
         const res = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: `Burst ${next++}` } });
         expect(res.status, res.text).to.equal(201);
         created.push(res.body.id);
       }
     });
-    await eventually(() => requests >= 60, 60_000);
+    await eventually(() => requests >= 200, 120_000);
+    const createdAtKill = created.length;
     await stack.processes.webhooks!.child.stop('SIGKILL');
     await Promise.all(workers);
+    expect(createdAtKill, 'killed while leads were still being created').to.be.below(BURST);
     await stack.processes.webhooks!.restart();
 
     await eventually(() => confirmed.size >= BURST, 150_000, 200);

@@ -33,8 +33,14 @@ type ServiceName = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
 
 export interface StackOptions {
   gateway?: Record<string, string>;
+  /** Environment of the webhooks service, over the defaults (which allow deliveries to loopback receivers). */
+  webhooks?: Record<string, string>;
   /** Services run as their own processes (so a test can kill them); the others run in this process. */
   processes?: Exclude<ServiceName, 'crm'>[];
+  /** NATS of this stack instead of TEST_NATS_URL (a fault test's own nats-server, which it restarts). */
+  natsUrl?: string;
+  /** The Postgres server the stack's database is made on instead of TEST_DATABASE_URL's (a fault test's own). */
+  postgresUrl?: string;
 }
 
 /** A free TCP port on loopback, for a child process that must keep its address across restarts. */
@@ -72,10 +78,11 @@ async function spawnService(name: ServiceName, env: Record<string, string>): Pro
 
 export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   const run = randomSuffix();
-  const db = await createTestDatabase();
+  const natsUrl = overrides.natsUrl ?? TEST_NATS_URL;
+  const db = await createTestDatabase(undefined, overrides.postgresUrl);
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
-    NATS_URL: TEST_NATS_URL,
+    NATS_URL: natsUrl,
     NATS_STREAM: `T_${run}`,
     EVENT_SUBJECT_PREFIX: `t${run}`,
     IDENTITY_TOKEN_SECRET: randomBytes(32).toString('hex'),
@@ -86,18 +93,20 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   };
   const crm = await startService(crmService, env);
   const peerEnv = { ...env, CRM_GRPC_URL: crm.grpcAddress };
+  // Test receivers listen on 127.0.0.1, which the webhooks service refuses unless the operator allows it.
+  const webhooksEnv = { ...peerEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...overrides.webhooks };
   const spawned = new Set(overrides.processes ?? []);
   const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
   const inProcess = async <N extends Exclude<ServiceName, 'crm'>>(name: N, start: () => Promise<RunningService>) => {
     if (!spawned.has(name)) return start();
-    processes[name] = await spawnService(name, { ...peerEnv, LOG_LEVEL: 'warn' });
+    processes[name] = await spawnService(name, { ...(name === 'webhooks' ? webhooksEnv : peerEnv), LOG_LEVEL: 'warn' });
     return undefined;
   };
   const [tasks, chat, files, webhooks] = await Promise.all([
     inProcess('tasks', () => startService(tasksService, peerEnv)),
     inProcess('chat', () => startService(chatService, env)),
     inProcess('files', () => startService(filesService, env)),
-    inProcess('webhooks', () => startService(webhooksService, peerEnv)),
+    inProcess('webhooks', () => startService(webhooksService, webhooksEnv)),
   ]);
   const urlOf = (name: Exclude<ServiceName, 'crm'>, s: RunningService | undefined) => s?.httpUrl ?? processes[name]!.httpUrl;
   const adminToken = randomBytes(24).toString('hex');
@@ -132,7 +141,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
       await gateway.stop();
       await Promise.all([...running.map((s) => s.stop()), ...Object.values(processes).map((p) => p.stop())]);
       await crm.stop();
-      const nats = await connectNats(TEST_NATS_URL, 'test-cleanup', createLogger('test', 'silent'));
+      const nats = await connectNats(natsUrl, 'test-cleanup', createLogger('test', 'silent'));
       await nats.jsm.streams.delete(env.NATS_STREAM!).catch(() => undefined);
       await nats.nc.close();
       await db.drop();

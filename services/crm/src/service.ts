@@ -1,5 +1,6 @@
 import type { ServiceDefinition } from '@svc/platform/service';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
+import { Company } from './companies/company.entity.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { dbDefinition } from './db.js';
@@ -14,4 +15,9 @@ export const crmService: ServiceDefinition = {
     app.use('/integrations/external', leadRoutes(ctx));
   },
   grpc: (ctx) => [crmGrpc(ctx)],
+  // crm owns the plan: events of a company outside plan_valid_until are never written.
+  eventGate: async (em, companyId, at) => {
+    const company = await em.findOne(Company, { id: companyId });
+    return company !== null && (!company.planValidUntil || company.planValidUntil > at);
+  },
 };

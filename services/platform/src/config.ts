@@ -66,5 +66,7 @@ export const serviceConfigSchema = z.object({
   IDENTITY_TOKEN_SECRET: env.secret,
   LOG_LEVEL: env.logLevel.default('info'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Published outbox rows are kept this long (for replay), then deleted by the relay. */
+  OUTBOX_RETENTION_HOURS: z.coerce.number().int().min(1).default(168),
 });
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;

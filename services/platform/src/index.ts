@@ -5,6 +5,7 @@ export * from './events/catalog.js';
 export * from './events/nats.js';
 export * from './events/outbox.js';
 export * from './events/relay.js';
+export * from './events/replay.js';
 export * from './grpc/server.js';
 export * from './http/app.js';
 export * from './http/parse.js';

@@ -46,6 +46,11 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
   http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
+  /**
+   * Whether a company's events are issued at this moment (its plan is valid), asked inside the transaction that
+   * records them: events of a company outside its plan are never written to the outbox.
+   */
+  eventGate?: (em: EntityManager, companyId: string, at: Date, deps: D) => Promise<boolean>;
   /** Background work of the service (consumers, schedulers); returns how to stop it. */
   workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
 }
@@ -92,7 +97,18 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     metrics,
     orm,
     nats,
-    recordEvents: (em, events) => recordEvents(em, schema, events),
+    recordEvents: async (em, events) => {
+      const gate = def.eventGate;
+      if (!gate) return recordEvents(em, schema, events);
+      const now = new Date();
+      const open = new Map<string, boolean>();
+      for (const companyId of new Set(events.map((e) => e.companyId))) open.set(companyId, await gate(em, companyId, now, deps));
+      return recordEvents(
+        em,
+        schema,
+        events.filter((e) => open.get(e.companyId)),
+      );
+    },
   };
 
   const deps = def.setup ? def.setup(ctx) : (undefined as D);
@@ -104,6 +120,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     subjectPrefix: config.EVENT_SUBJECT_PREFIX,
     logger,
     metrics,
+    retentionHours: config.OUTBOX_RETENTION_HOURS,
   });
   await relay.start();
 

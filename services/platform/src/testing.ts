@@ -14,22 +14,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(prefix = 'svc_t'): Promise<TestDatabase> {
+/** A fresh database on the test server (or on `server`, a URL of its maintenance database). */
+export async function createTestDatabase(prefix = 'svc_t', server = TEST_POSTGRES_URL): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomSuffix()}`;
-  const admin = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  const admin = new pg.Client({ connectionString: server });
   await admin.connect();
   try {
     await admin.query(`create database "${name}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(TEST_POSTGRES_URL);
+  const url = new URL(server);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
     drop: async () => {
-      const c = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+      const c = new pg.Client({ connectionString: server });
       await c.connect();
       try {
         await c.query(`drop database if exists "${name}" with (force)`);

@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { EventConsumer } from './deliveries/consumer.js';
 import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
+import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
 import { migrations } from './migrations/index.js';
@@ -16,12 +18,39 @@ interface Components {
   sender: WebhookSender;
   subscriptions: SubscriptionService;
   dispatcher: Dispatcher;
+  destinations: DestinationPolicy;
 }
+
+/** A yes/no setting: true, 1, yes, on or false, 0, no, off (any case). */
+const flag = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(['true', '1', 'yes', 'on', 'false', '0', 'no', 'off'], { message: 'must be true or false' }))
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 
 const webhooksConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
   /** Deliveries in flight at once in this process. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(128),
+  /** Deliveries of one subscription in flight at once, over every replica. */
+  WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(10),
+  /** Operator setting: let deliveries reach loopback, private, link-local, CGNAT, ... addresses (never cloud metadata). */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
+  /** The first retry wait (the spec's 3 s); later ones double. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(3000),
+  /** A subscription is disabled after this many consecutive deliveries ended failed (0: never) ... */
+  WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(0).default(20),
+  /** ... over at least this long. */
+  WEBHOOK_DISABLE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(24 * 3600 * 1000),
+  /** Where signed private file URLs in deliveries point (the files service's public download route). */
+  FILES_PUBLIC_BASE_URL: env.httpUrl.default('http://127.0.0.1:8080/public/files'),
+  /** Key of private file URL signatures, shared with the files service; derived from IDENTITY_TOKEN_SECRET when unset. */
+  FILE_URL_SIGNING_SECRET: env.secret.optional(),
 });
 
 export const webhooksService: ServiceDefinition<typeof webhooksConfig, Components> = {
@@ -31,20 +60,35 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
   db: { schema: 'webhooks', entities: [...platformEntities, Subscription, Delivery, DeliveryAttempt], migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
-    const sender = new WebhookSender();
+    const destinations = { allowPrivateNetworks: ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS };
+    const sender = new WebhookSender(
+      {
+        baseUrl: ctx.config.FILES_PUBLIC_BASE_URL,
+        secret:
+          ctx.config.FILE_URL_SIGNING_SECRET ??
+          createHmac('sha256', ctx.config.IDENTITY_TOKEN_SECRET).update('svc-file-urls').digest('hex'),
+      },
+      destinations,
+    );
     return {
       crm,
       sender,
       subscriptions: new SubscriptionService(crm),
-      dispatcher: new Dispatcher(ctx, sender, { concurrency: ctx.config.WEBHOOK_CONCURRENCY }),
+      destinations,
+      dispatcher: new Dispatcher(ctx, sender, {
+        concurrency: ctx.config.WEBHOOK_CONCURRENCY,
+        perSubscription: ctx.config.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
+        retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
+        health: { disableAfterFailures: ctx.config.WEBHOOK_DISABLE_AFTER_FAILURES, disableAfterMs: ctx.config.WEBHOOK_DISABLE_AFTER_MS },
+      }),
     };
   },
   http:
-    (ctx, { subscriptions, dispatcher }) =>
+    (ctx, { subscriptions, dispatcher, destinations }) =>
     (app) => {
       app.use(
         '/admin/v1',
-        webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake()),
+        webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations),
       );
     },
   workers: async (ctx, { crm, subscriptions, sender, dispatcher }) => {

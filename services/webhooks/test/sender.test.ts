@@ -13,7 +13,7 @@ describe('webhook sender: one attempt against a real receiver on loopback', () =
   let handler: Handler = (_req, res) => res.writeHead(200).end();
   let lastHeaders: http.IncomingHttpHeaders = {};
   let lastBody = '';
-  const sender = new WebhookSender();
+  const sender = new WebhookSender(undefined, { allowPrivateNetworks: true });
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -72,17 +72,17 @@ describe('webhook sender: one attempt against a real receiver on loopback', () =
         auth: { type: 'basic', username: 'u', password: 'p' },
       },
     });
-    const h = buildHeaders(base);
+    const h = buildHeaders(base, base.body);
     expect(h['X-Tenant']).to.equal('acme');
     expect(h['user-agent']).to.equal('svc-webhooks/1.0');
     expect(h['x-svc-event']).to.equal('lead.created');
     expect(Object.keys(h).filter((k) => k.toLowerCase() === 'user-agent')).to.have.length(1);
     expect(h.authorization).to.equal(`Basic ${Buffer.from('u:p').toString('base64')}`);
-    expect(buildHeaders(delivery({ config: { secret: 'x', headers: {}, auth: { type: 'bearer', token: 'tok' } } })).authorization).to.equal(
-      'Bearer tok',
-    );
     expect(
-      buildHeaders(delivery({ config: { secret: 'x', headers: {}, auth: { type: 'api_key', header: 'X-Api-Key', value: 'k' } } }))[
+      buildHeaders(delivery({ config: { secret: 'x', headers: {}, auth: { type: 'bearer', token: 'tok' } } }), '{}').authorization,
+    ).to.equal('Bearer tok');
+    expect(
+      buildHeaders(delivery({ config: { secret: 'x', headers: {}, auth: { type: 'api_key', header: 'X-Api-Key', value: 'k' } } }), '{}')[
         'X-Api-Key'
       ],
     ).to.equal('k');
@@ -157,5 +157,9 @@ describe('webhook retry waits', () => {
   it('honour a longer Retry-After, and ignore a shorter one', () => {
     expect(nextWaitMs(1, 60, () => 0)).to.equal(60_000);
     expect(nextWaitMs(3, 1, () => 0)).to.equal(12_000);
+  });
+  it('start from WEBHOOK_RETRY_BASE_MS when it is given', () => {
+    expect([1, 2, 3].map((n) => nextWaitMs(n, null, () => 0, 50))).to.deep.equal([50, 100, 200]);
+    expect(nextWaitMs(1, 2, () => 0, 50)).to.equal(2000);
   });
 });

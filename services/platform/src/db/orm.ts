@@ -2,6 +2,7 @@ import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import { Migrator } from '@mikro-orm/migrations';
 import { type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
+import { releaseClientsThatEnd } from './pool.js';
 
 export type { EntityManager };
 export type Orm = MikroORM;
@@ -20,7 +21,8 @@ export function ormConfig(o: OrmOptions): Options {
   return {
     clientUrl: o.url,
     // Raw SQL of a service names its tables unqualified: each pooled connection's search_path is its schema.
-    driverOptions: { options: `-c search_path=${o.schema}` },
+    // A client whose connection drops mid-transaction goes back to the pool (see releaseClientsThatEnd).
+    driverOptions: { options: `-c search_path=${o.schema}`, onPoolCreated: releaseClientsThatEnd },
     schema: o.schema,
     entities: o.entities,
     extensions: [Migrator],

@@ -16,41 +16,80 @@ export interface RelayOptions {
   batchSize?: number;
   /** Longest wait between sweeps when no notification arrives (a lost NOTIFY or a relay restart). */
   idleSweepMs?: number;
+  /**
+   * Published rows older than this are deleted (they are kept until then for `events:replay`). Unset:
+   * the relay deletes nothing. Unpublished rows are never deleted.
+   */
+  retentionHours?: number;
+  /** How often the relay deletes expired rows (default 5 minutes). */
+  pruneIntervalMs?: number;
+  /** Rows deleted per statement, so no transaction holds many locks for long (default 1000). */
+  pruneBatchSize?: number;
 }
 
-interface OutboxRow {
+/** The columns of an outbox row that make its JetStream message. */
+export interface OutboxRow {
   id: string;
   company_id: string;
   event_key: string;
-  payload: Record<string, unknown>;
-  occurred_at: Date;
+  payload: Record<string, unknown> | string;
+  occurred_at: Date | string;
+}
+
+/** The JetStream message of an outbox row: the same bytes whether the relay or a replay publishes it. */
+export function outboxMessage(row: OutboxRow): EventMessage {
+  return {
+    event_id: row.id,
+    event_key: row.event_key,
+    company_id: row.company_id,
+    occurred_at: new Date(row.occurred_at).toISOString(),
+    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
+  };
+}
+
+/**
+ * The smallest UUID v7 of a millisecond: every v7 id generated at or after `at` sorts at or above it,
+ * every one generated before sorts below. Outbox ids are v7, so a time range is a primary-key range.
+ */
+export function uuidV7Floor(at: Date): string {
+  const hex = Math.max(0, Math.floor(at.getTime())).toString(16).padStart(12, '0').slice(-12);
+  return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
 }
 
 /**
  * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken by
  * NOTIFY on commit, with a periodic sweep as the safety net. Rows are claimed with SKIP LOCKED, so
  * several replicas share the work; a crash between publish and mark republishes the same ids, which
- * JetStream's duplicate window drops.
+ * JetStream's duplicate window drops. With `retentionHours` it also deletes published rows once they
+ * are older than that, in bounded batches every `pruneIntervalMs`.
  */
 export class OutboxRelay {
   private running = false;
+  private stopping = false;
   private wake: (() => void) | undefined;
   private listener: pg.Client | undefined;
   private loop: Promise<void> | undefined;
+  private pruning: Promise<void> | undefined;
+  private wakePruner: (() => void) | undefined;
   publishedTotal = 0;
+  prunedTotal = 0;
 
   constructor(private readonly o: RelayOptions) {}
 
   async start(): Promise<void> {
     this.running = true;
+    this.stopping = false;
     await this.listen();
     this.loop = this.run();
+    if (this.o.retentionHours !== undefined) this.pruning = this.pruneLoop();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.stopping = true;
     this.wake?.();
-    await this.loop;
+    this.wakePruner?.();
+    await Promise.all([this.loop, this.pruning]);
     await this.listener?.end().catch(() => undefined);
   }
 
@@ -109,25 +148,73 @@ export class OutboxRelay {
       );
       if (!rows.length) return 0;
       await Promise.all(
-        rows.map((row) => {
-          const message: EventMessage = {
-            event_id: row.id,
-            event_key: row.event_key,
-            company_id: row.company_id,
-            occurred_at: new Date(row.occurred_at).toISOString(),
-            payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
-          };
-          return this.o.js.publish(`${this.o.subjectPrefix}.${row.event_key}`, JSON.stringify(message), {
+        rows.map((row) =>
+          this.o.js.publish(`${this.o.subjectPrefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), {
             msgID: row.id,
             timeout: 5000,
-          });
-        }),
+          }),
+        ),
       );
       await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id in (?)`, [rows.map((r) => r.id)]);
       this.publishedTotal += rows.length;
       this.o.metrics.outboxPublished.inc(rows.length);
       return rows.length;
     });
+  }
+
+  private async pruneLoop(): Promise<void> {
+    const interval = this.o.pruneIntervalMs ?? 5 * 60_000;
+    while (this.running) {
+      try {
+        const deleted = await this.pruneExpired();
+        if (deleted) this.o.logger.info({ deleted, retentionHours: this.o.retentionHours }, 'deleted expired outbox rows');
+      } catch (err) {
+        this.o.logger.warn({ err: (err as Error).message }, 'could not delete expired outbox rows; will retry');
+      }
+      if (!this.running) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, interval);
+        this.wakePruner = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wakePruner = undefined;
+    }
+  }
+
+  /** Deletes every published row past the retention, batch after batch; returns how many. */
+  async pruneExpired(now = new Date()): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.pruneOnce(now);
+      total += n;
+      if (n < (this.o.pruneBatchSize ?? 1000) || this.stopping) return total;
+    }
+  }
+
+  /**
+   * Deletes one batch of published rows older than the retention; returns how many. The scan walks the
+   * primary key (UUID v7, time-ordered) from the oldest row up to the cutoff's id, so it needs no index of
+   * its own and stops at the cutoff however many recent rows there are; rows another replica is deleting
+   * are skipped.
+   */
+  async pruneOnce(now = new Date()): Promise<number> {
+    if (this.o.retentionHours === undefined) return 0;
+    const cutoff = new Date(now.getTime() - this.o.retentionHours * 3_600_000);
+    const table = `"${this.o.schema}".outbox`;
+    const [row] = await this.o.orm.em.fork().execute<{ n: string }[]>(
+      `with expired as (
+         select id from ${table}
+          where id < ?::uuid and published_at is not null and published_at < ?
+          order by id limit ? for update skip locked),
+       deleted as (delete from ${table} o using expired where o.id = expired.id returning 1)
+       select count(*) as n from deleted`,
+      [uuidV7Floor(cutoff), cutoff, this.o.pruneBatchSize ?? 1000],
+    );
+    const n = Number(row?.n ?? 0);
+    this.prunedTotal += n;
+    return n;
   }
 
   async status(): Promise<{ pending: number; oldestPendingAgeMs: number }> {

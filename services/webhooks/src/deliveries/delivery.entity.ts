@@ -6,6 +6,9 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 /** What a delivery keeps of its subscription at the moment the event was issued. */
 export interface CapturedConfig {
   secret: string;
+  /** During a secret rotation: the previous secret, also signed with until it expires (ISO time). */
+  previousSecret?: string | null;
+  previousSecretExpiresAt?: string | null;
   headers: Record<string, string>;
   auth: WebhookAuth | null;
 }

@@ -1,6 +1,8 @@
+import { renderPrivateFileUrls } from '@svc/platform/files/signed-url';
 import { Agent, request } from 'undici';
 import type { Delivery } from './delivery.entity.js';
-import { svcSignature } from './signing.js';
+import { DESTINATION_NOT_ALLOWED, DestinationNotAllowedError, type DestinationPolicy, guardedConnector } from './destination.js';
+import { signingSecrets, standardSignature, svcSignature } from './signing.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
 export const ATTEMPT_TIMEOUT_MS = 30_000;
@@ -18,10 +20,10 @@ export interface AttemptResult {
 const RETRYABLE = new Set([408, 409, 425, 429]);
 
 /**
- * Subscription headers and authentication first, then the spec's headers, which win on a repeated name
- * (header names compare case-insensitively).
+ * Subscription headers and authentication first, then the spec's headers and the Standard Webhooks headers,
+ * which win on a repeated name (header names compare case-insensitively). `body` is the exact bytes sent.
  */
-export function buildHeaders(delivery: Delivery): Record<string, string> {
+export function buildHeaders(delivery: Delivery, body: string, now = Date.now()): Record<string, string> {
   const headers = new Map<string, [string, string]>();
   const put = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
   for (const [name, value] of Object.entries(delivery.config.headers)) put(name, value);
@@ -29,11 +31,16 @@ export function buildHeaders(delivery: Delivery): Record<string, string> {
   if (auth?.type === 'basic') put('authorization', `Basic ${Buffer.from(`${auth.username}:${auth.password}`).toString('base64')}`);
   if (auth?.type === 'bearer') put('authorization', `Bearer ${auth.token}`);
   if (auth?.type === 'api_key') put(auth.header, auth.value);
+  const secrets = signingSecrets(delivery.config, now);
+  const timestamp = Math.floor(now / 1000);
   put('content-type', 'application/json');
   put('user-agent', USER_AGENT);
   put('x-svc-event', delivery.eventKey);
   put('x-svc-event-id', delivery.eventId);
-  put('x-svc-signature', svcSignature(delivery.config.secret, delivery.body));
+  put('x-svc-signature', svcSignature(secrets, body));
+  put('webhook-id', delivery.eventId);
+  put('webhook-timestamp', String(timestamp));
+  put('webhook-signature', standardSignature(secrets, delivery.eventId, timestamp, body));
   return Object.fromEntries([...headers.values()]);
 }
 
@@ -47,16 +54,26 @@ function parseRetryAfter(value: string | string[] | undefined): number | null {
 
 /** One attempt: POST the captured body, read at most 1 MB of the answer, classify the outcome. */
 export class WebhookSender {
-  private readonly agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
+  private readonly agent: Agent;
+
+  /** `destinations`: where deliveries may connect, checked on the resolved address of every new connection. */
+  constructor(
+    private readonly files?: { baseUrl: string; secret: string },
+    destinations: DestinationPolicy = { allowPrivateNetworks: false },
+  ) {
+    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) });
+  }
 
   async attempt(delivery: Delivery): Promise<AttemptResult> {
+    // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send.
+    const body = this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body;
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     try {
       const res = await request(delivery.url, {
         method: 'POST',
-        headers: buildHeaders(delivery),
-        body: delivery.body,
+        headers: buildHeaders(delivery, body),
+        body,
         dispatcher: this.agent,
         headersTimeout: ATTEMPT_TIMEOUT_MS,
         bodyTimeout: ATTEMPT_TIMEOUT_MS,
@@ -83,6 +100,8 @@ export class WebhookSender {
       return { statusCode, error: `HTTP ${statusCode}`, durationMs: elapsed(), retryAfterSeconds, outcome: retry ? 'retry' : 'failed' };
     } catch (err) {
       const e = err as Error & { code?: string };
+      if (e instanceof DestinationNotAllowedError)
+        return { statusCode: null, error: DESTINATION_NOT_ALLOWED, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'failed' };
       const message =
         e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT'
           ? 'timeout'
@@ -96,9 +115,12 @@ export class WebhookSender {
   }
 }
 
+/** The spec's first retry wait (WEBHOOK_RETRY_BASE_MS). */
+export const RETRY_BASE_MS = 3000;
+
 /** Exponential from 3 s, plus up to 25 % jitter (never below the base); a longer Retry-After from the receiver wins. */
-export function nextWaitMs(attemptsSoFar: number, retryAfterSeconds: number | null, random = Math.random): number {
-  const base = 3000 * 2 ** Math.max(0, attemptsSoFar - 1);
+export function nextWaitMs(attemptsSoFar: number, retryAfterSeconds: number | null, random = Math.random, baseMs = RETRY_BASE_MS): number {
+  const base = baseMs * 2 ** Math.max(0, attemptsSoFar - 1);
   const jittered = Math.round(base * (1 + 0.25 * random()));
   const asked = retryAfterSeconds === null ? 0 : retryAfterSeconds * 1000;
   return Math.max(jittered, asked);

@@ -1,31 +1,43 @@
-import { notFound, requireUuid } from '@svc/platform/errors';
+import { invalid, notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
 import { Router } from 'express';
 import { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
+import { DESTINATION_NOT_ALLOWED, type DestinationPolicy, refusedLiteral } from '../deliveries/destination.js';
 import { createSubscriptionBody, listDeliveriesQuery, updateSubscriptionBody } from './subscription.schema.js';
 import { type SubscriptionService, subscriptionView } from './subscription.service.js';
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function webhookAdminRoutes(ctx: ServiceContext, subs: SubscriptionService, onRequeue: () => void): Router {
+export function webhookAdminRoutes(
+  ctx: ServiceContext,
+  subs: SubscriptionService,
+  onRequeue: () => void,
+  destinations: DestinationPolicy = { allowPrivateNetworks: false },
+): Router {
   const r = Router();
   const em = () => ctx.orm.em.fork();
+  /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
+  const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
+    const refused = body.url === undefined ? null : refusedLiteral(body.url, destinations);
+    if (refused) throw invalid(`url: ${DESTINATION_NOT_ALLOWED} (${refused})`, { fields: ['url'] });
+    return body;
+  };
   r.use((req, _res, next) => {
     requireAdmin(req);
     next();
   });
 
   r.post('/companies/:cid/webhooks', async (req, res) => {
-    const sub = await subs.create(em(), req.params.cid, parse(createSubscriptionBody, req.body));
+    const sub = await subs.create(em(), req.params.cid, allowedDestination(parse(createSubscriptionBody, req.body)));
     res.status(201).json(subscriptionView(sub));
   });
   r.get('/companies/:cid/webhooks/:id', async (req, res) => {
     res.json(subscriptionView(await subs.require(em(), req.params.cid, req.params.id)));
   });
   r.patch('/companies/:cid/webhooks/:id', async (req, res) => {
-    const sub = await subs.update(em(), req.params.cid, req.params.id, parse(updateSubscriptionBody, req.body));
+    const sub = await subs.update(em(), req.params.cid, req.params.id, allowedDestination(parse(updateSubscriptionBody, req.body)));
     res.json(subscriptionView(sub));
   });
   r.delete('/companies/:cid/webhooks/:id', async (req, res) => {

@@ -47,7 +47,24 @@ export const createSubscriptionBody = z.strictObject({
   active: z.boolean().optional(),
 });
 
-export const updateSubscriptionBody = createSubscriptionBody.partial();
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
+
+/**
+ * A new `secret`, or `rotate_secret: true` (a generated one), starts a rotation: the old secret keeps signing
+ * beside the new one for `secret_rotation_grace_seconds` (default 24 h), so no verification is missed.
+ */
+export const updateSubscriptionBody = createSubscriptionBody
+  .partial()
+  .extend({
+    rotate_secret: z.literal(true).optional(),
+    secret_rotation_grace_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(7 * 24 * 60 * 60, 'must be at most 7 days')
+      .optional(),
+  })
+  .refine((b) => !(b.rotate_secret && b.secret), { path: ['rotate_secret'], message: 'send either secret or rotate_secret, not both' });
 
 export const listDeliveriesQuery = z.object({
   status: z.enum(['pending', 'succeeded', 'failed']).optional(),

@@ -4,8 +4,14 @@ import { notFound, requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
+import { standardWebhooksSecret } from '../deliveries/signing.js';
 import { Subscription, type WebhookAuth } from './subscription.entity.js';
-import { type createSubscriptionBody, DEFAULT_MAX_RETRIES, type updateSubscriptionBody } from './subscription.schema.js';
+import {
+  type createSubscriptionBody,
+  DEFAULT_MAX_RETRIES,
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  type updateSubscriptionBody,
+} from './subscription.schema.js';
 
 const redactAuth = (auth: WebhookAuth | null | undefined) => {
   if (!auth) return null;
@@ -19,10 +25,14 @@ export const subscriptionView = (s: Subscription) => ({
   url: s.url,
   events: s.events,
   secret: s.secret,
+  standard_webhooks_secret: standardWebhooksSecret(s.secret),
+  previous_secret_expires_at: s.previousSecret && s.previousSecretExpiresAt ? s.previousSecretExpiresAt.toISOString() : null,
   max_retries: s.maxRetries,
   headers: s.headers,
   auth: redactAuth(s.auth),
   active: s.active,
+  disabled_at: s.disabledAt ? s.disabledAt.toISOString() : null,
+  disabled_reason: s.disabledReason ?? null,
   created_at: s.createdAt.toISOString(),
   updated_at: s.updatedAt.toISOString(),
 });
@@ -62,10 +72,19 @@ export class SubscriptionService {
     const sub = await this.require(em, companyId, id);
     if (body.url !== undefined) sub.url = body.url;
     if (body.events !== undefined) sub.events = [...new Set(body.events)];
-    if (body.secret !== undefined) sub.secret = body.secret;
+    const newSecret = body.rotate_secret ? randomBytes(32).toString('hex') : body.secret;
+    if (newSecret !== undefined && newSecret !== sub.secret) {
+      sub.previousSecret = sub.secret;
+      sub.previousSecretExpiresAt = new Date(Date.now() + 1000 * (body.secret_rotation_grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS));
+      sub.secret = newSecret;
+    }
     if (body.max_retries !== undefined) sub.maxRetries = body.max_retries;
     if (body.headers !== undefined) sub.headers = body.headers;
     if (body.auth !== undefined) sub.auth = body.auth;
+    if (body.active === true && !sub.active) {
+      // Re-enabled: the receiver starts a fresh record; a disabled subscription gets only events from now on.
+      Object.assign(sub, { disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null });
+    }
     if (body.active !== undefined) sub.active = body.active;
     sub.updatedAt = new Date();
     await em.flush();

@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { type JetStreamClient, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { ConfigError, loadConfig, serviceConfigSchema } from '../config.js';
+import { createOrm } from '../db/orm.js';
+import type { DbDefinition } from '../service.js';
+import { ensureEventStream } from './nats.js';
+import { type OutboxRow, outboxMessage, uuidV7Floor } from './relay.js';
+
+/**
+ * Replay: Postgres is the source of truth for events (NATS 2.9 acknowledges a publish before it reaches
+ * disk), so an operator can publish a company's outbox rows of a time range again. Each message carries
+ * the original event id in its body, and a Nats-Msg-Id of its own (`<event id>:replay:<run id>`) so the
+ * stream's duplicate window does not drop it; consumers drop what they have already handled by event id
+ * (the webhooks service: one delivery per subscription and event id).
+ */
+export interface ReplayOptions {
+  orm: MikroORM;
+  js: JetStreamClient;
+  /** The service's schema (its outbox table). */
+  schema: string;
+  subjectPrefix: string;
+  companyId: string;
+  /** Events that occurred at or after this time... */
+  since: Date;
+  /** ...and before this one (default: now). */
+  until?: Date;
+  /** Distinguishes this run's message ids from the relay's and from other runs' (default: random). */
+  runId?: string;
+  /** Rows read and published at a time (default 500). */
+  batchSize?: number;
+}
+
+export interface ReplayResult {
+  runId: string;
+  /** Events published again. */
+  replayed: number;
+  /** Of those, how many the relay had not published yet (it still will; consumers drop the second copy). */
+  unpublished: number;
+}
+
+export const replayMsgId = (eventId: string, runId: string) => `${eventId}:replay:${runId}`;
+
+export const newReplayRunId = () => `${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
+
+// Outbox ids are UUID v7 taken when the event is recorded, a moment before occurred_at: the id range is
+// widened by this much and occurred_at decides.
+const ID_SLACK_MS = 60_000;
+
+/** Publishes a company's outbox rows of [since, until) again, in id (= occurrence) order. */
+export async function replayEvents(o: ReplayOptions): Promise<ReplayResult> {
+  const runId = o.runId ?? newReplayRunId();
+  const until = o.until ?? new Date();
+  const batchSize = o.batchSize ?? 500;
+  const table = `"${o.schema}".outbox`;
+  const upperId = uuidV7Floor(new Date(until.getTime() + ID_SLACK_MS));
+  let after = uuidV7Floor(new Date(o.since.getTime() - ID_SLACK_MS));
+  let replayed = 0;
+  let unpublished = 0;
+  for (;;) {
+    const rows = await o.orm.em.fork().execute<(OutboxRow & { published_at: Date | null })[]>(
+      `select id, company_id, event_key, payload, occurred_at, published_at from ${table}
+        where id > ?::uuid and id < ?::uuid and company_id = ? and occurred_at >= ? and occurred_at < ?
+        order by id limit ?`,
+      [after, upperId, o.companyId, o.since, until, batchSize],
+    );
+    if (!rows.length) break;
+    const results = await Promise.allSettled(
+      rows.map((row) =>
+        o.js.publish(`${o.subjectPrefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), {
+          msgID: replayMsgId(row.id, runId),
+          timeout: 5000,
+        }),
+      ),
+    );
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    replayed += results.length - failed.length;
+    if (failed.length) {
+      throw new ReplayError(
+        `${failed.length} of ${rows.length} publishes failed (${(failed[0]!.reason as Error).message}); ` +
+          `${replayed} events were replayed before that. Replaying the same range again is safe.`,
+        { runId, replayed, unpublished },
+      );
+    }
+    unpublished += rows.filter((r) => r.published_at === null).length;
+    after = rows[rows.length - 1]!.id;
+    if (rows.length < batchSize) break;
+  }
+  return { runId, replayed, unpublished };
+}
+
+export class ReplayError extends Error {
+  override name = 'ReplayError';
+  constructor(
+    message: string,
+    readonly partial: ReplayResult,
+  ) {
+    super(message);
+  }
+}
+
+const USAGE = `usage: npm run events:replay -- --service <name> --company <uuid> --since <ISO time> [--until <ISO time>]
+
+Publishes the company's events of [since, until) (until defaults to now) from the service's outbox to
+JetStream again, with their original event ids. Consumers drop events they have already handled.
+Reads DATABASE_URL, NATS_URL, NATS_STREAM, EVENT_SUBJECT_PREFIX and OUTBOX_RETENTION_HOURS.`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+export interface ReplayArguments {
+  companyId: string;
+  since: Date;
+  until: Date;
+}
+
+/** Parses the command line of a replay; throws an Error whose message names the problem. */
+export function parseReplayArguments(service: string, argv: string[], now = new Date()): ReplayArguments {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      service: { type: 'string' },
+      company: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.service !== undefined && values.service !== service) {
+    throw new Error(`--service ${values.service}: this is the ${service} service's replay`);
+  }
+  if (!values.company || !UUID.test(values.company)) throw new Error('--company: must be the company id (a UUID)');
+  const time = (name: string, value: string | undefined) => {
+    const at = value && ISO_TIME.test(value) ? new Date(value) : undefined;
+    if (!at || Number.isNaN(at.getTime())) throw new Error(`--${name}: must be an ISO 8601 time, such as 2026-11-20T09:30:00Z`);
+    return at;
+  };
+  const since = time('since', values.since);
+  const until = values.until === undefined ? now : time('until', values.until);
+  if (until.getTime() <= since.getTime()) throw new Error('--until: must be later than --since');
+  return { companyId: values.company.toLowerCase(), since, until };
+}
+
+/**
+ * The entry point of `npm run events:replay -- --service <name> …` (and of `services/<name>/src/replay.ts`):
+ * prints one JSON line with how many events it replayed. Exit code 2 for a bad command line, 1 when the
+ * replay failed.
+ */
+export async function replayMain(
+  def: { name: string; db: Pick<DbDefinition, 'schema' | 'entities'> },
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return;
+  }
+  let args: ReplayArguments;
+  let config: ReturnType<typeof loadReplayConfig>;
+  try {
+    args = parseReplayArguments(def.name, argv);
+    config = loadReplayConfig(env);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : `${(err as Error).message}\n\n${USAGE}`;
+    console.error(`${def.name} replay: ${message}`);
+    process.exitCode = 2;
+    return;
+  }
+  const retentionCutoff = new Date(Date.now() - config.OUTBOX_RETENTION_HOURS * 3_600_000);
+  if (args.since < retentionCutoff) {
+    console.error(
+      `${def.name} replay: published events older than ${retentionCutoff.toISOString()} ` +
+        `(OUTBOX_RETENTION_HOURS=${config.OUTBOX_RETENTION_HOURS}) may already be deleted; those are not replayed`,
+    );
+  }
+  const schema = def.db.schema;
+  const orm = await createOrm({ url: config.DATABASE_URL, schema, entities: def.db.entities, migrations: [], poolMax: 2 });
+  let nc: Awaited<ReturnType<typeof connect>> | undefined;
+  try {
+    nc = await connect({ servers: config.NATS_URL.split(','), name: `${def.name}-replay`, timeout: 10_000 });
+    await ensureEventStream(await jetstreamManager(nc), config.NATS_STREAM, config.EVENT_SUBJECT_PREFIX);
+    const result = await replayEvents({
+      orm,
+      js: jetstream(nc),
+      schema,
+      subjectPrefix: config.EVENT_SUBJECT_PREFIX,
+      companyId: args.companyId,
+      since: args.since,
+      until: args.until,
+    });
+    console.log(
+      JSON.stringify({
+        service: def.name,
+        company_id: args.companyId,
+        since: args.since.toISOString(),
+        until: args.until.toISOString(),
+        run_id: result.runId,
+        replayed: result.replayed,
+        unpublished: result.unpublished,
+        msg: `replayed ${result.replayed} events`,
+      }),
+    );
+  } catch (err) {
+    console.error(`${def.name} replay failed: ${(err as Error).message}`);
+    process.exitCode = 1;
+  } finally {
+    await nc?.close().catch(() => undefined);
+    await orm.close(true);
+  }
+}
+
+function loadReplayConfig(env: NodeJS.ProcessEnv) {
+  return loadConfig(
+    serviceConfigSchema.pick({
+      DATABASE_URL: true,
+      NATS_URL: true,
+      NATS_STREAM: true,
+      EVENT_SUBJECT_PREFIX: true,
+      OUTBOX_RETENTION_HOURS: true,
+    }),
+    env,
+  );
+}

@@ -1,0 +1,44 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** The exact body bytes. */
+  raw: Buffer;
+  body: any;
+}
+
+/**
+ * A webhook receiver on loopback that records every request and answers with the status `answer` gives.
+ * `url(path)` is the address of a path on it.
+ */
+export async function startReceiver(answer: (r: ReceivedRequest) => number | Promise<number> = () => 200) {
+  const received: ReceivedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      let body: any;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      const r: ReceivedRequest = { path: req.url ?? '', headers: req.headers, raw, body };
+      received.push(r);
+      res.writeHead(await answer(r)).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    received,
+    url: (path = '/') => `${base}${path.startsWith('/') ? path : `/${path}`}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
