@@ -3,6 +3,7 @@ import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } f
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
 import { Lead, LeadView } from './leads/lead.entity.js';
+import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
 
@@ -27,6 +28,7 @@ export const dbDefinition: DbDefinition = {
     Organization,
     Lead,
     LeadView,
+    MarketingAcquisition,
   ],
   migrations,
 };

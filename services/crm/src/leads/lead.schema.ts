@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { marketingBody } from '../marketing/marketing.schema.js';
 import { MEASUREMENT_CONSENTS } from './lead.entity.js';
 
 /**
@@ -12,6 +13,10 @@ export const createLeadBody = z.strictObject({
   quality_rating: z.number().int().min(1, 'must be an integer from 1 to 5').max(5, 'must be an integer from 1 to 5').optional(),
   visibility: z.union([z.literal(0), z.literal(1)], { message: 'must be 0 or 1' }).optional(),
   measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
+  /** The marketing tracking object; null is the same as not sending it. */
+  marketing: marketingBody.nullable().optional(),
+  /** The only manual origin: a lead source of the company (else 400). */
+  crm_lead_source_id: z.uuid('must be a UUID').nullable().optional(),
 });
 export type CreateLeadBody = z.infer<typeof createLeadBody>;
 

@@ -1,6 +1,8 @@
 import type { EntityManager } from '@svc/platform/db/orm';
 import { User } from '../companies/company.entity.js';
 import { iso } from '../companies/company.views.js';
+import { type LeadMarketing, loadLeadMarketing } from '../marketing/acquisition.service.js';
+import { effectiveLeadSourceId, leadSourceSummary, marketingLeadSourceView } from '../marketing/acquisition.view.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { Lead, MeasurementConsent } from './lead.entity.js';
 
@@ -16,25 +18,37 @@ export interface LeadRelations {
   pipeline?: Pipeline;
   pipelineStages: Stage[];
   users: Map<string, User>;
+  marketing: LeadMarketing;
 }
 
 export async function loadLeadRelations(em: EntityManager, lead: Lead): Promise<LeadRelations> {
   const stages = await em.find(Stage, { companyId: lead.companyId, pipelineId: lead.pipelineId }, { orderBy: { position: 'asc' } });
   const pipeline = await em.findOne(Pipeline, { id: lead.pipelineId, companyId: lead.companyId });
   const users = await em.find(User, { companyId: lead.companyId, id: { $in: [...new Set([lead.responsibleId, lead.createdById])] } });
+  const marketing = await loadLeadMarketing(em, lead);
   return {
     stage: stages.find((s) => s.id === lead.stageId),
     pipeline: pipeline ?? undefined,
     pipelineStages: stages,
     users: new Map(users.map((u) => [u.id, u])),
+    marketing,
   };
 }
 
 /**
- * The consent shown for a lead: its canonical value, else the decision of the latest active acquisition
- * snapshot (marketing acquisitions arrive with the leads issue), else UNSPECIFIED.
+ * The consent shown for a lead (spec "Measurement consent"): its canonical value; for a historical lead
+ * without one, the decision of the most recent active acquisition snapshot that has one (a snapshot without
+ * a decision does not shadow an older decision); else UNSPECIFIED. Nothing is written back.
  */
-export const effectiveConsent = (lead: Lead): MeasurementConsent => (lead.measurementConsent as MeasurementConsent | null) ?? 'UNSPECIFIED';
+export const effectiveConsent = (
+  lead: Pick<Lead, 'measurementConsent'>,
+  marketing: Pick<LeadMarketing, 'latestDecision'>,
+): MeasurementConsent => (lead.measurementConsent as MeasurementConsent | null) ?? marketing.latestDecision ?? 'UNSPECIFIED';
+
+const leadSourceOf = (lead: Lead, m: LeadMarketing) => {
+  const id = effectiveLeadSourceId(lead.leadSourceId, m.latest);
+  return id ? m.leadSources.get(id) : null;
+};
 
 /**
  * LeadSnapshot of the spec's Lead payloads: what events carry and the base of the GET detail. Fields
@@ -49,7 +63,7 @@ export function leadSnapshot(lead: Lead, rel: LeadRelations) {
     updated_at: lead.updatedAt.toISOString(),
     status: lead.status,
     value: lead.value ?? null,
-    measurement_consent: effectiveConsent(lead),
+    measurement_consent: effectiveConsent(lead, rel.marketing),
     visibility: lead.visibility,
     negotiation_mode: null,
     quality_rating: lead.qualityRating,
@@ -72,8 +86,8 @@ export function leadSnapshot(lead: Lead, rel: LeadRelations) {
     responsible: userSummary(rel.users.get(lead.responsibleId)),
     created_by: userSummary(rel.users.get(lead.createdById)),
     stage: stageSummary(rel.stage, rel.pipeline),
-    lead_source: null,
-    marketing_lead_source: null,
+    lead_source: leadSourceSummary(leadSourceOf(lead, rel.marketing)),
+    marketing_lead_source: marketingLeadSourceView(rel.marketing.latest, rel.marketing.leadSources),
     participants: [],
     partners: [],
     organization: null,

@@ -1,0 +1,46 @@
+import type { LeadSource } from '../catalog/catalog.entity.js';
+import type { MeasurementConsent } from '../leads/lead.entity.js';
+import type { MarketingAcquisition } from './acquisition.entity.js';
+
+/** `lead_source` of the lead detail and LeadSnapshot: `{id, name, logo}`. */
+export const leadSourceSummary = (s: LeadSource | null | undefined) => (s ? { id: s.id, name: s.name, logo: s.logo } : null);
+
+/** The effective origin: the one of the most recent active acquisition, otherwise the one stored on the lead. */
+export const effectiveLeadSourceId = (
+  storedLeadSourceId: string | null | undefined,
+  latest: Pick<MarketingAcquisition, 'leadSourceId'> | null,
+): string | null => latest?.leadSourceId ?? storedLeadSourceId ?? null;
+
+/**
+ * `marketing_lead_source`: the latest active acquisition snapshot with exactly the contract's fields. Our
+ * svc_* fields carry the contract's names (svc_campaign is `campaing_name`, spelled as in the contract); fields
+ * no input feeds yet (source_url, headline, ad_body, media_type, ads_clid_id, fbc, fbp, creative id and uri)
+ * are null.
+ */
+export function marketingLeadSourceView(a: MarketingAcquisition | null, leadSources: Map<string, LeadSource>) {
+  if (!a) return null;
+  return {
+    id: a.id,
+    utm_search_term: a.utmSearchTerm,
+    utm_medium: a.utmMedium,
+    lead_source: leadSourceSummary(a.leadSourceId ? leadSources.get(a.leadSourceId) : null),
+    url_conversion: a.urlConversion,
+    campaing_name: a.svcCampaign,
+    ad_set_name: a.svcAdSet,
+    content_name: a.svcContent,
+    displayed_on_name: a.svcDisplayedOn,
+    conversion_tool_name: a.svcConversionTool,
+    creative: a.svcCreative ? { id: null, value: a.svcCreative, creative_uri: null } : null,
+    source_url: null,
+    headline: null,
+    ad_body: null,
+    media_type: null,
+    ads_clid_id: null,
+    gclid: a.gclid,
+    fbclid: a.fbclid,
+    fbc: null,
+    fbp: null,
+    conversion_url_full: a.conversionUrlFull,
+    measurement_consent: (a.measurementConsent as MeasurementConsent | null) ?? null,
+  };
+}

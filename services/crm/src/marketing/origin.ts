@@ -1,0 +1,55 @@
+import type { EntityManager } from '@svc/platform/db/orm';
+import { invalid, isUuid } from '@svc/platform/errors';
+import { v7 as uuidv7 } from 'uuid';
+import { LeadSource, Tracker } from '../catalog/catalog.entity.js';
+import { leadSourceNameFor } from './tracking.js';
+
+export interface OriginRequest {
+  /** `crm_lead_source_id` of the body: the only manual origin. */
+  crmLeadSourceId?: string | null | undefined;
+  /** The acquisition's svc_code (sent or read from the URL). */
+  svcCode?: string | null | undefined;
+  /** svc_source, else utm_source, of the acquisition. */
+  sourceName?: string | null | undefined;
+}
+
+export interface Origin {
+  leadSource: LeadSource | null;
+  /** The active tracker svc_code matched; linked to the acquisition even when crm_lead_source_id wins. */
+  tracker: Tracker | null;
+}
+
+/** `%`, `_` and `\` match themselves in an ILIKE pattern. */
+const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The company's lead source of this name, compared without letter case (the oldest when several match), or a
+ * new one. A transaction advisory lock per company and name makes concurrent creations share one row.
+ */
+export async function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
+  const name = leadSourceNameFor(sourceName);
+  await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`lead_source:${companyId}:${name.toLowerCase()}`]);
+  const found = await em.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } });
+  if (found) return found;
+  const created = em.create(LeadSource, { id: uuidv7(), companyId, name, logo: null });
+  await em.flush();
+  return created;
+}
+
+/**
+ * Origin resolution (POST /leads rule 2): crm_lead_source_id when sent (a 400 when it is not one of the
+ * company's); else the lead source of the active tracker svc_code names; else the source name finds or
+ * creates one ("IG" in any case is Instagram); else none.
+ */
+export async function resolveOrigin(em: EntityManager, companyId: string, request: OriginRequest): Promise<Origin> {
+  let manual: LeadSource | null = null;
+  if (request.crmLeadSourceId) {
+    manual = isUuid(request.crmLeadSourceId) ? await em.findOne(LeadSource, { id: request.crmLeadSourceId, companyId }) : null;
+    if (!manual) throw invalid('crm_lead_source_id: no such lead source in the company');
+  }
+  const tracker = request.svcCode ? await em.findOne(Tracker, { companyId, code: request.svcCode, active: true }) : null;
+  if (manual) return { leadSource: manual, tracker };
+  if (tracker) return { leadSource: await em.findOneOrFail(LeadSource, { id: tracker.leadSourceId, companyId }), tracker };
+  if (request.sourceName) return { leadSource: await findOrCreateLeadSource(em, companyId, request.sourceName), tracker: null };
+  return { leadSource: null, tracker: null };
+}
