@@ -1,31 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { credentials, loadPackageDefinition } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { dbDefinition } from '@svc/crm';
-import { callUnary } from '@svc/platform/grpc/server';
-import { createTestDatabase, randomSuffix, TEST_NATS_URL, type TestDatabase } from '@svc/platform/testing';
-import { OpsServiceClient } from '@svc/proto/platform/v1/ops';
+import type { TestDatabase } from '@svc/platform/testing';
+import { serviceTestEnv } from '@svc/platform/testing-suite';
 import { expect } from 'chai';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { type Child, loggedPort, spawnEntry, waitReady } from '../support/processes.js';
 
-describe('a service process: config, migrations, health, metrics, gRPC health, graceful shutdown', () => {
+/** What only a real process shows: start-up config errors, the migration entry point, JSON logs, SIGTERM. */
+describe('a service process: config errors, migration job, logs, graceful shutdown', () => {
   let db: TestDatabase;
   let env: Record<string, string>;
 
   before(async () => {
-    db = await createTestDatabase();
-    const run = randomSuffix();
-    env = {
-      DATABASE_URL: db.url,
-      NATS_URL: TEST_NATS_URL,
-      NATS_STREAM: `T_${run}`,
-      EVENT_SUBJECT_PREFIX: `t${run}`,
-      IDENTITY_TOKEN_SECRET: randomBytes(32).toString('hex'),
-      HTTP_PORT: '0',
-      GRPC_PORT: '0',
-      LOG_LEVEL: 'info',
-    };
+    ({ db, env } = await serviceTestEnv({ LOG_LEVEL: 'info' }));
   });
   after(() => db?.drop());
 
@@ -53,11 +38,9 @@ describe('a service process: config, migrations, health, metrics, gRPC health, g
   describe('running', () => {
     let crm: Child;
     let url: string;
-    let grpcPort: number;
     before(async () => {
       crm = spawnEntry('services/crm/src/main.ts', env);
       url = `http://127.0.0.1:${await loggedPort(crm, 'httpPort')}`;
-      grpcPort = await loggedPort(crm, 'grpcPort' as 'port');
       await waitReady(url);
     });
     after(() => crm?.stop('SIGKILL'));
@@ -68,22 +51,6 @@ describe('a service process: config, migrations, health, metrics, gRPC health, g
       expect(ready).to.deep.equal({ status: 'ready', checks: { postgres: 'ok', nats: 'ok' } });
       const metrics = await (await fetch(`${url}/metrics`)).text();
       expect(metrics).to.contain('http_request_duration_seconds').and.contain('outbox_published_total').and.contain('service="crm"');
-    });
-
-    it('serves grpc.health.v1 and the shared OpsService', async () => {
-      const pkg = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as any;
-      const health = new pkg.grpc.health.v1.Health(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
-      const res = await new Promise<{ status: string }>((resolve, reject) =>
-        health.check({ service: '' }, { deadline: new Date(Date.now() + 2000) }, (err: Error | null, r: { status: string }) =>
-          err ? reject(err) : resolve(r),
-        ),
-      );
-      expect(res.status).to.equal('SERVING');
-      health.close();
-      const ops = new OpsServiceClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
-      const status = await callUnary(ops, ops.getOutboxStatus, {});
-      expect(status).to.include({ service: 'crm', pending: 0, oldest_pending_age_ms: 0 });
-      ops.close();
     });
 
     it('writes structured JSON logs', () => {
