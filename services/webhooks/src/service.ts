@@ -91,8 +91,8 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
         webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations),
       );
     },
-  workers: async (ctx, { crm, subscriptions, sender, dispatcher }) => {
-    const consumer = new EventConsumer(ctx, crm, subscriptions, () => dispatcher.wake());
+  workers: async (ctx, { crm, sender, dispatcher }) => {
+    const consumer = new EventConsumer(ctx, crm, () => dispatcher.wake());
     dispatcher.start();
     await consumer.start();
     return async () => {

@@ -67,6 +67,8 @@ export class OutboxRelay {
   private running = false;
   private stopping = false;
   private wake: (() => void) | undefined;
+  /** A notification that came while a batch was being published: the next wait returns at once. */
+  private notified = false;
   private listener: pg.Client | undefined;
   private loop: Promise<void> | undefined;
   private pruning: Promise<void> | undefined;
@@ -95,7 +97,10 @@ export class OutboxRelay {
 
   private async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.o.databaseUrl });
-    client.on('notification', () => this.wake?.());
+    client.on('notification', () => {
+      this.notified = true;
+      this.wake?.();
+    });
     client.on('error', (err) => {
       this.o.logger.warn({ err: err.message }, 'outbox listener lost its connection; relying on sweeps until it is back');
       this.listener = undefined;
@@ -116,6 +121,7 @@ export class OutboxRelay {
     const idle = this.o.idleSweepMs ?? 1000;
     let backoff = 100;
     while (this.running) {
+      this.notified = false;
       try {
         const n = await this.drainOnce();
         backoff = 100;
@@ -126,6 +132,7 @@ export class OutboxRelay {
         backoff = Math.min(backoff * 2, 5000);
         continue;
       }
+      if (this.notified) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, idle);
         this.wake = () => {
@@ -137,16 +144,27 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes one batch; returns how many rows it published. */
+  /**
+   * Publishes one batch; returns how many rows it published. Straight on the `pg` pool under MikroORM, with
+   * named (prepared) statements: this runs once per notified commit, so parsing and planning the same two
+   * statements every time, and MikroORM's inlining of every value, cost more than the work.
+   */
   async drainOnce(): Promise<number> {
-    const em = this.o.orm.em.fork();
-    return em.transactional(async (tx) => {
-      const rows = await tx.execute<OutboxRow[]>(
-        `select id, company_id, event_key, payload, occurred_at from "${this.o.schema}".outbox
-          where published_at is null order by id limit ? for update skip locked`,
-        [this.o.batchSize ?? 500],
-      );
-      if (!rows.length) return 0;
+    const pool = await (this.o.orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query('begin');
+      const { rows } = await client.query<OutboxRow>({
+        name: `outbox-relay-claim-${this.o.schema}`,
+        text: `select id, company_id, event_key, payload, occurred_at from "${this.o.schema}".outbox
+                where published_at is null order by id limit $1 for update skip locked`,
+        values: [this.o.batchSize ?? 500],
+      });
+      if (!rows.length) {
+        await client.query('commit');
+        return 0;
+      }
       await Promise.all(
         rows.map((row) =>
           this.o.js.publish(`${this.o.subjectPrefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), {
@@ -155,11 +173,23 @@ export class OutboxRelay {
           }),
         ),
       );
-      await tx.execute(`update "${this.o.schema}".outbox set published_at = now() where id in (?)`, [rows.map((r) => r.id)]);
+      await client.query({
+        name: `outbox-relay-mark-${this.o.schema}`,
+        text: `update "${this.o.schema}".outbox set published_at = now() where id = any($1::uuid[])`,
+        values: [rows.map((r) => r.id)],
+      });
+      await client.query('commit');
       this.publishedTotal += rows.length;
       this.o.metrics.outboxPublished.inc(rows.length);
       return rows.length;
-    });
+    } catch (err) {
+      await client.query('rollback').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+    }
   }
 
   private async pruneLoop(): Promise<void> {

@@ -5,23 +5,47 @@ import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import { v7 as uuidv7 } from 'uuid';
-import type { SubscriptionService } from '../subscriptions/subscription.service.js';
+import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
+import { nativePool } from './db.js';
+import type { CapturedConfig } from './delivery.entity.js';
 
 export const CONSUMER_NAME = 'webhooks';
 
+/** The columns of a subscription that a delivery captures. */
+interface SubscriptionRow {
+  id: string;
+  company_id: string;
+  url: string;
+  events: string[];
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  headers: Record<string, string>;
+  auth: WebhookAuth | null;
+  max_retries: number;
+}
+
+/** Messages handled together at most (one subscription query and one insert statement per batch). */
+const BATCH = 500;
+/** Deliveries per insert statement (9 parameters each). */
+const INSERT_ROWS = 2000;
+
 /**
  * Turns each event on JetStream into one durable delivery per matching subscription, capturing the URL,
- * configuration and envelope at that moment. The message is acked only after the deliveries are
- * committed; a redelivered message inserts nothing new (unique subscription + event id).
+ * configuration and envelope at that moment. The messages that arrived meanwhile are handled together:
+ * their companies are looked up once each, their subscriptions in one query and all their deliveries are
+ * inserted in one statement; each message is acked only after its deliveries are committed. A redelivered
+ * message inserts nothing new (unique subscription + event id).
  */
 export class EventConsumer {
   private messages: ConsumerMessages | undefined;
   private loop: Promise<void> | undefined;
+  private pending: JsMsg[] = [];
+  private handling: Promise<void> | undefined;
 
   constructor(
     private readonly ctx: ServiceContext,
     private readonly crm: CrmPeer,
-    private readonly subscriptions: SubscriptionService,
     private readonly onDeliveries: () => void,
   ) {}
 
@@ -41,9 +65,15 @@ export class EventConsumer {
       });
     }
     const consumer = await js.consumers.get(stream, CONSUMER_NAME);
-    this.messages = await consumer.consume({ max_messages: 500 });
+    this.messages = await consumer.consume({ max_messages: BATCH });
     this.loop = (async () => {
-      for await (const msg of this.messages!) await this.handle(msg);
+      for await (const msg of this.messages!) {
+        this.pending.push(msg);
+        this.handling ??= this.handleAll();
+        // Back-pressure: stop pulling while a full batch waits.
+        if (this.pending.length >= BATCH) await this.handling;
+      }
+      await this.handling;
     })();
   }
 
@@ -52,68 +82,130 @@ export class EventConsumer {
     await this.loop?.catch(() => undefined);
   }
 
-  private async handle(msg: JsMsg): Promise<void> {
-    let event: EventMessage;
-    try {
-      event = msg.json<EventMessage>();
-    } catch {
-      this.ctx.logger.error({ subject: msg.subject }, 'dropping a malformed event');
-      msg.term();
-      return;
+  /** Handles the waiting messages, batch after batch, until none is left (then the next message starts it again). */
+  private async handleAll(): Promise<void> {
+    // Let the messages that arrived together join the batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    for (;;) {
+      // Checked and cleared in the same tick as the loop above pushes, so no message is left waiting.
+      if (!this.pending.length) {
+        this.handling = undefined;
+        return;
+      }
+      try {
+        await this.handle(this.pending.splice(0, BATCH));
+      } catch (err) {
+        // Unacked messages are redelivered after ack_wait.
+        this.ctx.logger.error({ err: (err as Error).message }, 'could not handle a batch of events');
+      }
     }
-    try {
-      const created = await this.issue(event);
-      msg.ack();
-      if (created) this.onDeliveries();
-    } catch (err) {
-      this.ctx.logger.warn({ err: (err as Error).message, event_id: event.event_id }, 'could not issue deliveries; will retry');
-      msg.nak(1000);
+  }
+
+  private async handle(msgs: JsMsg[]): Promise<void> {
+    const events: { msg: JsMsg; event: EventMessage }[] = [];
+    for (const msg of msgs) {
+      try {
+        events.push({ msg, event: msg.json<EventMessage>() });
+      } catch {
+        this.ctx.logger.error({ subject: msg.subject }, 'dropping a malformed event');
+        msg.term();
+      }
     }
+    if (!events.length) return;
+    const { issued, failed } = await this.issueAll(events.map((e) => e.event)).catch((err: Error) => ({
+      issued: -1,
+      failed: new Map(events.map((e) => [e.event, err])),
+    }));
+    for (const { msg, event } of events) {
+      const err = failed.get(event);
+      if (!err) msg.ack();
+      else {
+        this.ctx.logger.warn({ err: err.message, event_id: event.event_id }, 'could not issue deliveries; will retry');
+        msg.nak(1000);
+      }
+    }
+    if (issued > 0) this.onDeliveries();
   }
 
   /** Stores the deliveries of one event; returns how many were new. */
   async issue(event: EventMessage): Promise<number> {
-    let company: Company;
-    try {
-      company = await this.crm.getCompany(event.company_id);
-    } catch (err) {
-      if (err instanceof AppError && err.kind === 'not_found') return 0;
-      throw err;
-    }
-    // Events are issued only while the company's plan is valid; outside it they are never queued.
-    if (!planValidAt(company, new Date(event.occurred_at))) return 0;
-    const em = this.ctx.orm.em.fork();
-    const subs = await this.subscriptions.matching(em, event.company_id, event.event_key);
-    if (!subs.length) return 0;
-    const body = JSON.stringify({ event_id: event.event_id, event_key: event.event_key, payload: event.payload });
-    const now = new Date();
-    const rows = subs.map((s) => [
-      uuidv7(),
-      s.companyId,
-      s.id,
-      event.event_id,
-      event.event_key,
-      s.url,
-      JSON.stringify({
-        secret: s.secret,
-        previousSecret: s.previousSecret ?? null,
-        previousSecretExpiresAt: s.previousSecretExpiresAt?.toISOString() ?? null,
-        headers: s.headers,
-        auth: s.auth,
+    const { issued, failed } = await this.issueAll([event]);
+    const err = failed.get(event);
+    if (err) throw err;
+    return issued;
+  }
+
+  /**
+   * Stores the deliveries of these events in one statement; returns how many were new, and the events that
+   * could not be issued (their company could not be looked up), which get nothing now and are retried.
+   */
+  async issueAll(events: EventMessage[]): Promise<{ issued: number; failed: Map<EventMessage, Error> }> {
+    const failed = new Map<EventMessage, Error>();
+    const companies = new Map<string, Company | null | Error>();
+    await Promise.all(
+      [...new Set(events.map((e) => e.company_id))].map(async (id) => {
+        try {
+          companies.set(id, await this.crm.getCompany(id));
+        } catch (err) {
+          companies.set(id, err instanceof AppError && err.kind === 'not_found' ? null : (err as Error));
+        }
       }),
-      body,
-      s.maxRetries,
-      now,
-    ]);
-    const placeholders = rows.map(() => `(?, ?, ?, ?, ?, ?, ?::jsonb, ?, 'pending', 0, ?, ?, null, ?, ?, null)`).join(', ');
-    const params = rows.flatMap((r) => [...r.slice(0, 9), r[9], r[9], r[9]]);
-    const inserted = await em.execute<{ id: string }[]>(
-      `insert into deliveries (id, company_id, subscription_id, event_id, event_key, url, config, body, status, attempt_count,
-         max_retries, next_attempt_at, lease_until, created_at, updated_at, completed_at)
-       values ${placeholders}
-       on conflict (subscription_id, event_id) do nothing returning id`,
-      params,
     );
-    return inserted.length;
+    const issuable: EventMessage[] = [];
+    for (const event of events) {
+      const company = companies.get(event.company_id);
+      if (company instanceof Error) failed.set(event, company);
+      // Events are issued only while the company's plan is valid; outside it they are never queued.
+      else if (company && planValidAt(company, new Date(event.occurred_at))) issuable.push(event);
+    }
+    if (!issuable.length) return { issued: 0, failed };
+    const pool = await nativePool(this.ctx);
+    const { rows: subs } = await pool.query<SubscriptionRow>({
+      name: 'webhooks-issue-subscriptions',
+      text: `select id, company_id, url, events, secret, previous_secret, previous_secret_expires_at, headers, auth, max_retries
+         from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`,
+      values: [[...new Set(issuable.map((e) => e.company_id))]],
+    });
+    const subsOf = new Map<string, SubscriptionRow[]>();
+    for (const sub of subs) subsOf.set(sub.company_id, [...(subsOf.get(sub.company_id) ?? []), sub]);
+    const rows: unknown[][] = [];
+    for (const event of issuable) {
+      const matching = (subsOf.get(event.company_id) ?? []).filter((s) => s.events.includes(event.event_key));
+      if (!matching.length) continue;
+      const body = JSON.stringify({ event_id: event.event_id, event_key: event.event_key, payload: event.payload });
+      for (const s of matching) {
+        const config: CapturedConfig = {
+          secret: s.secret,
+          previousSecret: s.previous_secret ?? null,
+          previousSecretExpiresAt: s.previous_secret_expires_at ? new Date(s.previous_secret_expires_at).toISOString() : null,
+          headers: s.headers,
+          auth: s.auth,
+        };
+        rows.push([uuidv7(), s.company_id, s.id, event.event_id, event.event_key, s.url, JSON.stringify(config), body, s.max_retries]);
+      }
+    }
+    let issued = 0;
+    const now = new Date();
+    // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
+    // escaped element by element, bodies included); at most INSERT_ROWS rows per statement (Postgres takes at most
+    // 65535 parameters). Inserting again is harmless, so the message is acked only once all of them are in.
+    for (let from = 0; from < rows.length; from += INSERT_ROWS) {
+      const chunk = rows.slice(from, from + INSERT_ROWS);
+      const values = chunk.map((_, i) => {
+        const n = 1 + i * 9;
+        return `($${n + 1}::uuid, $${n + 2}::uuid, $${n + 3}::uuid, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb, $${n + 8}, 'pending', 0, $${n + 9}::int, $1::timestamptz, null, $1::timestamptz, $1::timestamptz, null)`;
+      });
+      const { rowCount } = await pool.query({
+        // Prepared for the small batches of a steady flow (planned once per connection and size).
+        name: chunk.length <= 8 ? `webhooks-issue-${chunk.length}` : undefined,
+        text: `insert into deliveries (id, company_id, subscription_id, event_id, event_key, url, config, body, status, attempt_count,
+           max_retries, next_attempt_at, lease_until, created_at, updated_at, completed_at)
+         values ${values.join(', ')}
+         on conflict (subscription_id, event_id) do nothing`,
+        values: [now, ...chunk.flat()],
+      });
+      issued += rowCount ?? 0;
+    }
+    return { issued, failed };
   }
 }

@@ -39,6 +39,9 @@ export const Delivery = defineEntity({
   indexes: [
     { name: 'deliveries_due_idx', properties: ['nextAttemptAt'] },
     { name: 'deliveries_subscription_created_idx', properties: ['subscriptionId', 'createdAt'] },
+    // The claim's per-subscription look-ups (partial, status = 'pending': see the migration).
+    { name: 'deliveries_pending_subscription_idx', properties: ['subscriptionId', 'nextAttemptAt', 'id'] },
+    { name: 'deliveries_leased_subscription_idx', properties: ['subscriptionId', 'leaseUntil'] },
   ],
 });
 export type Delivery = InferEntity<typeof Delivery>;

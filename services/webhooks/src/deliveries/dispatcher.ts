@@ -1,7 +1,8 @@
-import type { EntityManager } from '@svc/platform/db/orm';
 import type { ServiceContext } from '@svc/platform/service';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { Delivery, DeliveryAttempt } from './delivery.entity.js';
+import { inTransaction, nativePool } from './db.js';
+import type { Delivery } from './delivery.entity.js';
 import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, type WebhookSender } from './sender.js';
 
 // Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
@@ -34,16 +35,61 @@ export function shouldDisable(consecutiveFailures: number, failingSince: Date, n
   );
 }
 
+/** A finished attempt waiting to be recorded (with the others that finished meanwhile). */
+interface Finished {
+  delivery: Delivery;
+  result: AttemptResult;
+  at: Date;
+  done: () => void;
+}
+
+/** A finished attempt that ended its delivery (succeeded or failed for good). */
+type Ended = Finished & { succeeded: boolean };
+
+/** Rows per statement when recording, so no statement grows without bound. */
+const RECORD_BATCH = 500;
+
+/** A claimed row (raw, `returning d.*`) as a Delivery. */
+function toDelivery(r: Record<string, unknown>): Delivery {
+  const date = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
+  return {
+    id: r.id as string,
+    companyId: r.company_id as string,
+    subscriptionId: r.subscription_id as string,
+    eventId: r.event_id as string,
+    eventKey: r.event_key as string,
+    url: r.url as string,
+    config: (typeof r.config === 'string' ? JSON.parse(r.config) : r.config) as Delivery['config'],
+    body: r.body as string,
+    status: r.status as string,
+    attemptCount: Number(r.attempt_count),
+    maxRetries: Number(r.max_retries),
+    nextAttemptAt: date(r.next_attempt_at),
+    leaseUntil: date(r.lease_until),
+    createdAt: date(r.created_at) as Date,
+    updatedAt: date(r.updated_at) as Date,
+    completedAt: date(r.completed_at),
+  } as Delivery;
+}
+
 /**
  * Sends due deliveries from Postgres. A delivery is leased while it is in flight, so a crashed process
- * only delays it until the lease runs out; the result and the attempt are committed together.
+ * only delays it until the lease runs out. The attempts that finished meanwhile are recorded together:
+ * one transaction holds their attempt rows, their results and the subscriptions' health counters, so a
+ * delivery's result and attempt are always committed together (and a failed transaction leaves them all
+ * leased, to be sent again when the lease runs out: at least once, never lost).
  */
 export class Dispatcher {
   private running = false;
+  /** Deliveries this process holds a lease on: claimed and not yet recorded. */
   private inflight = 0;
   private wakeUp: (() => void) | undefined;
+  /** A wake that came while the loop was not waiting (claiming): the next wait returns at once. */
+  private woken = false;
   private loop: Promise<void> | undefined;
   private readonly sends = new Set<Promise<void>>();
+  private finished: Finished[] = [];
+  private recording: Promise<void> | undefined;
 
   constructor(
     private readonly ctx: ServiceContext,
@@ -57,6 +103,7 @@ export class Dispatcher {
   }
 
   wake(): void {
+    this.woken = true;
     this.wakeUp?.();
   }
 
@@ -69,6 +116,7 @@ export class Dispatcher {
 
   private async run(): Promise<void> {
     while (this.running) {
+      this.woken = false;
       const free = this.o.concurrency - this.inflight;
       let claimed: Delivery[] = [];
       if (free > 0) {
@@ -80,6 +128,7 @@ export class Dispatcher {
       }
       for (const d of claimed) this.track(this.send(d));
       if (claimed.length && claimed.length === free) continue;
+      if (this.woken && this.running) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.o.idlePollMs ?? 500);
         this.wakeUp = () => {
@@ -108,110 +157,168 @@ export class Dispatcher {
    * previous claims committed.
    */
   private async claim(limit: number): Promise<Delivery[]> {
-    return this.ctx.orm.em.fork().transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`${this.ctx.schema}:claim-deliveries`]);
-      const rows = await tx.execute<Record<string, unknown>[]>(
-        `with in_flight as (
-           select subscription_id, count(*) as n from deliveries
-            where status = 'pending' and lease_until >= now()
-            group by subscription_id),
-         due as (
-           select id, subscription_id, next_attempt_at,
-                  row_number() over (partition by subscription_id order by next_attempt_at, id) as rank
-             from deliveries
-            where status = 'pending' and next_attempt_at <= now() and (lease_until is null or lease_until < now())),
-         chosen as (
-           select due.id from due left join in_flight using (subscription_id)
-            where due.rank <= ? - coalesce(in_flight.n, 0)
-            order by due.next_attempt_at, due.id limit ?)
-         update deliveries d set lease_until = now() + make_interval(secs => ?)
-           from chosen where d.id = chosen.id
-         returning d.*`,
-        [this.o.perSubscription, limit, LEASE_MS / 1000],
-      );
-      return rows.map((r) => tx.map(Delivery, r));
+    // claim_deliveries (migration 20261122065950) takes the advisory lock, then, per subscription that has pending
+    // deliveries (a skip scan of deliveries_pending_subscription_idx), counts its unexpired leases
+    // (deliveries_leased_subscription_idx) and takes that many fewer than the limit of its oldest due deliveries;
+    // of all those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the
+    // backlog. One statement: one round trip, its own transaction (the lock is held until it commits), and a
+    // plan Postgres keeps per connection.
+    const pool = await nativePool(this.ctx);
+    const { rows } = await pool.query({
+      name: 'webhooks-claim-deliveries',
+      text: 'select * from claim_deliveries($1, $2, $3)',
+      values: [this.o.perSubscription, limit, LEASE_MS / 1000],
+    });
+    return rows.map(toDelivery);
+  }
+
+  /** One attempt; resolves once its result is recorded (or could not be: the lease then runs out). */
+  private async send(delivery: Delivery): Promise<void> {
+    const result = await this.sender.attempt(delivery);
+    await new Promise<void>((done) => {
+      this.finished.push({ delivery, result, at: new Date(), done });
+      this.recording ??= this.recordAll();
     });
   }
 
-  private async send(delivery: Delivery): Promise<void> {
-    const result = await this.sender.attempt(delivery);
-    try {
-      await this.record(delivery, result);
-    } catch (err) {
-      // The lease runs out and the delivery is sent again: at least once, never lost.
-      this.ctx.logger.error({ err: (err as Error).message, delivery: delivery.id }, 'could not record an attempt');
+  /** Records the finished attempts, batch after batch, until none is waiting. */
+  private async recordAll(): Promise<void> {
+    for (;;) {
+      // Checked and cleared in the same tick as send() pushes, so no finished attempt is left waiting.
+      if (!this.finished.length) {
+        this.recording = undefined;
+        return;
+      }
+      const batch = this.finished.splice(0, RECORD_BATCH);
+      try {
+        await this.record(batch);
+      } catch (err) {
+        // The leases run out and the deliveries are sent again: at least once, never lost.
+        this.ctx.logger.error({ err: (err as Error).message, deliveries: batch.map((f) => f.delivery.id) }, 'could not record attempts');
+      }
+      for (const f of batch) f.done();
     }
   }
 
-  private async record(delivery: Delivery, result: AttemptResult): Promise<void> {
-    const em = this.ctx.orm.em.fork();
-    const now = new Date();
-    const attempts = delivery.attemptCount + 1;
-    let status: Delivery['status'] = 'pending';
-    let nextAttemptAt: Date | null = null;
-    if (result.outcome === 'succeeded') status = 'succeeded';
-    else if (result.outcome === 'failed' || attempts > delivery.maxRetries) status = 'failed';
-    else
-      nextAttemptAt = new Date(
-        now.getTime() + nextWaitMs(attempts, result.retryAfterSeconds, Math.random, this.o.retryBaseMs ?? RETRY_BASE_MS),
+  /** The attempt rows, the deliveries' results and the health of their subscriptions, in one transaction. */
+  private async record(batch: Finished[]): Promise<void> {
+    const columns: unknown[][] = Array.from({ length: 11 }, () => []);
+    const push = (...values: unknown[]) => {
+      for (const [i, v] of values.entries()) columns[i]!.push(v);
+    };
+    /** Per subscription, its deliveries that ended, in the order they finished. */
+    const ended = new Map<string, Ended[]>();
+    for (const f of batch) {
+      const { delivery, result, at } = f;
+      const attemptCount = delivery.attemptCount + 1;
+      let status: Delivery['status'] = 'pending';
+      let nextAttemptAt: Date | null = null;
+      if (result.outcome === 'succeeded') status = 'succeeded';
+      else if (result.outcome === 'failed' || attemptCount > delivery.maxRetries) status = 'failed';
+      else
+        nextAttemptAt = new Date(
+          at.getTime() + nextWaitMs(attemptCount, result.retryAfterSeconds, Math.random, this.o.retryBaseMs ?? RETRY_BASE_MS),
+        );
+      push(
+        uuidv7(),
+        delivery.companyId,
+        delivery.id,
+        at,
+        result.statusCode,
+        result.error,
+        result.durationMs,
+        status,
+        attemptCount,
+        nextAttemptAt,
+        status === 'pending' ? null : at,
       );
-    await em.transactional(async (tx) => {
-      tx.create(DeliveryAttempt, {
-        id: uuidv7(),
-        companyId: delivery.companyId,
-        deliveryId: delivery.id,
-        at: now,
-        statusCode: result.statusCode,
-        error: result.error,
-        durationMs: result.durationMs,
-      });
-      await tx.nativeUpdate(
-        Delivery,
-        { id: delivery.id },
-        {
-          status,
-          attemptCount: attempts,
-          nextAttemptAt,
-          leaseUntil: null,
-          updatedAt: now,
-          completedAt: status === 'pending' ? null : now,
-        },
-      );
-      if (status !== 'pending') await this.recordHealth(tx, delivery, status === 'succeeded', result, now);
+      if (status !== 'pending') {
+        const list = ended.get(delivery.subscriptionId) ?? [];
+        list.push({ ...f, succeeded: status === 'succeeded' });
+        ended.set(delivery.subscriptionId, list);
+      }
+    }
+    // Subscriptions whose ended deliveries in this batch all succeeded: reset their run, in the same statement.
+    const onlySucceeded = [...ended].filter(([, list]) => list.every((e) => e.succeeded));
+    const withFailures = [...ended].filter(([, list]) => !list.every((e) => e.succeeded));
+    const statement = {
+      name: 'webhooks-record-attempts',
+      text: `with v as (
+               select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::int[], $6::text[], $7::int[],
+                                    $8::text[], $9::int[], $10::timestamptz[], $11::timestamptz[])
+                 as v(attempt_id, company_id, delivery_id, at, status_code, error, duration_ms,
+                      status, attempt_count, next_attempt_at, completed_at)),
+             attempts as (
+               insert into delivery_attempts (id, company_id, delivery_id, at, status_code, error, duration_ms)
+               select attempt_id, company_id, delivery_id, at, status_code, error, duration_ms from v),
+             health as (
+               -- Most successes change nothing; the condition keeps the subscription row free of writes.
+               update subscriptions set consecutive_failures = 0, failing_since = null
+                where id = any($12::uuid[]) and (consecutive_failures <> 0 or failing_since is not null))
+           update deliveries d
+              set status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_until = null,
+                  updated_at = v.at, completed_at = v.completed_at
+             from v where d.id = v.delivery_id`,
+      values: [...columns, onlySucceeded.map(([id]) => id)],
+    };
+    const pool = await nativePool(this.ctx);
+    // One statement is one transaction: attempts, results and health counters commit together.
+    if (!withFailures.length) {
+      await pool.query(statement);
+      return;
+    }
+    await inTransaction(pool, async (client) => {
+      await client.query(statement);
+      for (const [subscriptionId, list] of withFailures) await this.recordHealth(client, subscriptionId, list);
     });
   }
 
   /**
    * The subscription's run of deliveries that ended failed: any success ends it; a long enough run disables
-   * the subscription (new events stop being issued to it until an operator re-enables it).
+   * the subscription (new events stop being issued to it until an operator re-enables it). `ended` are this
+   * batch's deliveries of the subscription that ended, in the order they finished.
    */
-  private async recordHealth(tx: EntityManager, delivery: Delivery, succeeded: boolean, result: AttemptResult, now: Date): Promise<void> {
-    if (succeeded) {
+  private async recordHealth(client: PoolClient, subscriptionId: string, ended: (Finished & { succeeded: boolean })[]): Promise<void> {
+    let lastSuccess = -1;
+    ended.forEach((e, i) => {
+      if (e.succeeded) lastSuccess = i;
+    });
+    const failures = ended.slice(lastSuccess + 1);
+    if (!failures.length) {
       // Most successes change nothing; skipping the write keeps the subscription row free of contention.
-      await tx.execute(
-        'update subscriptions set consecutive_failures = 0, failing_since = null where id = ? and (consecutive_failures <> 0 or failing_since is not null)',
-        [delivery.subscriptionId],
+      await client.query(
+        'update subscriptions set consecutive_failures = 0, failing_since = null where id = $1 and (consecutive_failures <> 0 or failing_since is not null)',
+        [subscriptionId],
       );
       return;
     }
-    const [run] = await tx.execute<{ consecutive_failures: number; failing_since: Date; active: boolean; deleted_at: Date | null }[]>(
-      `update subscriptions set consecutive_failures = consecutive_failures + 1, failing_since = coalesce(failing_since, ?)
-        where id = ? returning consecutive_failures, failing_since, active, deleted_at`,
-      [now, delivery.subscriptionId],
+    const first = failures[0]!;
+    const last = failures[failures.length - 1]!;
+    // After a success in this batch the run starts again with these failures; otherwise they extend it.
+    const {
+      rows: [run],
+    } = await client.query<{ consecutive_failures: number; failing_since: Date; active: boolean; deleted_at: Date | null }>(
+      lastSuccess >= 0
+        ? `update subscriptions set consecutive_failures = $1, failing_since = $2
+            where id = $3 returning consecutive_failures, failing_since, active, deleted_at`
+        : `update subscriptions set consecutive_failures = consecutive_failures + $1, failing_since = coalesce(failing_since, $2)
+            where id = $3 returning consecutive_failures, failing_since, active, deleted_at`,
+      [failures.length, first.at, subscriptionId],
     );
     const policy = this.o.health;
     if (!run || !policy || !run.active || run.deleted_at) return;
     const since = new Date(run.failing_since);
+    const now = last.at;
     if (!shouldDisable(run.consecutive_failures, since, now, policy)) return;
     const reason =
       `disabled after ${run.consecutive_failures} consecutive failed deliveries since ${since.toISOString()}; ` +
-      `last error: ${result.error ?? `HTTP ${result.statusCode}`}`;
-    await tx.execute('update subscriptions set active = false, disabled_at = ?, disabled_reason = ?, updated_at = ? where id = ?', [
+      `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
+    await client.query('update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4', [
       now,
       reason,
       now,
-      delivery.subscriptionId,
+      subscriptionId,
     ]);
-    this.ctx.logger.warn({ subscription: delivery.subscriptionId, reason }, 'webhook subscription disabled');
+    this.ctx.logger.warn({ subscription: subscriptionId, reason }, 'webhook subscription disabled');
   }
 }

@@ -2,6 +2,7 @@ import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122052335__initial } from './Migration20261122052335__initial.js';
 import { Migration20261122055549 } from './Migration20261122055549.js';
+import { Migration20261122065950 } from './Migration20261122065950.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
-export const migrations: Constructor<Migration>[] = [Migration20261122052335__initial, Migration20261122055549];
+export const migrations: Constructor<Migration>[] = [Migration20261122052335__initial, Migration20261122055549, Migration20261122065950];

@@ -1,0 +1,531 @@
+/**
+ * `npm run bench:webhooks`: the webhook pipeline (crm outbox -> relay -> JetStream -> webhooks consumer ->
+ * deliveries -> dispatcher -> receiver), each figure next to its ceiling measured in the same run. Prints,
+ * never asserts. See bench/webhooks/README.md.
+ *
+ * (a) deliveries per second at saturation versus a plain POST loop from one process to the same receiver;
+ * (b) latency from the producer's COMMIT to the receiver's arrival, at half the rate of (a).
+ *
+ * Knobs (environment): BENCH_WH_DURATION (10 s measured), BENCH_WH_WARMUP (3 s), BENCH_WH_LATENCY_DURATION
+ * (10 s), BENCH_WH_RATE (the rate of (b); default half of (a)), BENCH_WH_BACKLOG (4000 events produced and not
+ * yet received, the most the producer lets queue up in (a)), BENCH_WH_PROFILE=1 (node --cpu-prof on crm and
+ * webhooks, summarized per phase), BENCH_WH_CONCURRENCY (WEBHOOK_CONCURRENCY, 128),
+ * BENCH_WH_PER_SUBSCRIPTION (WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY, 256).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { v7 as uuidv7 } from 'uuid';
+import { AdminClient } from '../../scripts/demo.js';
+import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
+import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
+import { formatSummary, monotonicUs, summarize } from '../lib/cpuprofile.js';
+import { adminQuery, createDatabase, databaseUrl, deleteRedisKeys, deleteStream, dropDatabase, NATS_URL, REDIS_URL } from '../lib/infra.js';
+import { seed } from '../lib/seed.js';
+import { percentile } from '../lib/stats.js';
+
+const num = (name: string, fallback: number) => {
+  const v = process.env[name];
+  return v === undefined || v === '' ? fallback : Number(v);
+};
+const DURATION = num('BENCH_WH_DURATION', 10);
+const WARMUP = num('BENCH_WH_WARMUP', 3);
+const LATENCY_DURATION = num('BENCH_WH_LATENCY_DURATION', 10);
+const FIXED_RATE = num('BENCH_WH_RATE', 0);
+const BACKLOG = num('BENCH_WH_BACKLOG', 4000);
+const PROFILE = process.env.BENCH_WH_PROFILE === '1';
+const CONCURRENCY = num('BENCH_WH_CONCURRENCY', 128);
+const PER_SUBSCRIPTION = num('BENCH_WH_PER_SUBSCRIPTION', 256);
+// The webhooks service's undici Agent: 64 keep-alive connections per origin, no pipelining (sender.ts).
+const SENDER_CONNECTIONS = 64;
+
+const TARGET_OF_POST_LOOP = 0.3;
+const TARGET_RATE = 1000;
+const TARGET_P99_MS = 25;
+
+const runId = `${Date.now()}`;
+const database = `svc_bench_wh_${runId}`;
+const natsStream = `BENCHWH_${runId}`;
+const subjectPrefix = `benchwh${runId}`;
+const redisPrefix = `benchwh${runId}:`;
+const outDir = path.join(REPO_ROOT, '.data', 'bench-webhooks', runId);
+const profDir = path.join(outDir, 'prof');
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+const say = (s = '') => process.stdout.write(`${s}\n`);
+const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toString() : 'n/a');
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
+const verdict = (ok: boolean) => (ok ? 'PASS' : 'BELOW');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------------------------------------------------------------------------------------------------------
+// The receiver (a child process) and its IPC.
+
+class Receiver {
+  private readonly waiting: ((m: Record<string, unknown>) => void)[] = [];
+  url = '';
+  constructor(readonly child: ChildProcess) {
+    child.on('message', (m: Record<string, unknown>) => {
+      if ('listening' in m) return;
+      this.waiting.shift()?.(m);
+    });
+  }
+  static async start(): Promise<Receiver> {
+    const child = fork(path.join(here, 'receiver.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const r = new Receiver(child);
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the receiver did not start within 20 s')), 20_000);
+      child.once('exit', (code) => reject(new Error(`the receiver exited with ${code}`)));
+      child.on('message', (m: { listening?: number }) => {
+        if (m.listening) {
+          clearTimeout(timer);
+          resolve(m.listening);
+        }
+      });
+    });
+    r.url = `http://127.0.0.1:${port}/hook`;
+    return r;
+  }
+  private ask<T>(cmd: string): Promise<T> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve as (m: Record<string, unknown>) => void);
+      this.child.send({ cmd });
+    });
+  }
+  count = () => this.ask<{ count: number; unique: number }>('count');
+  take = async () => new Map((await this.ask<{ receipts: [string, number][] }>('take')).receipts);
+  reset = () => this.ask<{ ok: true }>('reset');
+  get pid() {
+    return this.child.pid!;
+  }
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The producer: events written straight into crm's outbox, each transaction one round trip
+// (begin; insert; pg_notify; commit), as recordEvents does inside a service's transaction.
+
+class Producer {
+  private readonly clients: pg.Client[] = [];
+  produced = 0;
+  constructor(
+    private readonly companyId: string,
+    private readonly payloadJson: string,
+  ) {}
+  async open(n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const c = new pg.Client({ connectionString: databaseUrl(database) });
+      await c.connect();
+      this.clients.push(c);
+    }
+  }
+  get size() {
+    return this.clients.length;
+  }
+  /** One transaction of `n` events on connection `i`; returns their ids and the monotonic µs right after COMMIT returned. */
+  async commit(i: number, n: number): Promise<{ ids: string[]; committedUs: number; committedWallMs: number }> {
+    const c = this.clients[i]!;
+    const ids = Array.from({ length: n }, () => uuidv7());
+    const payload = c.escapeLiteral(this.payloadJson);
+    const values = ids.map((id) => `('${id}', '${this.companyId}', 'lead.created', ${payload}::jsonb, now())`).join(', ');
+    await c.query(
+      `begin; insert into crm.outbox (id, company_id, event_key, payload, occurred_at) values ${values}; ` +
+        `select pg_notify('outbox_crm', ''); commit;`,
+    );
+    const committedUs = monotonicUs();
+    const committedWallMs = performance.timeOrigin + performance.now();
+    this.produced += n;
+    return { ids, committedUs, committedWallMs };
+  }
+  async close(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.end().catch(() => undefined)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+let stack: Stack | undefined;
+let receiver: Receiver | undefined;
+let producer: Producer | undefined;
+let databaseCreated = false;
+let crashed: string | undefined;
+
+interface Phase {
+  name: string;
+  fromUs: number;
+  toUs: number;
+}
+const phases: Phase[] = [];
+
+function cpuTargets() {
+  const pids: Record<string, number | undefined> = {};
+  if (stack) for (const [name, pid] of Object.entries(stack.pids)) pids[name] = pid;
+  if (receiver) pids.receiver = receiver.pid;
+  return { pids, comms: ['postgres', 'nats-server', 'redis-server'] };
+}
+
+async function phase<T>(name: string, work: () => Promise<T>): Promise<{ value: T; cores: Record<string, number> }> {
+  if (crashed) throw new Error(crashed);
+  const before: CpuSnapshot = snapshot(cpuTargets());
+  const fromUs = monotonicUs();
+  const value = await work();
+  const toUs = monotonicUs();
+  const cores = coresBusy(before, snapshot(cpuTargets()));
+  phases.push({ name, fromUs, toUs });
+  if (crashed) throw new Error(crashed);
+  return { value, cores };
+}
+
+const disturbed: string[] = [];
+/**
+ * `quietPostgres`: nothing of this bench uses Postgres in the phase, so Postgres CPU is someone else's load. About
+ * 0.15 core of "other" is normal in the POST loop (loopback network softirq belongs to no process).
+ */
+const cpuLine = (phaseName: string, cores: Record<string, number>, quietPostgres = false) => {
+  const other = (cores['other processes'] ?? 0) + (quietPostgres ? (cores.postgres ?? 0) : 0);
+  const flag = other > 0.3 ? `   DISTURBED: ${other.toFixed(2)} cores used by processes outside the bench` : '';
+  if (flag) disturbed.push(phaseName);
+  say(`      cpu cores: ${formatCores(cores).replace('bench (autocannon)', 'bench (producer/POST loop)')}${flag}`);
+};
+
+/** The ceiling: a plain POST loop from this process, the same body, headers of the same shape and the sender's Agent. */
+async function postLoop(url: string, body: string, seconds: number, warmup: number): Promise<{ rate: number; errors: number }> {
+  const agent = new Agent({ keepAliveTimeout: 30_000, connections: SENDER_CONNECTIONS, pipelining: 1 });
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': 'svc-webhooks/1.0',
+    'x-svc-event': 'lead.created',
+    'x-svc-signature': `sha256=${'0'.repeat(64)}`,
+    'webhook-id': '00000000-0000-0000-0000-000000000000',
+    'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+    'webhook-signature': `v1,${'A'.repeat(44)}`,
+  };
+  let done = 0;
+  let errors = 0;
+  let stop = false;
+  const worker = async () => {
+    while (!stop) {
+      try {
+        const res = await request(url, { method: 'POST', headers, body, dispatcher: agent });
+        for await (const _ of res.body);
+        if (res.statusCode === 200) done++;
+        else errors++;
+      } catch {
+        errors++;
+      }
+    }
+  };
+  const workers = Array.from({ length: CONCURRENCY }, worker);
+  await sleep(warmup * 1000);
+  const from = done;
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const rate = ((done - from) * 1000) / (performance.now() - t0);
+  stop = true;
+  await Promise.all(workers);
+  await agent.close();
+  return { rate, errors };
+}
+
+/**
+ * (a) Saturation: the producer keeps at most BACKLOG events between its commits and the receiver, writing
+ * transactions of 20 events on 2 connections as fast as that allows; the rate is what the receiver got.
+ */
+async function saturate(r: Receiver, p: Producer): Promise<{ rate: number; perSecond: number[]; produced: number }> {
+  await r.reset();
+  let received = 0;
+  let stop = false;
+  const base = p.produced;
+  const poller = (async () => {
+    while (!stop) {
+      received = (await r.count()).unique;
+      await sleep(20);
+    }
+  })();
+  const writer = async (i: number) => {
+    while (!stop) {
+      if (p.produced - base - received > BACKLOG) {
+        await sleep(5);
+        continue;
+      }
+      await p.commit(i, 20);
+    }
+  };
+  const writers = [writer(0), writer(1)];
+  await sleep(WARMUP * 1000);
+  const perSecond: number[] = [];
+  const t0 = performance.now();
+  const c0 = (await r.count()).unique;
+  let last = c0;
+  for (let s = 0; s < DURATION; s++) {
+    await sleep(Math.max(0, t0 + (s + 1) * 1000 - performance.now()));
+    const c = (await r.count()).unique;
+    perSecond.push(c - last);
+    last = c;
+  }
+  const rate = ((last - c0) * 1000) / (performance.now() - t0);
+  stop = true;
+  await Promise.all([...writers, poller]);
+  return { rate, perSecond, produced: p.produced - base };
+}
+
+/** Waits until the receiver has every id, or the deadline passes; returns how many are missing. */
+async function drain(r: Receiver, expected: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { unique } = await r.count();
+    if (unique >= expected || Date.now() > deadline) return Math.max(0, expected - unique);
+    await sleep(100);
+  }
+}
+
+/**
+ * (b) Latency at a fixed rate: one event per transaction, started on a fixed schedule (every 2 ms the
+ * events due by then), spread over the producer's connections; commit time taken when COMMIT returns.
+ */
+async function atRate(r: Receiver, p: Producer, rate: number, seconds: number) {
+  await r.reset();
+  const committed = new Map<string, number>();
+  const committedWall = new Map<string, number>();
+  const total = Math.round(rate * seconds);
+  let started = 0;
+  let lagged = 0;
+  const busy = new Array(p.size).fill(0);
+  const inflight = new Set<Promise<void>>();
+  const t0 = performance.now();
+  while (started < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - t0) / 1000) * rate));
+    for (; started < due; started++) {
+      // The least busy connection (pg queues queries per connection).
+      let i = 0;
+      for (let k = 1; k < busy.length; k++) if (busy[k] < busy[i]) i = k;
+      if (busy[i] > 0) lagged++;
+      busy[i]++;
+      const q = p.commit(i, 1).then(({ ids, committedUs, committedWallMs }) => {
+        busy[i]--;
+        committed.set(ids[0]!, committedUs);
+        committedWall.set(ids[0]!, committedWallMs);
+      });
+      inflight.add(q);
+      q.finally(() => inflight.delete(q));
+    }
+    await sleep(2);
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - t0) / 1000;
+  const missing = await drain(r, total, 30_000);
+  const receipts = await r.take();
+  const lat: number[] = [];
+  for (const [id, at] of committed) {
+    const got = receipts.get(id);
+    if (got !== undefined) lat.push((got - at) / 1000);
+  }
+  const sorted = Float64Array.from(lat).sort();
+  // Where the time went, from the rows' own timestamps (wall clock, µs): the relay's transaction start
+  // (published_at = now() of the transaction that claimed and marked it), the consumer's insert of the
+  // delivery, and the recorded attempt (after the 2xx).
+  const stageRows = await adminQuery<{ id: string; published: Date; issued: Date; attempted: Date }>(
+    `select o.id, o.published_at as published, d.created_at as issued, a.at as attempted
+       from crm.outbox o join webhooks.deliveries d on d.event_id = o.id::text
+       join webhooks.delivery_attempts a on a.delivery_id = d.id
+      where o.id in (${[...committedWall.keys()].map((id) => `'${id}'`).join(',')})`,
+    database,
+  );
+  const stage = (f: (r: (typeof stageRows)[number], c: number) => number) => {
+    const v = Float64Array.from(stageRows.map((r) => f(r, committedWall.get(r.id)!))).sort();
+    return `p50 ${f1(percentile(v, 50))} / p99 ${f1(percentile(v, 99))}`;
+  };
+  const stages = [
+    `commit -> relay transaction start ${stage((r, c) => r.published.getTime() - c)}`,
+    `relay transaction start -> delivery inserted ${stage((r) => r.issued.getTime() - r.published.getTime())}`,
+    `delivery inserted -> attempt recorded ${stage((r) => r.attempted.getTime() - r.issued.getTime())}`,
+  ];
+  return {
+    stages,
+    offered: total / elapsed,
+    count: sorted.length,
+    missing,
+    lagged,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+  };
+}
+
+async function main(): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  const cpus = os.cpus();
+  const [pgVersion] = await adminQuery<{ server_version: string }>('show server_version');
+  say('Webhook pipeline benchmark');
+  say(
+    `  machine: ${cpus.length} x ${cpus[0]?.model ?? 'cpu'}, ${Math.round(os.totalmem() / 2 ** 30)} GB; Node ${process.version}; Postgres ${pgVersion?.server_version}`,
+  );
+  say(
+    `  receiver: node:http in its own process answering 200 at once; webhooks WEBHOOK_CONCURRENCY=${CONCURRENCY}, WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY=${PER_SUBSCRIPTION}`,
+  );
+  say(`  database ${database}, stream ${natsStream}, logs ${path.join(outDir, 'logs')}`);
+
+  await createDatabase(database);
+  databaseCreated = true;
+  receiver = await Receiver.start();
+  const profEnv = (name: string): Record<string, string> =>
+    PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profDir, name)}` } : {};
+  const adminToken = randomBytes(24).toString('hex');
+  stack = await launchStack({
+    databaseUrl: databaseUrl(database),
+    natsUrl: NATS_URL,
+    redisUrl: REDIS_URL,
+    adminToken,
+    identityTokenSecret: randomBytes(32).toString('hex'),
+    servicePorts: 'free',
+    gatewayPort: 0,
+    natsStream,
+    eventSubjectPrefix: subjectPrefix,
+    redisKeyPrefix: redisPrefix,
+    logLevel: 'warn',
+    logDir: path.join(outDir, 'logs'),
+    webhookAllowPrivateNetworks: 'true',
+    processEnv: {
+      webhooks: {
+        WEBHOOK_CONCURRENCY: String(CONCURRENCY),
+        WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: String(PER_SUBSCRIPTION),
+        ...profEnv('webhooks'),
+      },
+      crm: profEnv('crm'),
+    },
+    consoleSink: (l) => process.stderr.write(`${l}\n`),
+    onUnexpectedExit: (name, info) => {
+      crashed = `${name} exited unexpectedly (${JSON.stringify(info)})`;
+      process.stderr.write(`${crashed}\n`);
+    },
+  });
+
+  // The tenant: a company with one active subscription to the receiver.
+  const seeded = await seed(stack.gatewayUrl, adminToken);
+  await new AdminClient(stack.gatewayUrl, adminToken).create(`/companies/${seeded.companyId}/webhooks`, {
+    url: receiver.url,
+    events: ['lead.created'],
+  });
+  // A real LeadSnapshot: the payload of the seed lead's lead.created event.
+  const [row] = await adminQuery<{ payload: Record<string, unknown> }>(
+    `select payload from crm.outbox where event_key = 'lead.created' order by id limit 1`,
+    database,
+  );
+  if (!row) throw new Error('no lead.created event in crm.outbox after the seed');
+  const payloadJson = JSON.stringify(row.payload);
+  const envelope = JSON.stringify({ event_id: uuidv7(), event_key: 'lead.created', payload: row.payload });
+  say(`  payload: the seed lead's LeadSnapshot, ${payloadJson.length} bytes; delivery body ${envelope.length} bytes`);
+  producer = new Producer(seeded.companyId, payloadJson);
+  await producer.open(8);
+  await receiver.reset();
+  for (let i = 0; i < 10; i++) await producer.commit(0, 50);
+  await drain(receiver, 500, 30_000);
+
+  say();
+  say('(a) throughput, receiver answering 200 at once');
+  const loop = await phase('post-loop', () => postLoop(receiver!.url, envelope, DURATION, 2));
+  say(
+    `  ceiling: POST loop, one process, ${CONCURRENCY} concurrent over ${SENDER_CONNECTIONS} keep-alive connections: ${f0(loop.value.rate)} req/s` +
+      (loop.value.errors ? `  (${loop.value.errors} errors)` : ''),
+  );
+  cpuLine('POST loop', loop.cores, true);
+  const sat = await phase('saturation', () => saturate(receiver!, producer!));
+  say(
+    `  pipeline: outbox -> receiver, backlog <= ${BACKLOG}: ${f0(sat.value.rate)} deliveries/s   per second: ${sat.value.perSecond.join(' ')}`,
+  );
+  cpuLine('pipeline throughput', sat.cores);
+  const missingA = await drain(receiver, sat.value.produced, 60_000);
+  const counts = await receiver.count();
+  say(
+    `  after the producer stopped: ${missingA} of ${sat.value.produced} events not received within 60 s; ${counts.count - counts.unique} duplicate receipts`,
+  );
+  const ofLoop = sat.value.rate / loop.value.rate;
+  say(`  ratio pipeline / POST loop: ${f2(ofLoop)}   target >= ${TARGET_OF_POST_LOOP}: ${verdict(ofLoop >= TARGET_OF_POST_LOOP)}`);
+  say(`  deliveries/s: ${f0(sat.value.rate)}   target >= ${TARGET_RATE}: ${verdict(sat.value.rate >= TARGET_RATE)}`);
+
+  say();
+  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.round(sat.value.rate / 2));
+  say(
+    `(b) latency, commit -> receiver, at ${rate} events/s (${FIXED_RATE > 0 ? 'BENCH_WH_RATE' : 'half of (a)'}) for ${LATENCY_DURATION} s, one event per transaction`,
+  );
+  const lat = await phase('latency', () => atRate(receiver!, producer!, rate, LATENCY_DURATION));
+  const l = lat.value;
+  say(
+    `  offered ${f0(l.offered)} events/s, ${l.count} measured${l.missing ? `, ${l.missing} MISSING` : ''}${l.lagged ? `, ${l.lagged} commits queued behind others on the producer` : ''}`,
+  );
+  say(
+    `  p50 ${f1(l.p50)} ms   p90 ${f1(l.p90)} ms   p99 ${f1(l.p99)} ms   max ${f1(l.max)} ms   target p99 < ${TARGET_P99_MS} ms: ${verdict(l.p99 < TARGET_P99_MS)}`,
+  );
+  say(`  stages (ms, wall clock, Postgres timestamps have ms precision here): ${l.stages.join('; ')}`);
+  cpuLine('latency', lat.cores);
+  if (disturbed.length) say(`\nDISTURBED phases (other load on the machine; figures not representative): ${disturbed.join(', ')}`);
+}
+
+async function profiles(): Promise<void> {
+  if (!PROFILE) return;
+  for (const name of ['webhooks', 'crm']) {
+    const dir = path.join(profDir, name);
+    if (!existsSync(dir)) continue;
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) continue;
+    for (const ph of phases.filter((p) => p.name !== 'post-loop')) {
+      say();
+      say(`profile of ${name} during ${ph.name} (${path.join(dir, file)}):`);
+      say(formatSummary(summarize(path.join(dir, file), ph), 12));
+    }
+  }
+}
+
+async function cleanup(): Promise<string[]> {
+  const notes: string[] = [];
+  await producer?.close();
+  await stack?.stop().catch((e: Error) => notes.push(`stack: ${e.message}`));
+  await receiver?.stop().catch((e: Error) => notes.push(`receiver: ${e.message}`));
+  if (databaseCreated) await dropDatabase(database).catch((e: Error) => notes.push(`drop database: ${e.message}`));
+  await deleteStream(natsStream).catch((e: Error) => notes.push(`delete stream: ${e.message}`));
+  await deleteRedisKeys(redisPrefix).catch((e: Error) => notes.push(`redis: ${e.message}`));
+  return notes;
+}
+
+let cleaning = false;
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    if (cleaning) return;
+    cleaning = true;
+    process.stderr.write(`${sig}: stopping what the bench started ...\n`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+let failed = false;
+try {
+  await main();
+} catch (err) {
+  failed = true;
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+}
+cleaning = true;
+const notes = await cleanup();
+await profiles().catch((e: Error) => say(`profiles: ${e.message}`));
+say();
+say(
+  `cleanup: stopped the stack and the receiver, dropped ${database}, deleted stream ${natsStream}${notes.length ? `; ${notes.join('; ')}` : ''}`,
+);
+process.exit(failed ? 1 : 0);
