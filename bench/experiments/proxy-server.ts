@@ -1,0 +1,73 @@
+/**
+ * One proxy in front of UPSTREAM_URL, chosen by PROXY_KIND, for bench/experiments/proxy.ts:
+ *   node-http: node:http server, http.request with a keep-alive agent, responses piped back
+ *   undici:    node:http server, undici Pool.request (keep-alive), body piped back
+ *   express-hpm: Express + http-proxy-middleware with the gateway's options (no auth, no rate limit)
+ * Prints `listening <port>`.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { Pool } from 'undici';
+
+const upstream = new URL(process.env.UPSTREAM_URL ?? 'http://127.0.0.1:1');
+const kind = process.env.PROXY_KIND ?? 'node-http';
+let handler: http.RequestListener;
+
+if (kind === 'node-http') {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  handler = (req, res) => {
+    const headers = { ...req.headers, 'x-svc-identity': 'token' };
+    delete headers.authorization;
+    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.writeHead(502).end());
+    req.pipe(out);
+  };
+} else if (kind === 'undici') {
+  const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });
+  handler = (req, res) => {
+    const headers: Record<string, string | string[] | undefined> = { ...req.headers, 'x-svc-identity': 'token' };
+    delete headers.authorization;
+    delete headers.connection;
+    delete headers['keep-alive'];
+    pool
+      .request({ method: req.method as 'GET', path: req.url ?? '/', headers, body: req.method === 'GET' ? null : req })
+      .then((up) => {
+        res.writeHead(up.statusCode, up.headers as http.OutgoingHttpHeaders);
+        up.body.pipe(res);
+      })
+      .catch(() => res.writeHead(502).end());
+  };
+} else {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  app.use(
+    createProxyMiddleware({
+      target: upstream.origin,
+      agent,
+      changeOrigin: false,
+      xfwd: true,
+      proxyTimeout: 60_000,
+      on: {
+        proxyReq: (proxyReq) => {
+          proxyReq.removeHeader('authorization');
+          proxyReq.setHeader('x-svc-identity', 'token');
+        },
+      },
+    }),
+  );
+  handler = app;
+}
+
+const server = http.createServer({ keepAliveTimeout: 65_000 }, handler);
+server.listen(0, '127.0.0.1', () => process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`));
+process.once('SIGTERM', () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+});

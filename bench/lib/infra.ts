@@ -1,0 +1,55 @@
+/** What the bench creates outside its processes, and removes afterwards: a database, a stream, Redis keys. */
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+export const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const NATS_URL = process.env.BENCH_NATS_URL ?? '127.0.0.1:4222';
+export const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function databaseUrl(name: string): string {
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function adminQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, database?: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: database ? databaseUrl(database) : PG_ADMIN_URL });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+export const createDatabase = (name: string) => adminQuery(`create database "${name}"`);
+export const dropDatabase = (name: string) => adminQuery(`drop database if exists "${name}" with (force)`);
+
+export async function deleteStream(stream: string): Promise<boolean> {
+  const nc = await connect({ servers: NATS_URL.split(',') });
+  try {
+    const jsm = await jetstreamManager(nc);
+    return await jsm.streams.delete(stream).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
+export async function deleteRedisKeys(prefix: string): Promise<number> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = '0';
+    let deleted = 0;
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) deleted += await redis.del(...keys);
+    } while (cursor !== '0');
+    return deleted;
+  } finally {
+    redis.disconnect();
+  }
+}
