@@ -140,7 +140,10 @@ async function main(): Promise<number> {
       logLevel: env.LOG_LEVEL || undefined,
       rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE ? Number(env.RATE_LIMIT_PER_MINUTE) : undefined,
       dbPoolMax: env.DB_POOL_MAX ? Number(env.DB_POOL_MAX) : undefined,
-      webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS || undefined,
+      // The local stack serves receivers on this machine (the conformance smoke test's is on loopback), so
+      // deliveries may reach private addresses unless the environment says otherwise; the service's own
+      // default, for deployments, stays off.
+      webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS || 'true',
       logDir,
       consoleSink: sink,
       signal: abort.signal,
@@ -177,10 +180,11 @@ async function main(): Promise<number> {
       remember(demo);
     }
     if (env.ADMIN_TOKEN) notes.push('ADMIN_TOKEN from the environment');
-    if (env.WEBHOOK_ALLOW_PRIVATE_NETWORKS)
-      notes.push(
-        `WEBHOOK_ALLOW_PRIVATE_NETWORKS=${env.WEBHOOK_ALLOW_PRIVATE_NETWORKS} from the environment (webhooks to private addresses)`,
-      );
+    notes.push(
+      env.WEBHOOK_ALLOW_PRIVATE_NETWORKS
+        ? `WEBHOOK_ALLOW_PRIVATE_NETWORKS=${env.WEBHOOK_ALLOW_PRIVATE_NETWORKS} from the environment (webhooks to private addresses)`
+        : 'webhooks may reach loopback and private addresses (local stack; WEBHOOK_ALLOW_PRIVATE_NETWORKS=false to refuse)',
+    );
     if (abort.signal.aborted) return crashed ? 1 : 0;
 
     process.stdout.write(`${banner(stack, infra, adminToken, demo, notes)}\n`);
