@@ -1,22 +1,18 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
-import { ormConfig } from '../src/db/orm.js';
-import { connectNats, ensureEventStream, type Nats } from '../src/events/nats.js';
-import { OutboxEvent } from '../src/events/outbox.js';
-import { OutboxRelay, uuidV7Floor } from '../src/events/relay.js';
+import { type OutboxRelay, uuidV7Floor } from '../src/events/relay.js';
 import { createLogger } from '../src/logging.js';
-import { createMetrics } from '../src/metrics.js';
-import { createTestDatabase, eventually, randomSuffix, TEST_NATS_URL, type TestDatabase } from '../src/testing.js';
+import { eventually, randomSuffix } from '../src/testing.js';
+import { type OutboxFixture, startOutboxFixture } from './outbox-fixture.js';
 
 const SCHEMA = 'retentiontest';
 const HOUR = 3_600_000;
 const COMPANY = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
 
 describe('outbox retention: the relay deletes published rows past OUTBOX_RETENTION_HOURS (real Postgres)', () => {
-  let db: TestDatabase;
   let orm: MikroORM;
-  let nats: Nats;
+  let fixture: OutboxFixture;
   const run = randomSuffix();
   const stream = `T_${run}`;
   const prefix = `t${run}`;
@@ -24,17 +20,7 @@ describe('outbox retention: the relay deletes published rows past OUTBOX_RETENTI
   const relays: OutboxRelay[] = [];
 
   const relayWith = (o: { retentionHours?: number; pruneBatchSize?: number; pruneIntervalMs?: number }) => {
-    const relay = new OutboxRelay({
-      orm,
-      js: nats.js,
-      databaseUrl: db.url,
-      schema: SCHEMA,
-      subjectPrefix: prefix,
-      logger,
-      metrics: createMetrics('test'),
-      idleSweepMs: 200,
-      ...o,
-    });
+    const relay = fixture.relay({ idleSweepMs: 200, ...o });
     relays.push(relay);
     return relay;
   };
@@ -54,22 +40,15 @@ describe('outbox retention: the relay deletes published rows past OUTBOX_RETENTI
   const ids = async () => new Set((await orm.em.fork().execute<{ id: string }[]>('select id from outbox')).map((r) => r.id));
 
   before(async () => {
-    db = await createTestDatabase();
-    orm = await MikroORM.init(ormConfig({ url: db.url, schema: SCHEMA, entities: [OutboxEvent], migrations: [] }));
-    await orm.em.fork().execute(`create schema ${SCHEMA}`);
-    await orm.schema.create();
-    nats = await connectNats(TEST_NATS_URL, 'retention-test', logger);
-    await ensureEventStream(nats.jsm, stream, prefix);
+    fixture = await startOutboxFixture({ schema: SCHEMA, stream, prefix, logger, name: 'retention-test' });
+    ({ orm } = fixture);
   });
   afterEach(async () => {
     await Promise.all(relays.splice(0).map((r) => r.stop()));
     await orm.em.fork().execute('delete from outbox');
   });
   after(async () => {
-    await nats?.jsm.streams.delete(stream).catch(() => undefined);
-    await nats?.nc.close();
-    await orm?.close(true);
-    await db?.drop();
+    await fixture?.close();
   });
 
   it('uuidV7Floor is the lowest id of its millisecond', () => {

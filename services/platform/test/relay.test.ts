@@ -1,19 +1,18 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
-import { ormConfig } from '../src/db/orm.js';
-import { connectNats, ensureEventStream, type Nats } from '../src/events/nats.js';
-import { OutboxEvent, recordEvents } from '../src/events/outbox.js';
-import { OutboxRelay } from '../src/events/relay.js';
+import type { Nats } from '../src/events/nats.js';
+import { recordEvents } from '../src/events/outbox.js';
+import type { OutboxRelay } from '../src/events/relay.js';
 import { createLogger } from '../src/logging.js';
-import { createMetrics } from '../src/metrics.js';
-import { createTestDatabase, eventually, randomSuffix, TEST_NATS_URL, type TestDatabase } from '../src/testing.js';
+import { eventually, randomSuffix } from '../src/testing.js';
+import { type OutboxFixture, startOutboxFixture } from './outbox-fixture.js';
 
 const SCHEMA = 'relaytest';
 
 describe('transactional outbox and its relay to JetStream (real Postgres and NATS)', () => {
-  let db: TestDatabase;
   let orm: MikroORM;
   let nats: Nats;
+  let fixture: OutboxFixture;
   let relay: OutboxRelay;
   const run = randomSuffix();
   const stream = `T_${run}`;
@@ -25,29 +24,13 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     Number((await orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox where published_at is null`))[0]!.n);
 
   before(async () => {
-    db = await createTestDatabase();
-    orm = await MikroORM.init(ormConfig({ url: db.url, schema: SCHEMA, entities: [OutboxEvent], migrations: [] }));
-    await orm.em.fork().execute(`create schema ${SCHEMA}`);
-    await orm.schema.create();
-    nats = await connectNats(TEST_NATS_URL, 'relay-test', logger);
-    await ensureEventStream(nats.jsm, stream, prefix);
-    relay = new OutboxRelay({
-      orm,
-      js: nats.js,
-      databaseUrl: db.url,
-      schema: SCHEMA,
-      subjectPrefix: prefix,
-      logger,
-      metrics: createMetrics('test'),
-      idleSweepMs: 200,
-    });
+    fixture = await startOutboxFixture({ schema: SCHEMA, stream, prefix, logger, name: 'relay-test' });
+    ({ orm, nats } = fixture);
+    relay = fixture.relay({ idleSweepMs: 200 });
   });
   after(async () => {
     await relay?.stop();
-    await nats?.jsm.streams.delete(stream).catch(() => undefined);
-    await nats?.nc.close();
-    await orm?.close(true);
-    await db?.drop();
+    await fixture?.close();
   });
 
   it('publishes a committed event with Nats-Msg-Id = event id on the subject of its key, and marks it', async () => {

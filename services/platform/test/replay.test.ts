@@ -1,14 +1,12 @@
-import { MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import { v7 as uuidv7 } from 'uuid';
-import { ormConfig } from '../src/db/orm.js';
-import { connectNats, ensureEventStream, type Nats } from '../src/events/nats.js';
-import { OutboxEvent } from '../src/events/outbox.js';
-import { OutboxRelay } from '../src/events/relay.js';
+import type { Nats } from '../src/events/nats.js';
+import type { OutboxRelay } from '../src/events/relay.js';
 import { parseReplayArguments, replayEvents, replayMsgId } from '../src/events/replay.js';
 import { createLogger } from '../src/logging.js';
-import { createMetrics } from '../src/metrics.js';
-import { createTestDatabase, randomSuffix, TEST_NATS_URL, type TestDatabase } from '../src/testing.js';
+import { randomSuffix } from '../src/testing.js';
+import { type OutboxFixture, startOutboxFixture } from './outbox-fixture.js';
 
 const SCHEMA = 'replaytest';
 const MINUTE = 60_000;
@@ -16,9 +14,9 @@ const COMPANY = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
 const OTHER = '0190a3c2-6a4f-7b1e-8a3b-ba9876543210';
 
 describe('events replay: a company outbox range published again with the original event ids (real Postgres and NATS)', () => {
-  let db: TestDatabase;
   let orm: MikroORM;
   let nats: Nats;
+  let fixture: OutboxFixture;
   let relay: OutboxRelay;
   const run = randomSuffix();
   const stream = `T_${run}`;
@@ -56,31 +54,16 @@ describe('events replay: a company outbox range published again with the origina
   const lastSeq = async () => (await nats.jsm.streams.info(stream)).state.last_seq;
 
   before(async () => {
-    db = await createTestDatabase();
-    orm = await MikroORM.init(ormConfig({ url: db.url, schema: SCHEMA, entities: [OutboxEvent], migrations: [] }));
-    await orm.em.fork().execute(`create schema ${SCHEMA}`);
-    await orm.schema.create();
-    nats = await connectNats(TEST_NATS_URL, 'replay-test', logger);
-    await ensureEventStream(nats.jsm, stream, prefix);
-    relay = new OutboxRelay({
-      orm,
-      js: nats.js,
-      databaseUrl: db.url,
-      schema: SCHEMA,
-      subjectPrefix: prefix,
-      logger,
-      metrics: createMetrics('test'),
-    });
+    fixture = await startOutboxFixture({ schema: SCHEMA, stream, prefix, logger, name: 'replay-test' });
+    ({ orm, nats } = fixture);
+    relay = fixture.relay();
     for (const [i, minutes] of [180, 120, 60].entries()) a.push(await insert(COMPANY, minutes, i));
     b = await insert(OTHER, 90, 99);
     while ((await relay.drainOnce()) > 0);
     a.push(await insert(COMPANY, 30, 3)); // recorded, not published yet
   });
   after(async () => {
-    await nats?.jsm.streams.delete(stream).catch(() => undefined);
-    await nats?.nc.close();
-    await orm?.close(true);
-    await db?.drop();
+    await fixture?.close();
   });
 
   it('publishes the range again: same body and event id, a replay message id the duplicate window lets through', async () => {
