@@ -13,6 +13,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { dbDefinition, LeadSql } from '@svc/crm';
+import { createOrm } from '@svc/platform/db/orm';
 import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { launchStack, type ProcessName, REPO_ROOT, type Stack } from '../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from './lib/cpu.js';
@@ -256,7 +258,17 @@ async function main(): Promise<void> {
     workDir: path.join(outDir, 'pgbench'),
   });
   const onPgbench = (pid: number) => startedPids.set(`pgbench ${pid}`, pid);
-  const ids = { companyId: s.companyId, userId: s.userId, pipelineId: s.pipelineId, stageId: s.firstStageId };
+  const ids = { companyId: s.companyId, userId: s.userId };
+  // crm's own statement texts for the pgbench ceilings (built from the entity definitions, as crm builds them).
+  const crmOrm = await createOrm({
+    url: databaseUrl(database),
+    schema: 'crm',
+    entities: dbDefinition.entities,
+    migrations: [],
+    poolMax: 1,
+  });
+  const leadSql = new LeadSql(crmOrm);
+  await crmOrm.close(true);
 
   // Each GET phase reads its own fresh lead: GET records a view per call and views_count counts them,
   // so a lead read in an earlier phase would make later phases slower (see 1d).
@@ -282,7 +294,7 @@ async function main(): Promise<void> {
     readLeads.push({ label, id });
     return phase(label, () =>
       pgbench(
-        pgbenchSpec(`lead-read-${clients}c`, leadReadScript({ ...ids, payload: '', leadId: id }), clients, durationS, warmupS),
+        pgbenchSpec(`lead-read-${clients}c`, leadReadScript(leadSql, { ...ids, leadId: id }), clients, durationS, warmupS),
         onPgbench,
       ),
     );
@@ -426,15 +438,16 @@ async function main(): Promise<void> {
 
   // The ceiling: the same statements by pgbench. The stack is stopped first so that crm's outbox relay
   // (woken by the pg_notify) does not publish pgbench's rows and compete for the CPU.
-  const [payloadRow] = await adminQuery<{ payload: string }>(
-    `select payload::text as payload from crm.outbox where event_key = 'lead.created' order by id desc limit 1`,
+  const [payloadRow] = await adminQuery<{ payload: string; lead: string }>(
+    `select o.payload::text as payload, (select to_jsonb(l)::text from crm.leads l where l.id = (o.payload->'lead'->>'id')::uuid) as lead
+     from crm.outbox o where o.event_key = 'lead.created' order by o.id desc limit 1`,
     database,
   );
   await raw.stop();
   raw = undefined;
   await stack.stop();
   stack = undefined;
-  const createScript = leadCreationScript({ ...ids, payload: payloadRow!.payload });
+  const createScript = leadCreationScript(leadSql, { ...ids, leadRow: payloadRow!.lead, payload: payloadRow!.payload });
   const pgb = await sampledPhase(`POST pgbench ${C}c`, () =>
     pgbench(pgbenchSpec(`lead-create-${C}c`, createScript, C, DURATION, WARMUP), onPgbench),
   );

@@ -3,6 +3,8 @@
  *   node-http: node:http server, http.request with a keep-alive agent, responses piped back
  *   undici:    node:http server, undici Pool.request (keep-alive), body piped back
  *   express-hpm: Express + http-proxy-middleware with the gateway's options (no auth, no rate limit)
+ *   hpm:       node:http server + http-proxy-middleware with the same options, no Express
+ *   hpm-lean:  node:http server + http-proxy-middleware without xfwd and proxyTimeout
  * Prints `listening <port>`.
  */
 import http from 'node:http';
@@ -42,6 +44,22 @@ if (kind === 'node-http') {
       })
       .catch(() => res.writeHead(502).end());
   };
+} else if (kind === 'hpm' || kind === 'hpm-lean') {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  const lean = kind === 'hpm-lean';
+  const proxy = createProxyMiddleware({
+    target: upstream.origin,
+    agent,
+    changeOrigin: false,
+    ...(lean ? {} : { xfwd: true, proxyTimeout: 60_000 }),
+    on: {
+      proxyReq: (proxyReq) => {
+        proxyReq.removeHeader('authorization');
+        proxyReq.setHeader('x-svc-identity', 'token');
+      },
+    },
+  });
+  handler = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
 } else {
   const app = express();
   app.disable('x-powered-by');

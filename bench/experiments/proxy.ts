@@ -62,7 +62,7 @@ try {
   };
   await run('raw', raw.url, raw.pid, C);
   await run('raw', raw.url, raw.pid, 1);
-  for (const kind of ['node-http', 'undici', 'express-hpm']) {
+  for (const kind of (process.env.PROXY_KINDS ?? 'node-http,undici,express-hpm,hpm,hpm-lean').split(',')) {
     const p = await startProxy(kind, raw.url);
     try {
       await run(kind, p.url, p.pid, C);

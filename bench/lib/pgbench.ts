@@ -1,75 +1,62 @@
 /**
- * The ceiling of lead creation: pgbench running the statements crm sends to Postgres for one
- * POST /leads (copied from the server's statement log of a real creation, in the same order, as
- * literal SQL over the simple protocol like the ORM sends them), against the bench database's `crm`
- * schema, with per-transaction latencies from pgbench's own log (-l). The statements are those of
- * commit 2be283f (log_statement = 'all' on a scratch database): when createLead or getLeadDetail
- * change their queries, capture them again and update the two scripts below.
+ * The ceilings of lead creation and lead read: pgbench running the very statements crm sends to Postgres
+ * (the texts of crm's LeadSql, built from the same entity definitions, so they cannot drift from the service),
+ * against the bench database's `crm` schema, prepared once per connection (`-M prepared`) like crm's named
+ * statements, with per-transaction latencies from pgbench's own log (-l). crm's bound parameters become SQL
+ * literals, and `gen_random_uuid()` where every run needs a new id.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { LeadSql } from '@svc/crm';
 import { type Figures, figures, Samples } from './stats.js';
 
 export interface LeadTxIds {
   companyId: string;
   userId: string;
-  pipelineId: string;
-  stageId: string;
-  /** The JSON of a real lead.created outbox payload (same size as the service writes). */
-  payload: string;
 }
 
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+export const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+/** A statement with its `$n` parameters replaced by SQL expressions, on one line, for a pgbench script. */
+export function bound(text: string, values: Record<number, string>): string {
+  const sql = text.replace(/\$(\d+)/g, (_, n: string) => {
+    const v = values[Number(n)];
+    if (v === undefined) throw new Error(`no value for $${n}`);
+    return v;
+  });
+  return `${sql.replace(/\s+/g, ' ').trim()};`;
+}
 
 /**
- * One lead creation as crm runs it (services/crm/src/leads/lead.service.ts createLead, inside
- * em.transactional): resolveStage (primary pipeline, its first stage), resolveResponsible (the key
- * creator), nextCode (company_sequences upsert ... returning value, which locks the company's row until
- * commit), recordEvents (the eventGate's company look-up, pg_notify, then the outbox row on flush), the
- * lead row, commit. (No marketing object in the bench's body, so no origin look-up or acquisition row.)
+ * One lead creation as crm runs it (services/crm/src/leads/lead.service.ts Leads.create): the reads statement
+ * (stage of the primary pipeline, users, master user), then the write statement (sequence, lead, outbox row,
+ * pg_notify) in autocommit. `leadRow` and `payload` are a real lead row and lead.created payload of this run
+ * (same sizes as the service writes); the lead and event ids are new each time. (No marketing object in the
+ * bench's body, so no origin look-up and no acquisition row.)
  */
-export function leadCreationScript(ids: LeadTxIds): string {
+export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: string; payload: string }): string {
   const cid = lit(ids.companyId);
   const uid = lit(ids.userId);
   return [
-    'BEGIN;',
-    `select "p0".* from "crm"."pipelines" as "p0" where "p0"."company_id" = ${cid} and "p0"."is_primary" = true limit 1;`,
-    `select "s0".* from "crm"."stages" as "s0" where "s0"."company_id" = ${cid} and "s0"."pipeline_id" = ${lit(ids.pipelineId)} order by "s0"."position" asc limit 1;`,
-    `select "u0".* from "crm"."users" as "u0" where "u0"."id" = ${uid} and "u0"."company_id" = ${cid} limit 1;`,
-    `insert into company_sequences (company_id, entity, value) values (${cid}, 'lead', 1) on conflict (company_id, entity) do update set value = company_sequences.value + 1 returning value \\gset seq_`,
-    // crm's eventGate (services/crm/src/service.ts): is the company's plan valid, asked inside the transaction.
-    `select "c0".* from "crm"."companies" as "c0" where "c0"."id" = ${cid} limit 1;`,
-    `select pg_notify('outbox_crm', '');`,
-    `insert into "crm"."outbox" ("id", "company_id", "event_key", "payload", "occurred_at", "published_at") values (gen_random_uuid(), ${cid}, 'lead.created', ${lit(ids.payload)}, now(), null);`,
-    `insert into "crm"."leads" ("id", "company_id", "code", "title", "pipeline_id", "stage_id", "responsible_id", "created_by_id", "status", "visibility", "measurement_consent", "quality_rating", "quality_reason", "value", "lead_source_id", "organization_id", "created_at", "updated_at", "archived_at", "won_date", "lost_date", "last_activity_at") values (gen_random_uuid(), ${cid}, :seq_value, 'bench lead', ${lit(ids.pipelineId)}, ${lit(ids.stageId)}, ${uid}, ${uid}, 1, 0, 'GRANTED', null, null, null, null, null, now(), now(), null, null, null, null);`,
-    'COMMIT;',
+    bound(sql.createReads.text, { 1: cid, 2: 'null', 3: uid, 4: uid }),
+    bound(sql.create.text, {
+      1: cid,
+      2: `jsonb_set(${lit(ids.leadRow)}::jsonb, '{id}', to_jsonb(gen_random_uuid()))`,
+      3: "'[]'",
+      4: 'gen_random_uuid()',
+      5: lit(ids.payload),
+      6: "'outbox_crm'",
+    }),
     '',
   ].join('\n');
 }
 
-/**
- * One GET /leads/{id} as crm runs it (lead.service.ts getLeadDetail): the lead, the view insert (the
- * ORM's flush: begin, insert, commit), the relations (stages, pipeline, users), the latest marketing
- * acquisition and the views count.
- */
-export function leadReadScript(ids: LeadTxIds & { leadId: string }): string {
-  const cid = lit(ids.companyId);
-  const lid = lit(ids.leadId);
-  const uid = lit(ids.userId);
-  const pid = lit(ids.pipelineId);
-  return [
-    `select "l0".* from "crm"."leads" as "l0" where "l0"."id" = ${lid} and "l0"."company_id" = ${cid} limit 1;`,
-    'begin;',
-    `insert into "crm"."lead_views" ("id", "company_id", "lead_id", "user_id", "viewed_at") values (gen_random_uuid(), ${cid}, ${lid}, ${uid}, now());`,
-    'commit;',
-    `select "s0".* from "crm"."stages" as "s0" where "s0"."company_id" = ${cid} and "s0"."pipeline_id" = ${pid} order by "s0"."position" asc;`,
-    `select "p0".* from "crm"."pipelines" as "p0" where "p0"."id" = ${pid} and "p0"."company_id" = ${cid} limit 1;`,
-    `select "u0".* from "crm"."users" as "u0" where "u0"."company_id" = ${cid} and "u0"."id" in (${uid});`,
-    `select "m0".* from "crm"."marketing_acquisitions" as "m0" where "m0"."company_id" = ${cid} and "m0"."lead_id" = ${lid} and "m0"."active" = true order by "m0"."created_at" desc, "m0"."id" desc limit 1;`,
-    `select count(*) as "count" from "crm"."lead_views" as "l0" where "l0"."company_id" = ${cid} and "l0"."lead_id" = ${lid};`,
-    '',
-  ].join('\n');
+/** One GET /leads/{id} as crm runs it (Leads.detail): one statement counting and recording the view and reading the lead. */
+export function leadReadScript(sql: LeadSql, ids: LeadTxIds & { leadId: string }): string {
+  return [bound(sql.detailById.text, { 1: lit(ids.companyId), 2: lit(ids.leadId), 3: 'gen_random_uuid()', 4: lit(ids.userId) }), ''].join(
+    '\n',
+  );
 }
 
 export interface PgbenchSpec {
@@ -104,7 +91,7 @@ function args(spec: PgbenchSpec, scriptFile: string, durationS: number, logPrefi
     '-U',
     spec.user,
     '-M',
-    'simple',
+    'prepared',
     '-c',
     String(spec.clients),
     '-j',

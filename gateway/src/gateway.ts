@@ -26,8 +26,10 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);
   const keys = new KeyAuthenticator(config.CRM_GRPC_URL, config.KEY_CACHE_TTL_MS, signer);
   const limiter = new KeyRateLimiter(redis, config.REDIS_KEY_PREFIX, config.RATE_LIMIT_PER_MINUTE);
-  const app = createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer });
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, app);
+  const server: Server = createServer(
+    { keepAliveTimeout: 65_000 },
+    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer }),
+  );
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, 'gateway started');

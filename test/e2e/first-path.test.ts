@@ -65,7 +65,9 @@ describe('first end-to-end path: lead through the gateway, lead.created to a sig
     const delivery = await eventually(() => received[0], 15_000);
     const body = JSON.parse(delivery.raw.toString('utf8'));
     expect(body.event_key).to.equal('lead.created');
-    expect(body.payload.lead.id).to.equal(created.body.id);
+    expect(body.payload.lead).to.include({ id: created.body.id, code: 1, title: 'First lead', measurement_consent: 'GRANTED', status: 1 });
+    expect(body.payload.lead.stage).to.deep.equal({ id: pipeline.stages[0].id, name: 'New', pipeline: { id: pipeline.id, name: 'Sales' } });
+    expect(body.payload.lead.responsible.id).to.equal(user.id);
     expect(delivery.headers['x-svc-event-id']).to.equal(body.event_id);
     expect(delivery.headers['user-agent']).to.equal('svc-webhooks/1.0');
     const expected = `sha256=${createHmac('sha256', sub.body.secret).update(delivery.raw).digest('hex')}`;

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import pg from 'pg';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
@@ -70,6 +71,27 @@ describe('POST and GET /integrations/external/leads (the platform path)', () => 
       expect(lead.has_channel_chat).to.equal(false);
     }
     expect((await get(a, created.id)).body.views_count).to.equal(3);
+  });
+
+  it('counts every view: concurrent GETs each record one, another company`s GET records none, updated_at stays', async () => {
+    const lead = (await create(a, { title: 'Viewed' })).body;
+    const first = (await get(a, lead.id)).body;
+    expect(first.views_count).to.equal(1);
+    expect((await get(b, lead.id)).status).to.equal(404);
+    const concurrent = await Promise.all(Array.from({ length: 20 }, () => get(a, lead.code)));
+    expect(concurrent.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+    expect(concurrent.map((r) => r.body.views_count).sort((x, y) => x - y)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 2));
+    const last = (await get(a, lead.id)).body;
+    expect(last.views_count).to.equal(22);
+    expect(last.updated_at).to.equal(first.updated_at);
+    const db = new pg.Client({ connectionString: stack.db.url });
+    await db.connect();
+    try {
+      const { rows } = await db.query('select user_id, count(*)::int n from crm.lead_views where lead_id = $1 group by user_id', [lead.id]);
+      expect(rows).to.deep.equal([{ user_id: a.user.id, n: 22 }]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('honours stage_id and an explicit consent', async () => {

@@ -1,23 +1,32 @@
+import type { serviceConfigSchema } from '@svc/platform/config';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
-import { Company } from './companies/company.entity.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
+import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
 import { leadRoutes } from './leads/lead.http.js';
+import { Leads } from './leads/lead.service.js';
 
-export const crmService: ServiceDefinition = {
+interface Components {
+  leads: Leads;
+}
+
+export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
   name: 'crm',
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
-  http: (ctx) => (app) => {
-    app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
-    app.use('/integrations/external', leadRoutes(ctx));
-  },
+  setup: (ctx) => ({ leads: new Leads(ctx) }),
+  http:
+    (ctx, { leads }) =>
+    (app) => {
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
+      app.use('/integrations/external', leadRoutes(leads));
+    },
   grpc: (ctx) => [crmGrpc(ctx)],
   // crm owns the plan: events of a company outside plan_valid_until are never written.
   eventGate: async (em, companyId, at) => {
-    const company = await em.findOne(Company, { id: companyId });
-    return company !== null && (!company.planValidUntil || company.planValidUntil > at);
+    const [row] = await em.execute<{ open: boolean }[]>(`select ${planOpenSql('?', '?')} as open`, [companyId, at]);
+    return row?.open === true;
   },
 };

@@ -4,7 +4,7 @@ import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
-import { Company, CompanySequence, IntegrationKey, User } from './company.entity.js';
+import { Company, IntegrationKey, User } from './company.entity.js';
 import type {
   createCompanyBody,
   createKeyBody,
@@ -29,17 +29,6 @@ export async function requireUser(em: EntityManager, companyId: string, userId: 
   if (!user) throw notFound('User');
   return user;
 }
-
-/** Next value of a per-company sequence; rolls back with the caller's transaction, so codes have no gaps. */
-export async function nextCode(em: EntityManager, companyId: string, entity: string): Promise<number> {
-  const [row] = await em.execute<{ value: string }[]>(
-    `insert into company_sequences (company_id, entity, value) values (?, ?, 1)
-     on conflict (company_id, entity) do update set value = company_sequences.value + 1 returning value`,
-    [companyId, entity],
-  );
-  return Number(row?.value);
-}
-void CompanySequence;
 
 async function uniqueOr<T>(work: () => Promise<T>, message: string): Promise<T> {
   try {

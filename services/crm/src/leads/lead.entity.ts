@@ -31,6 +31,8 @@ export const Lead = defineEntity({
     wonDate: p.datetime().nullable(),
     lostDate: p.datetime().nullable(),
     lastActivityAt: p.datetime().nullable(),
+    /** GET lead calls so far: incremented in the statement that records the view (never a count over lead_views). */
+    viewsCount: p.integer().default(0),
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
   indexes: [{ name: 'leads_company_stage_idx', properties: ['companyId', 'stageId'] }],

@@ -2,27 +2,26 @@ import { forbidden } from '@svc/platform/errors';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
-import type { ServiceContext } from '@svc/platform/service';
 import { Router } from 'express';
 import { createLeadBody } from './lead.schema.js';
-import * as leads from './lead.service.js';
+import type { Leads } from './lead.service.js';
 
 const need = (identity: Identity, permission: string) => {
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
 };
 
-export function leadRoutes(ctx: ServiceContext): Router {
+export function leadRoutes(leads: Leads): Router {
   const r = Router();
   r.post('/leads', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.create');
     const body = parse(createLeadBody, req.body);
-    res.status(201).json(await leads.createLead(ctx, identity, body));
+    res.status(201).json(await leads.create(identity, body));
   });
   r.get('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.read');
-    res.json(await leads.getLeadDetail(ctx, identity, req.params.ref));
+    res.json(await leads.detail(identity, req.params.ref));
   });
   return r;
 }

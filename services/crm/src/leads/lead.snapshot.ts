@@ -1,9 +1,8 @@
-import type { EntityManager } from '@svc/platform/db/orm';
-import { User } from '../companies/company.entity.js';
+import type { User } from '../companies/company.entity.js';
 import { iso } from '../companies/company.views.js';
-import { type LeadMarketing, loadLeadMarketing } from '../marketing/acquisition.service.js';
+import type { LeadMarketing } from '../marketing/acquisition.service.js';
 import { effectiveLeadSourceId, leadSourceSummary, marketingLeadSourceView } from '../marketing/acquisition.view.js';
-import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { Lead, MeasurementConsent } from './lead.entity.js';
 
 /** UserSummary: the element shape of created_by, responsible, won_by, ... in responses and events. */
@@ -19,20 +18,6 @@ export interface LeadRelations {
   pipelineStages: Stage[];
   users: Map<string, User>;
   marketing: LeadMarketing;
-}
-
-export async function loadLeadRelations(em: EntityManager, lead: Lead): Promise<LeadRelations> {
-  const stages = await em.find(Stage, { companyId: lead.companyId, pipelineId: lead.pipelineId }, { orderBy: { position: 'asc' } });
-  const pipeline = await em.findOne(Pipeline, { id: lead.pipelineId, companyId: lead.companyId });
-  const users = await em.find(User, { companyId: lead.companyId, id: { $in: [...new Set([lead.responsibleId, lead.createdById])] } });
-  const marketing = await loadLeadMarketing(em, lead);
-  return {
-    stage: stages.find((s) => s.id === lead.stageId),
-    pipeline: pipeline ?? undefined,
-    pipelineStages: stages,
-    users: new Map(users.map((u) => [u.id, u])),
-    marketing,
-  };
 }
 
 /**

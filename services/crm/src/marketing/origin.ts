@@ -24,16 +24,19 @@ const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The company's lead source of this name, compared without letter case (the oldest when several match), or a
- * new one. A transaction advisory lock per company and name makes concurrent creations share one row.
+ * new one, committed in its own transaction (a savepoint inside the caller's): a transaction advisory lock per
+ * company and name makes concurrent creations share one row.
  */
-export async function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
+export function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
   const name = leadSourceNameFor(sourceName);
-  await em.execute('select pg_advisory_xact_lock(hashtext(?))', [`lead_source:${companyId}:${name.toLowerCase()}`]);
-  const found = await em.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } });
-  if (found) return found;
-  const created = em.create(LeadSource, { id: uuidv7(), companyId, name, logo: null });
-  await em.flush();
-  return created;
+  return em.transactional(async (tx) => {
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`lead_source:${companyId}:${name.toLowerCase()}`]);
+    const found = await tx.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } });
+    if (found) return found;
+    const created = tx.create(LeadSource, { id: uuidv7(), companyId, name, logo: null });
+    await tx.flush();
+    return created;
+  });
 }
 
 /**
