@@ -2,7 +2,7 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Lead, LeadView } from './leads/lead.entity.js';
+import { Lead, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
@@ -28,6 +28,7 @@ export const dbDefinition: DbDefinition = {
     Organization,
     Lead,
     LeadView,
+    LeadViewQueued,
     MarketingAcquisition,
   ],
   migrations,

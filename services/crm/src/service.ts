@@ -24,6 +24,10 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
       app.use('/integrations/external', leadRoutes(leads));
     },
   grpc: (ctx) => [crmGrpc(ctx)],
+  workers: async (_ctx, { leads }) => {
+    leads.views.start();
+    return () => leads.views.stop();
+  },
   // crm owns the plan: events of a company outside plan_valid_until are never written.
   eventGate: async (em, companyId, at) => {
     const [row] = await em.execute<{ open: boolean }[]>(`select ${planOpenSql('?', '?')} as open`, [companyId, at]);

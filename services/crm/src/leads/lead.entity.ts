@@ -31,7 +31,10 @@ export const Lead = defineEntity({
     wonDate: p.datetime().nullable(),
     lostDate: p.datetime().nullable(),
     lastActivityAt: p.datetime().nullable(),
-    /** GET lead calls so far: incremented in the statement that records the view (never a count over lead_views). */
+    /**
+     * GET lead calls counted so far; the views still in lead_view_queue are added when read (decision 0012), so
+     * concurrent GETs of one lead never queue on this row.
+     */
     viewsCount: p.integer().default(0),
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
@@ -39,10 +42,26 @@ export const Lead = defineEntity({
 });
 export type Lead = InferEntity<typeof Lead>;
 
-/** One row per view of a lead by a user (GET lead records a view). */
+/** One row per view of a lead by a user (GET lead records a view; rows arrive here through lead_view_queue). */
 export const LeadView = defineEntity({
   name: 'LeadView',
   tableName: 'lead_views',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    leadId: p.uuid().index(),
+    userId: p.uuid(),
+    viewedAt: p.datetime(),
+  },
+});
+
+/**
+ * Views recorded by GET lead and not yet counted in leads.views_count: insert-only for GETs; the view folder
+ * moves them to lead_views and adds them to the counter in one statement (decision 0012).
+ */
+export const LeadViewQueued = defineEntity({
+  name: 'LeadViewQueued',
+  tableName: 'lead_view_queue',
   properties: {
     id: p.uuid().primary(),
     companyId: p.uuid(),

@@ -13,6 +13,7 @@ import { type Lead, LeadStatus, type MeasurementConsent } from './lead.entity.js
 import type { CreateLeadBody } from './lead.schema.js';
 import { effectiveConsent, type LeadRelations, leadSnapshot } from './lead.snapshot.js';
 import { type CreateReads, LeadSql } from './lead.sql.js';
+import { LeadViewFolder } from './lead.views.js';
 
 export interface Actor {
   companyId: string;
@@ -22,11 +23,13 @@ export interface Actor {
 /** crm's lead operations: the ORM for the rare paths, named statements on its pool for the hot ones. */
 export class Leads {
   readonly sql: LeadSql;
+  readonly views: LeadViewFolder;
   private readonly pool: Promise<Pool>;
 
   constructor(readonly ctx: ServiceContext) {
     this.sql = new LeadSql(ctx.orm);
     this.pool = nativePool(ctx.orm);
+    this.views = new LeadViewFolder(this.pool, this.sql, ctx.logger);
   }
 
   /**
@@ -126,7 +129,7 @@ export class Leads {
       ...leadSnapshot(lead, rel),
       pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
       stage_durations: [],
-      views_count: lead.viewsCount,
+      views_count: row._viewsCount as number,
       associations_count: { items: 0, tasks: 0, qualifications: 0, notes: 0, files: 0, activities: 0, proposals: 0, deals: 0 },
     };
   }

@@ -31,7 +31,7 @@ export class LeadSql {
   private readonly acquisition: EntityColumns<MarketingAcquisition>;
   private readonly leadSource: EntityColumns<LeadSource>;
 
-  /** GET lead by id ($2) or code ($2): counts and records the view ($3 view id, $4 viewer), returns the lead and its relations. */
+  /** GET lead by id ($2) or code ($2): records the view ($3 view id, $4 viewer), returns the lead, its relations and its views. */
   readonly detailById: Statement;
   readonly detailByCode: Statement;
   /** The reads of a creation: $1 company, $2 stage id or null, $3 responsible, $4 creator. */
@@ -43,6 +43,11 @@ export class LeadSql {
    * company's plan is valid.
    */
   readonly create: Statement;
+  /**
+   * Folds up to $1 queued views (the oldest; rows another replica is folding are skipped): moves them to lead_views
+   * and adds them to their leads' views_count, in one statement, so any reader sees each view exactly once.
+   */
+  readonly foldViews: Statement;
 
   constructor(orm: MikroORM) {
     this.lead = new EntityColumns(orm, Lead);
@@ -52,13 +57,17 @@ export class LeadSql {
     this.acquisition = new EntityColumns(orm, MarketingAcquisition);
     this.leadSource = new EntityColumns(orm, LeadSource);
 
+    // The view goes to lead_view_queue (insert-only: concurrent GETs of one lead never wait for each other); the
+    // count is the folded counter plus the queued views, plus this one (not visible to its own statement).
     const detail = (where: string) => `
       with l as (
-        update leads set views_count = views_count + 1 where company_id = $1 and ${where} returning *
+        select * from leads where company_id = $1 and ${where}
       ), v as (
-        insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select $3, l.company_id, l.id, $4, now() from l
+        insert into lead_view_queue (id, company_id, lead_id, user_id, viewed_at) select $3, l.company_id, l.id, $4, now() from l
       )
-      select ${this.relationsSelect('l')} from l ${this.relationsJoin('l')}`;
+      select ${this.relationsSelect('l')},
+        l.views_count + 1 + (select count(*) from lead_view_queue q where q.lead_id = l.id)::int as "_viewsCount"
+      from l ${this.relationsJoin('l')}`;
     this.detailById = statement('crm_lead_detail_by_id', detail('id = $2'));
     this.detailByCode = statement('crm_lead_detail_by_code', detail('code = $2'));
 
@@ -94,6 +103,21 @@ export class LeadSql {
          where ${planOpenSql('$1', 'now()')}
        )
        select l.id, l.code, pg_notify($6, '') from l`,
+    );
+
+    this.foldViews = statement(
+      'crm_lead_fold_views',
+      `with d as (
+         delete from lead_view_queue where id in (select id from lead_view_queue order by id limit $1 for update skip locked)
+         returning *
+       ), h as (
+         insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select id, company_id, lead_id, user_id, viewed_at from d
+       ), c as (
+         select lead_id, count(*)::int n from d group by lead_id
+       ), u as (
+         update leads l set views_count = l.views_count + c.n from c where l.id = c.lead_id returning l.id
+       )
+       select (select count(*) from d)::int as folded`,
     );
   }
 

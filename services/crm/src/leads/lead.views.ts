@@ -1,0 +1,54 @@
+import { run } from '@svc/platform/db/native';
+import type { Logger } from '@svc/platform/logging';
+import type { Pool } from 'pg';
+import type { LeadSql } from './lead.sql.js';
+
+const BATCH = 5000;
+
+/**
+ * Folds the views GET lead queues into leads.views_count (decision 0012): every `intervalMs`, and at once again
+ * while full batches come back. A failed fold (a deadlock with another replica's, the database away) leaves the
+ * rows queued for the next one; readers count queued views anyway, so nothing is lost or counted twice.
+ */
+export class LeadViewFolder {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: Promise<Pool>,
+    private readonly sql: LeadSql,
+    private readonly logger: Logger,
+    private readonly intervalMs = 250,
+  ) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** Folds until the queue is empty (tests, shutdown). */
+  async foldAll(): Promise<void> {
+    while ((await this.foldOnce()) === BATCH);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.foldAll()
+        .catch((err: unknown) => this.logger.warn({ err }, 'folding lead views failed; they stay queued'))
+        .finally(() => this.schedule());
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  private async foldOnce(): Promise<number> {
+    const [row] = await run<{ folded: number }>(await this.pool, this.sql.foldViews, [BATCH]);
+    return row?.folded ?? 0;
+  }
+}
