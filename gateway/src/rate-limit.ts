@@ -9,18 +9,42 @@ export interface RateDecision {
   resetSeconds: number;
 }
 
+/** What this process last learned from Redis about a key's window, minus what it let through since. */
+interface Estimate {
+  remaining: number;
+  resetAt: number;
+  syncedAt: number;
+  /** Consumptions sent to Redis without waiting for the answer, not answered yet. */
+  inflight: number;
+}
+
+/** A key's last answer older than this is not trusted for the fast path. */
+const FRESH_MS = 1000;
+
 /**
  * Per-key limit over a fixed one-minute window kept in Redis, so every gateway process shares one count.
  * If Redis fails, each process falls back to an in-memory limiter rather than refusing all traffic.
+ *
+ * Far from the limit, a request does not wait for Redis (decision 0013): its consumption is sent to Redis and
+ * the request goes on at once, against this process's estimate of the window (the last answer of Redis minus
+ * what it let through since). Within `margin` of the limit, when the estimate is older than a second or a new
+ * window begins, every request waits for Redis, which is then exact across processes. Each process has at most
+ * `margin / 2` unanswered consumptions per key, which bounds how far a burst can overshoot the limit.
  */
 export class KeyRateLimiter {
   private readonly limiters = new Map<number, RateLimiterRedis>();
+  private readonly estimates = new Map<string, Estimate>();
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     readonly defaultPerMinute: number,
   ) {}
+
+  /** The last requests of a window that always wait for Redis: 2 % of the limit, at least 20. */
+  static margin(limit: number): number {
+    return Math.max(20, Math.ceil(limit * 0.02));
+  }
 
   private limiter(points: number): RateLimiterRedis {
     let l = this.limiters.get(points);
@@ -37,14 +61,63 @@ export class KeyRateLimiter {
     return l;
   }
 
-  async consume(keyId: string, perMinute: number | undefined): Promise<RateDecision> {
+  consume(keyId: string, perMinute: number | undefined): RateDecision | Promise<RateDecision> {
     const limit = perMinute ?? this.defaultPerMinute;
+    const id = `${limit}:${keyId}`;
+    const est = this.estimates.get(id);
+    const now = Date.now();
+    const margin = KeyRateLimiter.margin(limit);
+    if (est && est.resetAt > now && now - est.syncedAt < FRESH_MS && est.remaining - 1 > margin && est.inflight < margin / 2) {
+      est.remaining -= 1;
+      est.inflight += 1;
+      this.ask(keyId, limit).then(
+        (answer) => {
+          est.inflight -= 1;
+          this.learn(id, answer, est);
+        },
+        () => {
+          est.inflight -= 1;
+          est.syncedAt = 0; // ask again before trusting the estimate
+        },
+      );
+      return { allowed: true, limit, remaining: est.remaining, resetSeconds: Math.max(1, Math.ceil((est.resetAt - now) / 1000)) };
+    }
+    return this.ask(keyId, limit).then((answer) => {
+      this.learn(id, answer, est);
+      return answer.decision;
+    });
+  }
+
+  private learn(id: string, answer: { decision: RateDecision; resetAt: number }, est: Estimate | undefined): void {
+    const current = this.estimates.get(id) ?? est;
+    const inflight = current?.inflight ?? 0;
+    const next: Estimate = {
+      // Consumptions sent after this one are still in flight; Redis answers in order.
+      remaining: answer.decision.allowed ? answer.decision.remaining - inflight : 0,
+      resetAt: answer.resetAt,
+      syncedAt: Date.now(),
+      inflight,
+    };
+    if (current) Object.assign(current, next);
+    else {
+      if (this.estimates.size > 50_000) this.estimates.clear();
+      this.estimates.set(id, next);
+    }
+  }
+
+  private async ask(keyId: string, limit: number): Promise<{ decision: RateDecision; resetAt: number }> {
     try {
       const res = await this.limiter(limit).consume(keyId, 1);
-      return { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+      return {
+        decision: { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) },
+        resetAt: Date.now() + res.msBeforeNext,
+      };
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      return { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+      return {
+        decision: { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) },
+        resetAt: Date.now() + rejection.msBeforeNext,
+      };
     }
   }
 }

@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { TEST_REDIS_URL } from '@svc/platform/testing';
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { KeyRateLimiter } from '../src/rate-limit.js';
+
+/** The limiter against a real Redis, two "gateway processes" (two limiters, two connections) sharing it. */
+describe('KeyRateLimiter (Redis, several processes)', () => {
+  let redis: Redis[];
+  const prefix = `t${randomBytes(4).toString('hex')}:`;
+  const pair = () => redis.map((r) => new KeyRateLimiter(r, prefix, 600));
+  const key = () => randomBytes(6).toString('hex');
+
+  before(async () => {
+    redis = [new Redis(TEST_REDIS_URL), new Redis(TEST_REDIS_URL)];
+  });
+  after(async () => {
+    const keys = await redis[0]!.keys(`${prefix}*`);
+    if (keys.length) await redis[0]!.del(...keys);
+    for (const r of redis) r.disconnect();
+  });
+
+  it('is exact across two processes for a small limit (every request waits for Redis)', async () => {
+    const [a, b] = pair();
+    const k = key();
+    const decisions = [];
+    for (let i = 0; i < 16; i++) decisions.push(await (i % 2 ? a! : b!).consume(k, 10));
+    expect(decisions.filter((d) => d.allowed)).to.have.length(10);
+    expect(decisions.slice(0, 10).map((d) => d.remaining)).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(decisions.slice(10).every((d) => !d.allowed && d.remaining === 0 && d.resetSeconds >= 1)).to.equal(true);
+  });
+
+  it('far from the limit answers without waiting for Redis, and Redis still counts every request', async () => {
+    const [a] = pair();
+    const k = key();
+    const first = a!.consume(k, 1000);
+    expect(first).to.be.instanceOf(Promise); // nothing known yet: wait for Redis
+    expect((await first).remaining).to.equal(999);
+    const second = a!.consume(k, 1000);
+    expect(second).not.to.be.instanceOf(Promise);
+    expect(second).to.include({ allowed: true, remaining: 998 });
+    await new Promise((r) => setTimeout(r, 50));
+    const counted = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 1000);
+    expect(counted.remaining).to.equal(997); // the second consumption reached Redis
+  });
+
+  it('bounds the overshoot of concurrent bursts from two processes: at most margin/2 per process', async () => {
+    const [a, b] = pair();
+    const k = key();
+    const limit = 1000;
+    let allowed = 0;
+    for (let round = 0; round < 30; round++) {
+      const burst = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? a! : b!).consume(k, limit)));
+      allowed += burst.filter((d) => d.allowed).length;
+    }
+    const bound = 2 * (KeyRateLimiter.margin(limit) / 2);
+    expect(allowed).to.be.within(limit, limit + bound);
+    await new Promise((r) => setTimeout(r, 50));
+    const after = await (a!.consume(k, limit) as Promise<unknown>);
+    expect(after).to.include({ allowed: false, remaining: 0 });
+  });
+
+  it('the fast path stops within the margin: the last requests of a window wait for Redis', async () => {
+    const [a] = pair();
+    const k = key();
+    const limit = 100; // margin 20
+    let fast = 0;
+    for (let i = 0; i < 100; i++) {
+      const d = a!.consume(k, limit);
+      if (!(d instanceof Promise)) fast++;
+      await d;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(fast).to.be.greaterThan(50);
+    const tail = a!.consume(k, limit);
+    expect(tail).to.be.instanceOf(Promise);
+    expect(await tail).to.include({ allowed: false });
+  });
+});
