@@ -17,12 +17,10 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
   setup: (ctx) => ({ leads: new Leads(ctx) }),
-  http:
-    (ctx, { leads }) =>
-    (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
-      app.use('/integrations/external', leadRoutes(leads));
-    },
+  http: (ctx) => (app) => {
+    app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
+  },
+  api: (_ctx, { leads }) => [{ prefix: '/integrations/external', router: leadRoutes(leads) }],
   grpc: (ctx) => [crmGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();

@@ -12,6 +12,7 @@ import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
 import { type EventToRecord, OutboxEvent, recordEvents } from './events/outbox.js';
 import { OutboxRelay } from './events/relay.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
+import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
 import { IdentityVerifier } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
@@ -44,6 +45,11 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
   /** Builds the service's own components once; http, grpc and workers receive them. */
   setup?: (ctx: ServiceContext<z.infer<S>>) => D;
   http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
+  /**
+   * Integration routes served without Express (decision 0014), each router at its prefix (usually
+   * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
+   */
+  api?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ApiMount[];
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
   /**
@@ -153,14 +159,12 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     },
     ...(def.readiness?.(ctx, deps) ?? []),
   ];
-  const app = createHttpApp({
-    logger,
-    metrics,
-    verifier: new IdentityVerifier(config.IDENTITY_TOKEN_SECRET),
-    readiness,
-    mount: def.http?.(ctx, deps) ?? (() => undefined),
+  const verifier = new IdentityVerifier(config.IDENTITY_TOKEN_SECRET);
+  const app = createHttpApp({ logger, metrics, verifier, readiness, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const api = createApiDispatcher({ mounts: def.api?.(ctx, deps) ?? [], verifier, logger, metrics });
+  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    if (!api(req, res)) app(req, res);
   });
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, app);
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HOST, resolve));
   const httpPort = (server.address() as AddressInfo).port;

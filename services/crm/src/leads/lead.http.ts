@@ -1,8 +1,8 @@
 import { forbidden } from '@svc/platform/errors';
+import { apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
-import { Router } from 'express';
 import { createLeadBody } from './lead.schema.js';
 import type { Leads } from './lead.service.js';
 
@@ -10,8 +10,8 @@ const need = (identity: Identity, permission: string) => {
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
 };
 
-export function leadRoutes(leads: Leads): Router {
-  const r = Router();
+export function leadRoutes(leads: Leads) {
+  const r = apiRouter();
   r.post('/leads', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.create');
@@ -21,7 +21,7 @@ export function leadRoutes(leads: Leads): Router {
   r.get('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.read');
-    res.json(await leads.detail(identity, req.params.ref));
+    res.json(await leads.detail(identity, req.params.ref ?? ''));
   });
   return r;
 }

@@ -1,9 +1,9 @@
 import express, { type ErrorRequestHandler, type Express as ExpressApp, type NextFunction, type Request, type Response } from 'express';
-import { ZodError } from 'zod';
-import { AppError, errorBody, invalid, unauthorized } from '../errors.js';
+import { AppError, errorBody, unauthorized } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { toAppError, zodToInvalid } from './errors.js';
 
 declare global {
   namespace Express {
@@ -83,40 +83,23 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
   return app;
 }
 
-/** Zod issues become one 400 whose message names every offending field. */
-export function zodToInvalid(error: ZodError): AppError {
-  const parts = error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.join('.') : 'body';
-    return `${path}: ${issue.message}`;
-  });
-  return invalid(parts.join('; '), { fields: error.issues.map((i) => i.path.join('.')) });
-}
+export { zodToInvalid };
 
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    let appError: AppError;
-    if (err instanceof AppError) appError = err;
-    else if (err instanceof ZodError) appError = zodToInvalid(err);
-    else if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.parse.failed') {
-      appError = invalid('body: malformed JSON');
-    } else if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.too.large') {
-      appError = invalid('body: too large');
-    } else {
-      logger.error({ err, method: req.method, path: req.path }, 'unhandled error');
-      appError = new AppError('internal', 'Internal server error');
-    }
+    const appError = toAppError(err, logger, { method: req.method, path: req.path });
     if (res.headersSent) return;
     res.status(errorBody(appError.kind, '').statusCode).json(errorBody(appError.kind, appError.message));
   };
 }
 
 /** The integration identity of the request, or 401 for anything else (admin tokens never act as a key). */
-export function integrationOf(req: Request): Extract<Identity, { kind: 'integration' }> {
+export function integrationOf(req: { identity?: Identity }): Extract<Identity, { kind: 'integration' }> {
   const identity = req.identity;
   if (identity?.kind !== 'integration') throw unauthorized('An integration key is required');
   return identity;
 }
 
-export function requireAdmin(req: Request): void {
+export function requireAdmin(req: { identity?: Identity }): void {
   if (req.identity?.kind !== 'admin') throw unauthorized('The admin token is required');
 }
