@@ -5,11 +5,12 @@ import { nextOccurrences, type Occurrence, type RecurrenceRule } from './recurre
 
 /**
  * A series is materialized as tasks: the first occurrence is the task created, later ones are copies of it (the
- * template) at their own start, with the same duration, in the company's default open stage. Occurrences are
- * created up to a horizon ahead of now (RECURRENCE_HORIZON_DAYS) and at most MAX_BATCH at a time; the
- * materializer adds the next ones as time passes, until the end rule is reached.
+ * template) at their own start, with the same duration, in the company's default open stage. A series with an
+ * end (a date or a number of occurrences) is created whole, at most MAX_BATCH occurrences at a time; a series
+ * without one up to a horizon ahead of now (RECURRENCE_HORIZON_DAYS). The materializer adds the next ones as
+ * time brings them within the horizon, until the end rule is reached.
  */
-export const MAX_BATCH = 500;
+export const MAX_BATCH = 1000;
 const DAY_MS = 86_400_000;
 
 export interface SeriesState {
@@ -39,9 +40,15 @@ export function occurrenceRow(template: TaskRow, occ: Occurrence, stageId: strin
   };
 }
 
-/** The occurrences due now: those starting up to `horizonDays` ahead of now (or of the series' start, if later). */
+/**
+ * The occurrences due now: all of a series with an end, those of an endless one that start up to `horizonDays`
+ * ahead of now (or of the series' start, if later).
+ */
 export function dueOccurrences(s: SeriesState, now: Date, horizonDays: number, max = MAX_BATCH) {
-  const through = new Date(Math.max(now.getTime(), s.template.start_date!.getTime()) + horizonDays * DAY_MS);
+  const through =
+    s.rule.endType === 'none'
+      ? new Date(Math.max(now.getTime(), s.template.start_date!.getTime()) + horizonDays * DAY_MS)
+      : new Date(8.64e15);
   return nextOccurrences(s.rule, s.template.start_date!, { count: s.count, lastStart: s.lastStart }, through, max);
 }
 

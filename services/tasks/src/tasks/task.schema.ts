@@ -28,7 +28,13 @@ export const when = z
   });
 
 const uuid = z.uuid('must be a UUID');
-const html = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+// Postgres text cannot hold NUL: refused in plain text, dropped from HTML (where parsers ignore it anyway).
+const text = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
+const html = (max: number) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .transform((s) => s.replaceAll('\u0000', ''));
 
 export const LINK_FIELDS = [
   'crm_lead_id',
@@ -66,7 +72,7 @@ export type RecurrenceBody = z.infer<typeof recurrenceBody>;
 
 const taskFields = {
   crm_task_type_id: uuid,
-  title: z.string().trim().min(1, 'must be 1 to 100 characters').max(100, 'must be 1 to 100 characters'),
+  title: text().trim().min(1, 'must be 1 to 100 characters').max(100, 'must be 1 to 100 characters'),
   crm_task_stage_id: uuid,
   responsible_id: uuid,
   crm_lead_id: uuid.nullable(),
@@ -82,7 +88,7 @@ const taskFields = {
   end_date: when.nullable(),
   has_time: z.boolean(),
   meeting_outcome: z.number().int().min(1, 'must be an integer from 1 to 4').max(4, 'must be an integer from 1 to 4').nullable(),
-  meeting_outcome_notes: z.string().trim().max(5000, 'must be at most 5000 characters').nullable(),
+  meeting_outcome_notes: text().trim().max(5000, 'must be at most 5000 characters').nullable(),
   meeting_provider: z.enum(MEETING_PROVIDERS, { message: `must be ${MEETING_PROVIDERS.join(' or ')}` }).nullable(),
   meeting_participants: z
     .array(z.string().trim().toLowerCase().pipe(z.email('must be e-mail addresses')))
@@ -99,7 +105,7 @@ const taskFields = {
   parent_task_id: uuid.nullable(),
   tags: z.array(uuid).max(100, 'must have at most 100 tags'),
   meeting_mode: z.enum(MEETING_MODES, { message: `must be ${MEETING_MODES.join(' or ')}` }).nullable(),
-  meeting_location: z.string().trim().min(1, 'must be 1 to 500 characters').max(500, 'must be 1 to 500 characters').nullable(),
+  meeting_location: text().trim().min(1, 'must be 1 to 500 characters').max(500, 'must be 1 to 500 characters').nullable(),
   meeting_description: html(100_000).nullable(),
   recurrence: recurrenceBody.nullable(),
 };

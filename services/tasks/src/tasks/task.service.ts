@@ -8,7 +8,16 @@ import { recordTaskEvents, taskCompletedPayload } from './task.events.js';
 import { listTasks } from './task.list.js';
 import { type Composed, composeTask } from './task.rules.js';
 import { type CreateTaskBody, LINK_FIELDS, type LinkField, type ListTasksQuery, type UpdateTaskBody } from './task.schema.js';
-import { insertTasks, inTransaction, readTaskFamily, readWriteCatalog, type TaskRead, type TaskRow, updateTask } from './task.store.js';
+import {
+  insertTasks,
+  inTransaction,
+  lockTask,
+  readTaskFamily,
+  readWriteCatalog,
+  type TaskRead,
+  type TaskRow,
+  updateTask,
+} from './task.store.js';
 import { addRefsOf, type TaskView, taskView, type Viewer } from './task.view.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company, with the key's permissions. */
@@ -196,7 +205,8 @@ export class TaskService {
     const now = new Date();
     return inTransaction(pool, async (tx) => {
       // The task is locked for the whole write: two completions at once fire task.completed once.
-      const family = await readTaskFamily(tx, actor.companyId, id, true);
+      if (!(await lockTask(tx, actor.companyId, id))) throw notFound('Task');
+      const family = await readTaskFamily(tx, actor.companyId, id);
       const current = family.find((r) => r.task.id === id);
       if (!current) throw notFound('Task');
       const refs = refsOfBody(body, actor.userId);
@@ -240,7 +250,7 @@ export class TaskService {
     const pool = await this.o.pool();
     return inTransaction(pool, async (tx) => {
       const { rows } = await tx.query<{ recurrence_series_id: string | null }>({
-        name: 'tasks_lock_one',
+        name: 'tasks_lock_for_delete',
         text: 'select recurrence_series_id from tasks where company_id = $1 and id = $2 for update',
         values: [actor.companyId, id],
       });

@@ -266,14 +266,27 @@ export function toTaskRead(r: JoinedRow): TaskRead {
 }
 
 /** A task and its subtasks, in the listing's order (the task itself among them). */
-export async function readTaskFamily(db: Queryable, companyId: string, id: string, lock = false): Promise<TaskRead[]> {
+export async function readTaskFamily(db: Queryable, companyId: string, id: string): Promise<TaskRead[]> {
   const { rows } = await db.query<JoinedRow>({
-    name: lock ? 'tasks_read_family_lock' : 'tasks_read_family',
-    text: `${READ_SELECT} where t.company_id = $1 and (t.id = $2 or t.parent_task_id = $2)
-      order by t.start_date asc nulls last, t.id asc${lock ? ' for update of t' : ''}`,
+    name: 'tasks_read_family',
+    text: `${READ_SELECT} where t.company_id = $1 and (t.id = $2 or t.parent_task_id = $2) order by t.start_date asc nulls last, t.id asc`,
     values: [companyId, id],
   });
   return rows.map(toTaskRead);
+}
+
+/**
+ * Locks a task row for the rest of the transaction; false when the company has no such task. Locked alone, not
+ * in the joined read: a row locked through a join is re-checked against the join rows read before the wait, so
+ * a concurrent change of its stage would make it vanish. The read that follows sees the latest committed row.
+ */
+export async function lockTask(db: Queryable, companyId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query({
+    name: 'tasks_lock',
+    text: 'select 1 from tasks where company_id = $1 and id = $2 for update',
+    values: [companyId, id],
+  });
+  return rowCount === 1;
 }
 
 /**
