@@ -356,6 +356,29 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
     });
   });
 
+  describe('the management API`s task-types and task-stages rows (through the gateway)', () => {
+    it('creates types and stages with the documented shapes, stages last by default', async () => {
+      const t = await seedTenant(call, stack.adminToken);
+      const base = `/companies/${t.company.id}`;
+      const type = await admin('POST', `${base}/task-types`, { name: 'Visit', icon: 'car', is_meeting: true, default_duration_minutes: 45 });
+      expect(type.status, type.text).to.equal(201);
+      expect(type.body).to.deep.equal({ id: type.body.id, name: 'Visit', icon: 'car', is_meeting: true, default_duration_minutes: 45 });
+      const first = await admin('POST', `${base}/task-stages`, { name: 'New', color: '#123456' });
+      const done = await admin('POST', `${base}/task-stages`, { name: 'Done', is_completion: true });
+      expect(first.body).to.deep.equal({ id: first.body.id, name: 'New', color: '#123456', is_completion: false, position: 1, active: true });
+      expect(done.body).to.include({ position: 2, is_completion: true, active: true });
+    });
+    it('answers 400 naming the field, 404 for an unknown company, 401 to an integration key', async () => {
+      const bad = await admin('POST', `/companies/${a.company.id}/task-types`, { name: '', default_duration_minutes: 0 });
+      expect(bad.status).to.equal(400);
+      expect(bad.body.message).to.contain('name').and.to.contain('default_duration_minutes');
+      const unknown = await admin('POST', `/companies/${MISSING}/task-stages`, { name: 'x' });
+      expect(unknown.status).to.equal(404);
+      const asKey = await call('POST', `/admin/v1/companies/${a.company.id}/task-types`, { token: a.key.key, body: { name: 'x' } });
+      expect(asKey.status).to.equal(401);
+    });
+  });
+
   describe('keys and permissions', () => {
     it('needs crm/task.create (403 without it), and a key (401)', async () => {
       const admin_ = adminOf(call, stack.adminToken);
