@@ -199,6 +199,12 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
       await refused({ crm_person_id: b.person.id }, 'crm_person_id');
       await refused({ crm_organization_id: b.organization.id }, 'crm_organization_id');
     });
+    it('takes ids in upper case as the same ids', async () => {
+      const t = await created({ crm_person_id: a.person.id.toUpperCase(), tags: [a.tags.red.id.toUpperCase()] });
+      expect(t.crm_person_id).to.equal(a.person.id);
+      expect(t.crm_person).to.deep.equal({ id: a.person.id, name: 'Ana Person' });
+      expect(t.tags.map((x: any) => x.id)).to.deep.equal([a.tags.red.id]);
+    });
   });
 
   describe('dates', () => {

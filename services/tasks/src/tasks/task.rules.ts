@@ -131,7 +131,7 @@ export function composeTask(input: ComposeInput): Composed {
   if (body.meeting_location !== undefined) row.meeting_location = body.meeting_location;
   if (body.meeting_participants !== undefined) row.meeting_participants = unique(body.meeting_participants);
   if (body.reminders_minutes !== undefined) row.reminders_minutes = unique(body.reminders_minutes);
-  if (body.tags !== undefined) row.tag_ids = unique(body.tags.map((t) => t.toLowerCase()));
+  if (body.tags !== undefined) row.tag_ids = unique(body.tags);
   if (body.parent_task_id !== undefined) row.parent_task_id = body.parent_task_id;
   if (body.meeting_description !== undefined) {
     row.meeting_description = body.meeting_description === null ? null : sanitizeMeetingDescription(body.meeting_description);

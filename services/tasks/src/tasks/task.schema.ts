@@ -27,7 +27,8 @@ export const when = z
     return { at: new Date(dateOnly ? `${s}T00:00:00Z` : s), offsetMinutes, dateOnly };
   });
 
-const uuid = z.uuid('must be a UUID');
+// crm answers ids in lower case: ids sent in upper case are the same ids.
+const uuid = z.uuid('must be a UUID').transform((s) => s.toLowerCase());
 // Postgres text cannot hold NUL: refused in plain text, dropped from HTML (where parsers ignore it anyway).
 const text = () => z.string().refine((s) => !s.includes('\u0000'), 'must not contain NUL characters');
 const html = (max: number) =>

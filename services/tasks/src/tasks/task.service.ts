@@ -77,13 +77,13 @@ function checkReferences(body: UpdateTaskBody, idx: RecordIndex): void {
     const id = body[field];
     if (id && !linkFound(idx, KIND_OF_LINK[field], id)) throw invalid(`${field}: ${KIND_OF_LINK[field]} not found`);
   }
-  for (const tag of body.tags ?? []) if (!idx.tags.has(tag.toLowerCase())) throw invalid(`tags: tag not found: ${tag}`);
+  for (const tag of body.tags ?? []) if (!idx.tags.has(tag)) throw invalid(`tags: tag not found: ${tag}`);
 }
 
 function refsOfBody(body: UpdateTaskBody, actorId: string): RecordRefs {
   const refs = new RecordRefs().add('user', actorId).add('user', body.responsible_id);
   for (const field of LINK_FIELDS) refs.add(KIND_OF_LINK[field], body[field]);
-  for (const tag of body.tags ?? []) refs.add('tag', tag.toLowerCase());
+  for (const tag of body.tags ?? []) refs.add('tag', tag);
   return refs;
 }
 
