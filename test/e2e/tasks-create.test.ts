@@ -366,12 +366,24 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
     it('creates types and stages with the documented shapes, stages last by default', async () => {
       const t = await seedTenant(call, stack.adminToken);
       const base = `/companies/${t.company.id}`;
-      const type = await admin('POST', `${base}/task-types`, { name: 'Visit', icon: 'car', is_meeting: true, default_duration_minutes: 45 });
+      const type = await admin('POST', `${base}/task-types`, {
+        name: 'Visit',
+        icon: 'car',
+        is_meeting: true,
+        default_duration_minutes: 45,
+      });
       expect(type.status, type.text).to.equal(201);
       expect(type.body).to.deep.equal({ id: type.body.id, name: 'Visit', icon: 'car', is_meeting: true, default_duration_minutes: 45 });
       const first = await admin('POST', `${base}/task-stages`, { name: 'New', color: '#123456' });
       const done = await admin('POST', `${base}/task-stages`, { name: 'Done', is_completion: true });
-      expect(first.body).to.deep.equal({ id: first.body.id, name: 'New', color: '#123456', is_completion: false, position: 1, active: true });
+      expect(first.body).to.deep.equal({
+        id: first.body.id,
+        name: 'New',
+        color: '#123456',
+        is_completion: false,
+        position: 1,
+        active: true,
+      });
       expect(done.body).to.include({ position: 2, is_completion: true, active: true });
     });
     it('answers 400 naming the field, 404 for an unknown company, 401 to an integration key', async () => {
