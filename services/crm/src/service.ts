@@ -7,6 +7,7 @@ import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
 import { leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { recordGrpc } from './records/record.grpc.js';
 
 interface Components {
   leads: Leads;
@@ -21,7 +22,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
   },
   api: (_ctx, { leads }) => [{ prefix: '/integrations/external', router: leadRoutes(leads) }],
-  grpc: (ctx) => [crmGrpc(ctx)],
+  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();

@@ -71,7 +71,7 @@ describe('API routes without Express (createApiDispatcher)', () => {
   });
 
   it('answers 401 with the spec body without a valid identity token, and never runs the handler', async () => {
-    for (const headers of [{}, { 'x-svc-identity': 'not-a-token' }]) {
+    for (const headers of [{}, { 'x-svc-identity': 'not-a-token' }] as Record<string, string>[]) {
       const res = await call('GET', '/things/1', { auth: false, headers });
       expect(res.status).to.equal(401);
       expect(res.body).to.include({ statusCode: 401, error: 'Unauthorized' });

@@ -1,34 +1,69 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { CrmPeer } from '@svc/platform/peers/crm';
+import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
+import { z } from 'zod';
 import { TaskStage, TaskType } from './catalog/catalog.entity.js';
 import { taskCatalogAdminRoutes } from './catalog/catalog.http.js';
 import { TaskCatalog } from './catalog/catalog.service.js';
+import { CrmRecords } from './links/crm-records.js';
 import { migrations } from './migrations/index.js';
+import { SeriesMaterializer } from './recurrence/materializer.js';
+import { Task, TaskRecurrence } from './tasks/task.entity.js';
+import { taskRoutes } from './tasks/task.http.js';
+import { TaskService } from './tasks/task.service.js';
+import { nativePool } from './tasks/task.store.js';
 
-const tasksConfig = serviceConfigSchema.extend({ CRM_GRPC_URL: env.hostPort });
+const tasksConfig = serviceConfigSchema.extend({
+  CRM_GRPC_URL: env.hostPort,
+  /** How far ahead of now the occurrences of a recurring series exist as tasks. */
+  RECURRENCE_HORIZON_DAYS: z.coerce.number().int().min(1).max(3660).default(90),
+  /** How often the series are topped up to the horizon. */
+  RECURRENCE_SWEEP_MS: z.coerce.number().int().min(1000).default(3_600_000),
+});
 
 interface Components {
   crm: CrmPeer;
+  records: CrmRecords;
   catalog: TaskCatalog;
+  tasks: TaskService;
+  materializer: SeriesMaterializer;
 }
 
 export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
   name: 'tasks',
   configSchema: tasksConfig,
   defaults: { HTTP_PORT: '8082', GRPC_PORT: '9082' },
-  db: { schema: 'tasks', entities: [...platformEntities, TaskType, TaskStage], migrations },
+  db: { schema: 'tasks', entities: [...platformEntities, TaskType, TaskStage, Task, TaskRecurrence], migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
-    return { crm, catalog: new TaskCatalog(crm) };
+    const records = new CrmRecords(ctx.config.CRM_GRPC_URL);
+    const pool = () => nativePool(ctx);
+    return {
+      crm,
+      records,
+      catalog: new TaskCatalog(crm),
+      tasks: new TaskService({ pool, crm, records, schema: ctx.schema, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
+      materializer: new SeriesMaterializer(pool, {
+        horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS,
+        intervalMs: ctx.config.RECURRENCE_SWEEP_MS,
+        logger: ctx.logger,
+      }),
+    };
   },
   http:
     (ctx, { catalog }) =>
     (app) => {
       app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
     },
-  workers:
-    async (_ctx, { crm }) =>
-    async () =>
-      crm.close(),
+  api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
+  // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
+  eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
+  workers: async (_ctx, { crm, records, materializer }) => {
+    materializer.start();
+    return async () => {
+      await materializer.stop();
+      crm.close();
+      records.close();
+    };
+  },
 };

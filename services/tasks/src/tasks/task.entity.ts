@@ -1,0 +1,101 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+/**
+ * A task. Links to crm records (lead, deal, delivery, person, organization, customer), its responsible and
+ * creator, and its tags are ids of crm's records, checked with crm over gRPC, never foreign keys. Tags,
+ * reminders and meeting participants are arrays on the row: a task is written and read in one statement.
+ * The hot paths read and write this table with SQL through the pg pool (task.store.ts); the entity is the
+ * schema the migrations are generated from.
+ */
+export const Task = defineEntity({
+  name: 'Task',
+  tableName: 'tasks',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    title: p.string().length(100),
+    /** Sanitized HTML. */
+    description: p.text().nullable(),
+    isPersonal: p.boolean(),
+    priority: p.smallint(),
+    taskTypeId: p.uuid(),
+    taskStageId: p.uuid(),
+    crmLeadId: p.uuid().nullable(),
+    crmDealId: p.uuid().nullable(),
+    crmDeliveryId: p.uuid().nullable(),
+    crmPersonId: p.uuid().nullable(),
+    crmOrganizationId: p.uuid().nullable(),
+    crmCustomerId: p.uuid().nullable(),
+    responsibleId: p.uuid(),
+    createdById: p.uuid(),
+    completedAt: p.datetime().nullable(),
+    completedById: p.uuid().nullable(),
+    startDate: p.datetime().nullable(),
+    endDate: p.datetime().nullable(),
+    hasTime: p.boolean(),
+    meetingOutcome: p.smallint().nullable(),
+    meetingOutcomeNotes: p.text().nullable(),
+    meetingProvider: p.string().length(40).nullable(),
+    meetingMode: p.string().length(20).nullable(),
+    meetingLocation: p.string().length(500).nullable(),
+    /** Sanitized HTML. */
+    meetingDescription: p.text().nullable(),
+    meetingParticipants: p.array().columnType('text[]'),
+    remindersMinutes: p.array((i) => Number(i)).columnType('int[]'),
+    tagIds: p.array().columnType('uuid[]'),
+    parentTaskId: p.uuid().nullable(),
+    recurrenceSeriesId: p.uuid().nullable(),
+    recurrenceIndex: p.integer().nullable(),
+    recurrenceIsException: p.boolean(),
+    origin: p.string().length(40),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+  indexes: [
+    // The listing's order (start_date nulls last, id) within a company.
+    { name: 'tasks_company_start_idx', properties: ['companyId', 'startDate', 'id'] },
+    { name: 'tasks_parent_idx', properties: ['parentTaskId'], where: 'parent_task_id is not null' },
+    { name: 'tasks_series_idx', properties: ['recurrenceSeriesId', 'recurrenceIndex'], where: 'recurrence_series_id is not null' },
+    { name: 'tasks_company_responsible_idx', properties: ['companyId', 'responsibleId'] },
+    { name: 'tasks_lead_idx', properties: ['companyId', 'crmLeadId'], where: 'crm_lead_id is not null' },
+    { name: 'tasks_deal_idx', properties: ['companyId', 'crmDealId'], where: 'crm_deal_id is not null' },
+    { name: 'tasks_person_idx', properties: ['companyId', 'crmPersonId'], where: 'crm_person_id is not null' },
+    { name: 'tasks_organization_idx', properties: ['companyId', 'crmOrganizationId'], where: 'crm_organization_id is not null' },
+    { name: 'tasks_tags_idx', properties: ['tagIds'], type: 'gin' },
+  ],
+});
+export type Task = InferEntity<typeof Task>;
+
+/**
+ * A recurring series: the rule, the template its later occurrences are copied from, and how far it has been
+ * materialized. Its id is the `recurrence_series_id` of every occurrence.
+ */
+export const TaskRecurrence = defineEntity({
+  name: 'TaskRecurrence',
+  tableName: 'task_recurrences',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    pattern: p.string().length(20),
+    interval: p.integer(),
+    weekDays: p.array().columnType('text[]'),
+    endType: p.string().length(20),
+    untilDate: p.datetime().nullable(),
+    occurrences: p.integer().nullable(),
+    /** The UTC offset of start_date as sent: week days and month days are those of this offset. */
+    utcOffsetMinutes: p.integer(),
+    /** The first occurrence's start and end: every occurrence keeps its time of day and duration. */
+    startDate: p.datetime(),
+    endDate: p.datetime().nullable(),
+    /** The fields every new occurrence is created with (the first occurrence as it was created). */
+    template: p.json<Record<string, unknown>>(),
+    /** How many occurrences exist so far (the next one's index), and the start of the last one. */
+    materializedCount: p.integer(),
+    lastStart: p.datetime(),
+    /** The start of the next occurrence to create; null once the end rule is reached. */
+    nextStart: p.datetime().nullable(),
+    createdAt: p.datetime(),
+  },
+  indexes: [{ name: 'task_recurrences_next_idx', properties: ['nextStart'], where: 'next_start is not null' }],
+});
+export type TaskRecurrence = InferEntity<typeof TaskRecurrence>;
