@@ -1,8 +1,18 @@
 import { type DbDefinition, platformEntities } from '@svc/platform/service';
-import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
+import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Lead, LeadView } from './leads/lead.entity.js';
+import {
+  Lead,
+  LeadFollower,
+  LeadIdempotencyKey,
+  LeadLossReason,
+  LeadNote,
+  LeadParticipant,
+  LeadStagePeriod,
+  LeadTag,
+  LeadView,
+} from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
@@ -20,6 +30,7 @@ export const dbDefinition: DbDefinition = {
     Tag,
     CustomField,
     CustomFieldOption,
+    CustomFieldValue,
     LeadSource,
     Tracker,
     NamedItem,
@@ -28,6 +39,13 @@ export const dbDefinition: DbDefinition = {
     Organization,
     Lead,
     LeadView,
+    LeadTag,
+    LeadParticipant,
+    LeadFollower,
+    LeadNote,
+    LeadLossReason,
+    LeadStagePeriod,
+    LeadIdempotencyKey,
     MarketingAcquisition,
   ],
   migrations,

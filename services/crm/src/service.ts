@@ -1,11 +1,12 @@
 import type { serviceConfigSchema } from '@svc/platform/config';
 import type { ServiceDefinition } from '@svc/platform/service';
+import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
-import { leadRoutes } from './leads/lead.http.js';
+import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 
 interface Components {
@@ -20,8 +21,8 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   http:
     (ctx, { leads }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
-      app.use('/integrations/external', leadRoutes(leads));
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads));
+      app.use('/integrations/external', leadRoutes(leads), customFieldRoutes(ctx));
     },
   grpc: (ctx) => [crmGrpc(ctx)],
   // crm owns the plan: events of a company outside plan_valid_until are never written.
