@@ -68,6 +68,23 @@ const leadSourceOf = (lead: Lead, m: LeadMarketing) => {
 export type LeadSnapshot = ReturnType<typeof leadSnapshot>;
 
 /**
+ * OpportunityValuation: crm has no recurring values or projections yet, so every lead is valued by its current
+ * value (the contract's mode CURRENT, source LEGACY_CURRENT_VALUE) and nothing is projected.
+ */
+const valuationOf = (lead: Pick<Lead, 'value'>) => ({
+  mode: 'CURRENT',
+  source: 'LEGACY_CURRENT_VALUE',
+  current_value: lead.value ?? null,
+  projected_value: null,
+  display_value: lead.value ?? null,
+  has_recurring_value: false,
+  has_indefinite_recurring_value: false,
+  has_rolling_projection: false,
+  indefinite_horizon_months: null,
+  calculation_version: 1,
+});
+
+/**
  * LeadSnapshot of the spec's Lead payloads: what events carry and the base of the GET detail. Fields
  * whose sources do not exist yet are present as null or empty, never invented.
  */
@@ -91,8 +108,8 @@ export function leadSnapshot(lead: Lead, rel: LeadRelations) {
     score_updated_at: null,
     icp: null,
     icps: [],
-    valuation: null,
-    projection_context: null,
+    valuation: valuationOf(lead),
+    projection_context: { indefinite_horizon_months: 12, display_mode: 'CURRENT' },
     archived_at: iso(lead.archivedAt),
     won_date: iso(lead.wonDate),
     lost_date: iso(lead.lostDate),
