@@ -162,6 +162,8 @@ describe('PUT /integrations/external/leads/{id}', () => {
     await put(lead.id, { title: 'Origin', lead_source: { name: 'Brand New Source' } });
     expect((await detail(lead.id)).lead_source.name).to.equal('Brand New Source');
     expect400(await put(lead.id, { title: 'x', crm_lead_source_id: randomUUID() }), 'crm_lead_source_id');
+    await put(lead.id, { title: 'Origin', crm_lead_source_id: null });
+    expect((await detail(lead.id)).lead_source).to.equal(null);
   });
 
   describe('validation, access and nothing changed on a 400', () => {

@@ -434,6 +434,8 @@ export class Leads {
         .leadSource;
     } else if (body.lead_source) {
       manualSource = await findOrCreateLeadSource(this.ctx.orm.em.fork(), actor.companyId, body.lead_source.name);
+    } else if (body.crm_lead_source_id === null || body.lead_source === null) {
+      manualSource = null;
     }
     let sensitive: string[] = [];
     try {
