@@ -191,11 +191,33 @@ describe('PUT /integrations/external/leads/{id}', () => {
       expect((await put(lead.id, { title: 'x' }, readOnly)).status).to.equal(403);
       expect((await put('999999', { title: 'x' })).status).to.equal(404);
     });
-    it('a PUT that changes nothing keeps updated_at', async () => {
-      const lead = await create({ title: 'Same' });
+    it('a PUT that changes nothing keeps updated_at and writes no event', async () => {
+      const lead = await create({
+        title: 'Same',
+        persons_id: [ref.ana.id],
+        custom_fields: [
+          { id: ref.size.id, value: '7' },
+          { id: ref.segment.id, option_id: ref.segment.options[0].id },
+        ],
+      });
       const before = (await leadRow(lead.id)).updated_at;
-      expect((await put(lead.id, { title: 'Same' })).status).to.equal(200);
+      const events = async () =>
+        (await db.query(`select count(*)::int n from crm.outbox where payload::text like '%' || $1 || '%'`, [lead.id])).rows[0].n;
+      const eventsBefore = await events();
+      const res = await put(lead.id, {
+        title: 'Same',
+        persons_id: [{ person_id: ref.ana.id }],
+        custom_fields: [
+          { id: ref.segment.id, option_id: ref.segment.options[0].id },
+          { id: ref.size.id, value: ' 7 ' },
+        ],
+        email: 'ana@example.test',
+      });
+      expect(res.status, res.text).to.equal(200);
       expect((await leadRow(lead.id)).updated_at).to.deep.equal(before);
+      expect(await events()).to.equal(eventsBefore);
+      await put(lead.id, { title: 'Changed' });
+      expect(await events()).to.equal(eventsBefore + 1);
     });
   });
 });

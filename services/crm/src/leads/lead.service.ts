@@ -491,12 +491,13 @@ export class Leads {
         await run(client, this.sql.updateLead, [lead.companyId, lead.id, JSON.stringify(this.sql.lead.row(lead))]);
         if (lead.stageId !== before.lead.stageId) await run(client, this.sql.enterStage, [lead.companyId, lead.id, lead.stageId, now]);
         await this.updateParticipants(client, lead, before, body, refs, now);
-        if (plans.length) {
-          await run(client, this.sql.clearAnswers, [lead.companyId, lead.id, plans.map((p) => p.field.field.id)]);
+        const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
+        if (changedPlans.length) {
+          await run(client, this.sql.clearAnswers, [lead.companyId, lead.id, changedPlans.map((p) => p.field.field.id)]);
           await this.sql.insert(
             client,
             'custom_field_values',
-            plans.flatMap((p) => p.rows),
+            changedPlans.flatMap((p) => p.rows),
           );
         }
       });
@@ -742,6 +743,7 @@ export class Leads {
         const [plan] = this.planAnswers(refs, [answer], before.lead, true);
         if (!plan) return;
         if (!plan.rows.length) throw invalid('value: send value, option_id or option_ids; DELETE removes an answer');
+        if (holdsAnswers(before, plan)) return;
         await run(client, this.sql.clearAnswers, [companyId, id, [plan.field.field.id]]);
         await this.sql.insert(client, 'custom_field_values', plan.rows);
       },
@@ -815,6 +817,17 @@ function defaultEvents(before: LoadedLead, after: LoadedLead, snapshot: LeadSnap
     });
   }
   return events;
+}
+
+/** Whether the lead already holds exactly the answers a plan writes (rewriting them would change only their ids). */
+function holdsAnswers(before: LoadedLead, plan: AnswerPlan): boolean {
+  const key = (optionId: string | null | undefined, value: string | null | undefined) => `${optionId ?? ''}\u0000${value ?? ''}`;
+  const held = before.rel.customFields
+    .filter((c) => c.field.id === plan.field.field.id)
+    .map((c) => key(c.value.optionId, c.value.value))
+    .sort();
+  const planned = plan.rows.map((r) => key(r.optionId, r.value)).sort();
+  return held.length === planned.length && held.every((k, i) => k === planned[i]);
 }
 
 /** A snapshot as compared for "did anything change": updated_at and views aside. */
