@@ -286,8 +286,10 @@ export class Leads {
       rel.participants.map((p) => p.participant),
     );
     const tagIds = [...new Set(body.tags ?? [])];
-    // The order relationsSelect reads them in: one creation's tags share created_at, so by name, then id.
-    rel.tags = refs.tags.filter((t) => tagIds.includes(t.id)).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    // The order relationsSelect reads them in: one creation's tags share created_at, so by name (code points,
+    // collate "C" there), then id.
+    const byCodePoints = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    rel.tags = refs.tags.filter((t) => tagIds.includes(t.id)).sort((a, b) => byCodePoints(a.name, b.name) || byCodePoints(a.id, b.id));
     await this.sql.insert(
       client,
       'lead_tags',

@@ -380,7 +380,7 @@ export class LeadSql {
         order by a.created_at desc, a.id desc limit 1) as "_latestDecision",
       (select json_agg(${this.leadSource.json('s')}) from lead_sources s
         where s.${same} and (s.id = ${alias}.lead_source_id or s.id = la.lead_source_id)) as "_leadSources",
-      (select json_agg(${this.tag.json('t')} order by lt.created_at, t.name, t.id) from lead_tags lt
+      (select json_agg(${this.tag.json('t')} order by lt.created_at, t.name collate "C", t.id) from lead_tags lt
         join tags t on t.${same} and t.id = lt.tag_id where lt.${same} and lt.lead_id = ${alias}.id) as "_tags",
       (select json_agg(json_build_object('participant', ${this.participant.json('lp')}, 'person', ${this.person.json('pp')},
           'contacts', ${this.contactsOf('pp')}) order by lp.main desc, lp.created_at, lp.id)
