@@ -273,7 +273,63 @@ describe('POST /leads marketing tracking, origin and consent; GET /leads/{id} le
       expect(d.lead_source).to.equal(null);
     });
 
-    it.skip('rule 7: on update the fields sent correct the current acquisition (PUT /leads does not exist yet)');
+    it('rule 7: on update the fields sent correct the current acquisition; omitted are kept, null clears', async () => {
+      const lead = await created({ marketing: { utm_source: 'Newsletter', utm_campaign: 'Spring', gclid: 'G-1', svc_creative: 'Banner' } });
+      const [original] = await acquisitionsOf(lead.id);
+      const put = (marketing: unknown) =>
+        call('PUT', `/integrations/external/leads/${lead.id}`, { token: t.key.key, body: { title: 'Marketing lead', marketing } });
+      const res = await put({ utm_campaign: 'Summer', gclid: null, svc_creative: '  ' });
+      expect(res.status, res.text).to.equal(200);
+      const after = await acquisitionsOf(lead.id);
+      expect(after).to.have.length(1);
+      expect(after[0]).to.include({
+        id: original.id,
+        utm_source: 'Newsletter',
+        svc_source: 'Newsletter',
+        utm_campaign: 'Summer',
+        svc_campaign: 'Summer',
+        gclid: null,
+        svc_creative: null,
+      });
+      const m = (await detail(lead.id)).marketing_lead_source;
+      expect(m).to.include({ id: original.id, campaing_name: 'Summer', gclid: null });
+      expect(m.lead_source.name).to.equal('Newsletter');
+    });
+
+    it('rule 7: a correction reads the URL for what is missing, and its consent diverging from the alias is a 400', async () => {
+      const lead = await created({ marketing: { svc_campaign: 'Kept' } });
+      const put = (marketing: unknown) =>
+        call('PUT', `/integrations/external/leads/${lead.id}`, { token: t.key.key, body: { title: 'Marketing lead', marketing } });
+      const divergent = await put({ url_conversion: 'https://l.example.test/?measurement_consent=DENIED', measurement_consent: 'GRANTED' });
+      expect(divergent.status, divergent.text).to.equal(400);
+      expect(divergent.body.message).to.contain('marketing.url_conversion');
+      expect((await acquisitionsOf(lead.id))[0]).to.include({ url_conversion: null, measurement_consent: null });
+      const ok = await put({
+        url_conversion: 'https://l.example.test/p?svc_campaign=url&utm_content=C1&obref=x&measurement_consent=DENIED#frag',
+      });
+      expect(ok.status, ok.text).to.equal(200);
+      const [row] = await acquisitionsOf(lead.id);
+      expect(row).to.include({
+        svc_campaign: 'Kept',
+        svc_content: 'C1',
+        url_conversion: 'https://l.example.test/p',
+        conversion_url_full: 'https://l.example.test/p?svc_campaign=url&utm_content=C1&measurement_consent=DENIED',
+        measurement_consent: 'DENIED',
+      });
+      expect((await detail(lead.id)).measurement_consent).to.equal('DENIED');
+    });
+
+    it('rule 7: a lead without an acquisition gets one from a correction that is an acquisition (rule 6 otherwise)', async () => {
+      const lead = await created({});
+      const put = (marketing: unknown) =>
+        call('PUT', `/integrations/external/leads/${lead.id}`, { token: t.key.key, body: { title: 'Marketing lead', marketing } });
+      expect((await put({ gclid: '  ', measurement_consent: 'GRANTED' })).status).to.equal(200);
+      expect(await acquisitionsOf(lead.id)).to.have.length(0);
+      expect((await put({ svc_code: 'GADS-2026' })).status).to.equal(200);
+      const [row] = await acquisitionsOf(lead.id);
+      expect(row).to.include({ svc_code: 'GADS-2026', lead_source_id: sources['Google Ads']!.id });
+      expect((await detail(lead.id)).lead_source.id).to.equal(sources['Google Ads']!.id);
+    });
 
     it('caps lengths with a 400 naming the field', async () => {
       const before = await lastCode();

@@ -1,8 +1,19 @@
 import { type DbDefinition, platformEntities } from '@svc/platform/service';
-import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
+import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Lead, LeadView, LeadViewQueued } from './leads/lead.entity.js';
+import {
+  Lead,
+  LeadFollower,
+  LeadIdempotencyKey,
+  LeadLossReason,
+  LeadNote,
+  LeadParticipant,
+  LeadStagePeriod,
+  LeadTag,
+  LeadView,
+  LeadViewQueued,
+} from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
@@ -20,6 +31,7 @@ export const dbDefinition: DbDefinition = {
     Tag,
     CustomField,
     CustomFieldOption,
+    CustomFieldValue,
     LeadSource,
     Tracker,
     NamedItem,
@@ -29,6 +41,13 @@ export const dbDefinition: DbDefinition = {
     Lead,
     LeadView,
     LeadViewQueued,
+    LeadTag,
+    LeadParticipant,
+    LeadFollower,
+    LeadNote,
+    LeadLossReason,
+    LeadStagePeriod,
+    LeadIdempotencyKey,
     MarketingAcquisition,
   ],
   migrations,

@@ -1,11 +1,12 @@
 import type { serviceConfigSchema } from '@svc/platform/config';
 import type { ServiceDefinition } from '@svc/platform/service';
+import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
-import { leadRoutes } from './leads/lead.http.js';
+import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
 
@@ -18,10 +19,15 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
   setup: (ctx) => ({ leads: new Leads(ctx) }),
-  http: (ctx) => (app) => {
-    app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx));
-  },
-  api: (_ctx, { leads }) => [{ prefix: '/integrations/external', router: leadRoutes(leads) }],
+  http:
+    (ctx, { leads }) =>
+    (app) => {
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads));
+    },
+  api: (ctx, { leads }) => [
+    { prefix: '/integrations/external', router: leadRoutes(leads) },
+    { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
+  ],
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();

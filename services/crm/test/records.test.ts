@@ -8,7 +8,7 @@ import { serviceTestEnv } from '@svc/platform/testing-suite';
 import { RecordServiceClient, RecordType } from '@svc/proto/crm/v1/records';
 import { expect } from 'chai';
 import pg from 'pg';
-import { canSeeLead, LeadVisibility, leadVisibleSql } from '../src/records/lead-visibility.js';
+import { canSeeLead, LeadVisibility, leadVisibleSql } from '../src/leads/lead.visibility.js';
 import { crmService } from '../src/service.js';
 
 /** crm.v1.RecordService: what tasks (and later other contexts) learn of crm's records, and lead visibility. */
@@ -152,8 +152,8 @@ describe('crm.v1.RecordService over gRPC', () => {
               const lead = { companyId: a.company.id, visibility, responsibleId, createdById };
               const predicate = canSeeLead(lead, { companyId: a.company.id, userId: viewer, isCompanyMaster: viewer === a.master.id });
               const { rows } = await client.query(
-                `select ${leadVisibleSql('l', '$5::uuid')} as visible from (select $1::uuid as company_id, $2::int as visibility,
-                  $3::uuid as responsible_id, $4::uuid as created_by_id) l`,
+                `select ${leadVisibleSql('l', '$5::uuid')} as visible from (select gen_random_uuid() as id, $1::uuid as company_id,
+                  $2::int as visibility, $3::uuid as responsible_id, $4::uuid as created_by_id) l`,
                 [a.company.id, visibility, responsibleId, createdById, viewer],
               );
               expect(rows[0].visible, JSON.stringify({ visibility, responsibleId, createdById, viewer })).to.equal(predicate);

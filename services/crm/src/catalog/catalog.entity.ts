@@ -41,6 +41,26 @@ export const CustomFieldOption = defineEntity({
 });
 export type CustomFieldOption = InferEntity<typeof CustomFieldOption>;
 
+/**
+ * One answer of a custom field on a record (a lead; deals later): a value, or an option (one row per option of a
+ * multiselect). `recordId` is the lead's id; the field says which entity it belongs to.
+ */
+export const CustomFieldValue = defineEntity({
+  name: 'CustomFieldValue',
+  tableName: 'custom_field_values',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    fieldId: p.uuid(),
+    recordId: p.uuid(),
+    optionId: p.uuid().nullable(),
+    value: p.text().nullable(),
+    createdAt: p.datetime(),
+  },
+  indexes: [{ name: 'custom_field_values_record_field_idx', properties: ['recordId', 'fieldId'] }],
+});
+export type CustomFieldValue = InferEntity<typeof CustomFieldValue>;
+
 export const LeadSource = defineEntity({
   name: 'LeadSource',
   tableName: 'lead_sources',

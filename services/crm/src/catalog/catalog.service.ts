@@ -86,6 +86,46 @@ export const customFieldView = (f: CustomField, options: CustomFieldOption[]) =>
   options: options.map((o) => ({ id: o.id, value: o.value })),
 });
 
+export const listCustomFieldsQuery = z.strictObject({
+  entity: z.enum(['lead', 'deal'], { message: 'must be lead or deal' }).optional(),
+  skip: z.coerce
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .transform((n) => Math.max(0, n))
+    .optional(),
+  take: z.coerce
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(1, 'must be 1 to 500')
+    .max(500, 'must be 1 to 500')
+    .optional(),
+});
+
+/** GET /custom-fields: the company's fields, by entity, in creation order, with their options. */
+export async function listCustomFields(em: EntityManager, companyId: string, q: z.infer<typeof listCustomFieldsQuery>) {
+  const where = { companyId, ...(q.entity ? { entity: q.entity } : {}) };
+  const skip = q.skip ?? 0;
+  const take = q.take ?? 100;
+  const [fields, total] = await em.findAndCount(CustomField, where, {
+    orderBy: { createdAt: 'asc', id: 'asc' },
+    offset: skip,
+    limit: take,
+  });
+  const options = fields.length
+    ? await em.find(CustomFieldOption, { companyId, fieldId: { $in: fields.map((f) => f.id) } }, { orderBy: { position: 'asc' } })
+    : [];
+  return {
+    total,
+    records: fields.map((f) =>
+      customFieldView(
+        f,
+        options.filter((o) => o.fieldId === f.id),
+      ),
+    ),
+    next_cursor: null,
+  };
+}
+
 export async function createLeadSource(em: EntityManager, companyId: string, body: z.infer<typeof createLeadSourceBody>) {
   await requireCompany(em, companyId);
   const source = em.create(LeadSource, { id: uuidv7(), companyId, name: body.name, logo: body.logo ?? null });

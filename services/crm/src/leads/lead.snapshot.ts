@@ -1,24 +1,54 @@
+import type { NamedItem, Tag } from '../catalog/catalog.entity.js';
 import type { User } from '../companies/company.entity.js';
 import { iso } from '../companies/company.views.js';
+import type { Organization } from '../contacts/contact.entity.js';
 import type { LeadMarketing } from '../marketing/acquisition.service.js';
 import { effectiveLeadSourceId, leadSourceSummary, marketingLeadSourceView } from '../marketing/acquisition.view.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { Lead, MeasurementConsent } from './lead.entity.js';
+import {
+  type CustomFieldRelation,
+  customFieldsWithAnswers,
+  type FollowerRelation,
+  followerSummary,
+  namedSummary,
+  organizationSummary,
+  type ParticipantRelation,
+  participantSummary,
+  stageSummary,
+  tagSummary,
+  userSummary,
+} from './lead.summaries.js';
 
-/** UserSummary: the element shape of created_by, responsible, won_by, ... in responses and events. */
-export const userSummary = (u: User | undefined) => (u ? { id: u.id, name: u.name, avatar: u.avatar } : null);
-
-/** StageSummary: `{id, name, pipeline: {id, name}}`. */
-export const stageSummary = (s: Stage | undefined, p: Pipeline | undefined) =>
-  s ? { id: s.id, name: s.name, pipeline: p ? { id: p.id, name: p.name } : null } : null;
-
+/** Everything a lead's snapshot shows besides its own columns (LeadSql.relationsSelect reads it in one statement). */
 export interface LeadRelations {
   stage?: Stage;
   pipeline?: Pipeline;
   pipelineStages: Stage[];
   users: Map<string, User>;
   marketing: LeadMarketing;
+  tags: Tag[];
+  participants: ParticipantRelation[];
+  organization: Organization | null;
+  customFields: CustomFieldRelation[];
+  followers: FollowerRelation[];
+  lossReasons: NamedItem[];
 }
+
+/** What only the detail shows: seconds spent per stage (in first-entered order) and the note count. */
+export interface LeadDetailExtras {
+  stagePeriods: { stage: Stage; seconds: number }[];
+  notesCount: number;
+}
+
+export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipelineStages'> => ({
+  tags: [],
+  participants: [],
+  organization: null,
+  customFields: [],
+  followers: [],
+  lossReasons: [],
+});
 
 /**
  * The consent shown for a lead (spec "Measurement consent"): its canonical value; for a historical lead
@@ -34,6 +64,25 @@ const leadSourceOf = (lead: Lead, m: LeadMarketing) => {
   const id = effectiveLeadSourceId(lead.leadSourceId, m.latest);
   return id ? m.leadSources.get(id) : null;
 };
+
+export type LeadSnapshot = ReturnType<typeof leadSnapshot>;
+
+/**
+ * OpportunityValuation: crm has no recurring values or projections yet, so every lead is valued by its current
+ * value (the contract's mode CURRENT, source LEGACY_CURRENT_VALUE) and nothing is projected.
+ */
+const valuationOf = (lead: Pick<Lead, 'value'>) => ({
+  mode: 'CURRENT',
+  source: 'LEGACY_CURRENT_VALUE',
+  current_value: lead.value ?? null,
+  projected_value: null,
+  display_value: lead.value ?? null,
+  has_recurring_value: false,
+  has_indefinite_recurring_value: false,
+  has_rolling_projection: false,
+  indefinite_horizon_months: null,
+  calculation_version: 1,
+});
 
 /**
  * LeadSnapshot of the spec's Lead payloads: what events carry and the base of the GET detail. Fields
@@ -59,28 +108,28 @@ export function leadSnapshot(lead: Lead, rel: LeadRelations) {
     score_updated_at: null,
     icp: null,
     icps: [],
-    valuation: null,
-    projection_context: null,
+    valuation: valuationOf(lead),
+    projection_context: { indefinite_horizon_months: 12, display_mode: 'CURRENT' },
     archived_at: iso(lead.archivedAt),
     won_date: iso(lead.wonDate),
     lost_date: iso(lead.lostDate),
-    lost_reason_description: null,
-    crm_loss_reason: null,
-    crm_loss_reasons: [],
+    lost_reason_description: lead.lostReasonDescription ?? null,
+    crm_loss_reason: rel.lossReasons[0] ? namedSummary(rel.lossReasons[0]) : null,
+    crm_loss_reasons: rel.lossReasons.map(namedSummary),
     last_activity_at: iso(lead.lastActivityAt),
     responsible: userSummary(rel.users.get(lead.responsibleId)),
     created_by: userSummary(rel.users.get(lead.createdById)),
     stage: stageSummary(rel.stage, rel.pipeline),
     lead_source: leadSourceSummary(leadSourceOf(lead, rel.marketing)),
     marketing_lead_source: marketingLeadSourceView(rel.marketing.latest, rel.marketing.leadSources),
-    participants: [],
+    participants: rel.participants.map(participantSummary),
     partners: [],
-    organization: null,
-    custom_fields: [],
-    tags: [],
+    organization: organizationSummary(rel.organization),
+    custom_fields: customFieldsWithAnswers(rel.customFields),
+    tags: rel.tags.map(tagSummary),
     proposals: [],
     deals: [],
-    followers: [],
+    followers: rel.followers.map(followerSummary),
     has_channel_chat: false,
     channel_chats: [],
     has_whatsapp_chat: false,

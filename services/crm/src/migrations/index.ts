@@ -3,6 +3,7 @@ import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122052023__initial } from './Migration20261122052023__initial.js';
 import { Migration20261122063300__marketing_acquisitions } from './Migration20261122063300__marketing_acquisitions.js';
 import { Migration20261122080821__lead_views_count } from './Migration20261122080821__lead_views_count.js';
+import { Migration20261122081740__lead_relations } from './Migration20261122081740__lead_relations.js';
 import { Migration20261122081900__lead_view_queue } from './Migration20261122081900__lead_view_queue.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
@@ -10,5 +11,6 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122052023__initial,
   Migration20261122063300__marketing_acquisitions,
   Migration20261122080821__lead_views_count,
+  Migration20261122081740__lead_relations,
   Migration20261122081900__lead_view_queue,
 ];

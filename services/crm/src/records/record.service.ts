@@ -12,7 +12,7 @@ import {
   type UserSummary,
 } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
-import { leadVisibleSql } from './lead-visibility.js';
+import { leadVisibleSql } from '../leads/lead.visibility.js';
 
 /**
  * The `pg` pool under crm's MikroORM. Summaries are asked on every task read and write, so they are one

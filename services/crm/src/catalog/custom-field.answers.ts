@@ -1,0 +1,81 @@
+/**
+ * Custom field answers (spec "Custom field answer"): which stored values an answer becomes, per field type. Pure:
+ * the caller reads the fields and writes the rows.
+ */
+import { invalid } from '@svc/platform/errors';
+import { v7 as uuidv7 } from 'uuid';
+import type { CustomField, CustomFieldOption, CustomFieldValue } from './catalog.entity.js';
+
+export interface AnswerInput {
+  id: string;
+  value?: string | number | null | undefined;
+  option_id?: string | null | undefined;
+  option_ids?: string[] | null | undefined;
+}
+
+export interface FieldDefinition {
+  field: CustomField;
+  options: CustomFieldOption[];
+}
+
+/** What one answer does: replace the field's answers with `rows`, or clear them (`rows` empty). */
+export interface AnswerPlan {
+  field: FieldDefinition;
+  rows: CustomFieldValue[];
+}
+
+const NUMBER = /^-?\d+(\.\d+)?$/;
+const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * The rows an answer stores. `path` names the answer in errors (`custom_fields[2]`). An unknown field (or one of
+ * another entity or company) is a 400; so is a file field when `allowFiles` is false (lead creation).
+ */
+export function planAnswer(
+  fields: Map<string, FieldDefinition>,
+  answer: AnswerInput,
+  path: string,
+  ctx: { companyId: string; recordId: string; at: Date; allowFiles: boolean },
+): AnswerPlan {
+  const def = fields.get(answer.id);
+  if (!def) throw invalid(`${path}.id: unknown custom field`);
+  const { field, options } = def;
+  if (field.type === 'file' && !ctx.allowFiles) throw invalid(`${path}.id: file fields are not accepted on this route`);
+  const row = (value: string | null, optionId: string | null): CustomFieldValue => ({
+    id: uuidv7(),
+    companyId: ctx.companyId,
+    fieldId: field.id,
+    recordId: ctx.recordId,
+    optionId,
+    value,
+    createdAt: ctx.at,
+  });
+  const optionOf = (id: string, at: string) => {
+    const option = options.find((o) => o.id === id);
+    if (!option) throw invalid(`${at}: unknown option of field ${field.name}`);
+    return option;
+  };
+  const text = answer.value === null || answer.value === undefined ? '' : String(answer.value).trim();
+  switch (field.type) {
+    case 'select': {
+      if (answer.option_ids?.length) throw invalid(`${path}.option_ids: field ${field.name} takes one option_id`);
+      if (!answer.option_id) return { field: def, rows: [] };
+      return { field: def, rows: [row(null, optionOf(answer.option_id, `${path}.option_id`).id)] };
+    }
+    case 'multiselect': {
+      const ids = answer.option_ids ?? (answer.option_id ? [answer.option_id] : []);
+      if (new Set(ids).size !== ids.length) throw invalid(`${path}.option_ids: must not repeat an option`);
+      return { field: def, rows: ids.map((id, i) => row(null, optionOf(id, `${path}.option_ids[${i}]`).id)) };
+    }
+    default: {
+      if (answer.option_id || answer.option_ids?.length) throw invalid(`${path}.value: field ${field.name} takes a value, not options`);
+      if (!text) return { field: def, rows: [] };
+      if (text.length > 10_000) throw invalid(`${path}.value: must be at most 10000 characters`);
+      if (field.type === 'number' && !NUMBER.test(text)) throw invalid(`${path}.value: must be a number for field ${field.name}`);
+      if (field.type === 'date' && (!DATE.test(text) || Number.isNaN(Date.parse(text)))) {
+        throw invalid(`${path}.value: must be an ISO 8601 date for field ${field.name}`);
+      }
+      return { field: def, rows: [row(text, null)] };
+    }
+  }
+}

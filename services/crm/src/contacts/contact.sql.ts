@@ -1,0 +1,166 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
+import { invalid } from '@svc/platform/errors';
+import type { PoolClient } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { Organization, Person, PersonContact } from './contact.entity.js';
+import { CONTACT_TYPES } from './contact.service.js';
+
+type Json = Record<string, unknown>;
+
+export interface PersonWithContacts {
+  person: Person;
+  contacts: PersonContact[];
+}
+
+export interface PersonRequest {
+  name?: string | undefined;
+  birth_date?: string | null | undefined;
+  gender?: number | null | undefined;
+  notes?: string | null | undefined;
+  contacts?: { type: number; value: string }[] | undefined;
+  avoid_duplicate?: boolean | undefined;
+  duplicate_check_types?: number[] | undefined;
+}
+
+/** How contacts compare for deduplication: e-mails without case, phones by their digits, others trimmed. */
+export function normalizedContact(type: number, value: string): string {
+  if (type === CONTACT_TYPES.email) return value.trim().toLowerCase();
+  if (type === CONTACT_TYPES.phone) return value.replace(/\D/g, '');
+  return value.trim();
+}
+const normalizedSql = (c: string) =>
+  `(case when ${c}.type = ${CONTACT_TYPES.email} then lower(trim(${c}.value)) when ${c}.type = ${CONTACT_TYPES.phone} then regexp_replace(${c}.value, '\\D', '', 'g') else trim(${c}.value) end)`;
+
+/** Persons and organizations written by lead creation and update, on the caller's transaction client. */
+export class ContactSql {
+  private readonly person: EntityColumns<Person>;
+  private readonly contact: EntityColumns<PersonContact>;
+  readonly organization: EntityColumns<Organization>;
+  /** $1 company, $2 `[{type, norm}]`: the oldest person holding one of these contacts. */
+  private readonly findByContacts: Statement;
+  private readonly insertPersons: Statement;
+  private readonly insertContacts: Statement;
+  private readonly insertOrganizations: Statement;
+  private readonly lock: Statement;
+
+  constructor(orm: MikroORM) {
+    this.person = new EntityColumns(orm, Person);
+    this.contact = new EntityColumns(orm, PersonContact);
+    this.organization = new EntityColumns(orm, Organization);
+    this.findByContacts = statement(
+      'crm_person_find_by_contacts',
+      `select json_build_object('person', ${this.person.json('p')}, 'contacts',
+          coalesce((select json_agg(${this.contact.json('c')} order by c.type, c.primary desc, c.id) from person_contacts c
+            where c.company_id = p.company_id and c.person_id = p.id), '[]')) as found
+        from persons p where p.company_id = $1 and exists (
+          select 1 from person_contacts c, jsonb_to_recordset($2::jsonb) as q(type int, norm text)
+          where c.company_id = $1 and c.person_id = p.id and c.type = q.type and ${normalizedSql('c')} = q.norm)
+        order by p.created_at, p.id limit 1`,
+    );
+    const insert = (table: string) =>
+      statement(
+        `crm_insert_${table}`,
+        `insert into ${table} select (jsonb_populate_record(null::${table}, x)).* from jsonb_array_elements($1::jsonb) x`,
+      );
+    this.insertPersons = insert('persons');
+    this.insertContacts = insert('person_contacts');
+    this.insertOrganizations = insert('organizations');
+    this.lock = statement('crm_xact_lock', 'select pg_advisory_xact_lock(hashtext($1))');
+  }
+
+  /**
+   * The person of a Person object (spec rule 4): with avoid_duplicate and duplicate_check_types, the oldest person
+   * of the company holding one of the sent contacts of those types is reused and gets the sent contacts it lacks;
+   * otherwise a new person (name required). Concurrent deduplications of a company are serialized.
+   */
+  async resolvePerson(client: PoolClient, companyId: string, input: PersonRequest, path: string, at: Date): Promise<PersonWithContacts> {
+    const sent = dedupeContacts(input.contacts ?? []);
+    const types = new Set(input.duplicate_check_types ?? []);
+    if (input.avoid_duplicate && types.size) {
+      await run(client, this.lock, [`persons:${companyId}`]);
+      const probes = sent.filter((c) => types.has(c.type)).map((c) => ({ type: c.type, norm: normalizedContact(c.type, c.value) }));
+      const usable = probes.filter((p) => p.norm !== '');
+      const [row] = usable.length ? await run<{ found: Json }>(client, this.findByContacts, [companyId, JSON.stringify(usable)]) : [];
+      if (row) {
+        const person = this.person.hydrate(row.found.person as Json);
+        const contacts = ((row.found.contacts as Json[]) ?? []).map((c) => this.contact.hydrate(c));
+        const have = new Set(contacts.map((c) => `${c.type}:${normalizedContact(c.type, c.value)}`));
+        const typesHeld = new Set(contacts.map((c) => c.type));
+        const added: PersonContact[] = [];
+        for (const c of sent) {
+          if (have.has(`${c.type}:${normalizedContact(c.type, c.value)}`)) continue;
+          added.push({ id: uuidv7(), companyId, personId: person.id, type: c.type, value: c.value, primary: !typesHeld.has(c.type) });
+          typesHeld.add(c.type);
+        }
+        if (added.length) await run(client, this.insertContacts, [JSON.stringify(added.map((c) => this.contact.row(c)))]);
+        return { person, contacts: [...contacts, ...added] };
+      }
+    }
+    if (!input.name) throw invalid(`${path}.name: required to create a person`);
+    const person: Person = {
+      id: uuidv7(),
+      companyId,
+      name: input.name,
+      birthDate: input.birth_date ? new Date(input.birth_date) : null,
+      gender: input.gender ?? null,
+      notes: input.notes ?? null,
+      createdAt: at,
+    };
+    const seen = new Set<number>();
+    const contacts = sent.map((c): PersonContact => {
+      const primary = !seen.has(c.type);
+      seen.add(c.type);
+      return { id: uuidv7(), companyId, personId: person.id, type: c.type, value: c.value, primary };
+    });
+    await run(client, this.insertPersons, [JSON.stringify([this.person.row(person)])]);
+    if (contacts.length) await run(client, this.insertContacts, [JSON.stringify(contacts.map((c) => this.contact.row(c)))]);
+    return { person, contacts };
+  }
+
+  /** Adds a contact to a person unless it already holds it (compared as deduplication does). */
+  async addContact(client: PoolClient, holder: PersonWithContacts, type: number, value: string): Promise<PersonWithContacts> {
+    const norm = normalizedContact(type, value);
+    if (holder.contacts.some((c) => c.type === type && normalizedContact(c.type, c.value) === norm)) return holder;
+    const contact: PersonContact = {
+      id: uuidv7(),
+      companyId: holder.person.companyId,
+      personId: holder.person.id,
+      type,
+      value: value.trim(),
+      primary: !holder.contacts.some((c) => c.type === type),
+    };
+    await run(client, this.insertContacts, [JSON.stringify([this.contact.row(contact)])]);
+    return { person: holder.person, contacts: [...holder.contacts, contact] };
+  }
+
+  async createOrganization(client: PoolClient, companyId: string, input: Record<string, string | null | undefined>, at: Date) {
+    const org: Organization = {
+      id: uuidv7(),
+      companyId,
+      name: input.name ?? '',
+      legalName: input.legal_name ?? null,
+      document: input.document ?? null,
+      industry: input.industry ?? null,
+      description: input.description ?? null,
+      phone: input.phone ?? null,
+      email: input.email ?? null,
+      site: input.site ?? null,
+      logo: null,
+      createdAt: at,
+    };
+    await run(client, this.insertOrganizations, [JSON.stringify([this.organization.row(org)])]);
+    return org;
+  }
+}
+
+/** The same contact sent twice counts once. */
+function dedupeContacts(contacts: { type: number; value: string }[]) {
+  const seen = new Set<string>();
+  return contacts.filter((c) => {
+    const k = `${c.type}:${normalizedContact(c.type, c.value)}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
