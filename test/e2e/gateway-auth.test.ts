@@ -33,7 +33,7 @@ describe('gateway authentication (spec Authentication rules 1 to 4)', () => {
     call = client(stack.gatewayUrl).call;
     admin = adminOf(call, stack.adminToken);
     t = await seedTenant(call, stack.adminToken);
-    const lead = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Auth target' } });
+    const lead = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Auth target', visibility: 1 } });
     expect(lead.status, lead.text).to.equal(201);
     leadId = lead.body.id;
   });
