@@ -2,6 +2,7 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
+import { Deal, DealIdempotencyKey } from './deals/deal.entity.js';
 import {
   Lead,
   LeadFollower,
@@ -49,6 +50,8 @@ export const dbDefinition: DbDefinition = {
     LeadStagePeriod,
     LeadIdempotencyKey,
     MarketingAcquisition,
+    Deal,
+    DealIdempotencyKey,
   ],
   migrations,
 };

@@ -6,26 +6,33 @@ import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
+import { dealRoutes } from './deals/deal.http.js';
+import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
 
 interface Components {
   leads: Leads;
+  deals: Deals;
 }
 
 export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
   name: 'crm',
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
-  setup: (ctx) => ({ leads: new Leads(ctx) }),
+  setup: (ctx) => {
+    const leads = new Leads(ctx);
+    return { leads, deals: new Deals(ctx, leads.sql) };
+  },
   http:
     (ctx, { leads }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads));
     },
-  api: (ctx, { leads }) => [
+  api: (ctx, { leads, deals }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },
+    { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],

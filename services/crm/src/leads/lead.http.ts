@@ -9,11 +9,11 @@ import { createLeadBody, customFieldAnswer, idempotencyKey, listLeadsQuery, upda
 import type { Leads, LoadedLead } from './lead.service.js';
 import { leadSnapshot } from './lead.snapshot.js';
 
-const need = (identity: Identity, permission: string) => {
+export const need = (identity: Identity, permission: string) => {
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
 };
 
-const headerKey = z.object({ 'x-idempotency-key': idempotencyKey().optional() });
+export const headerKey = z.object({ 'x-idempotency-key': idempotencyKey().optional() });
 
 /** The external lead routes (served without Express, decision 0014). */
 export function leadRoutes(leads: Leads): ApiRouter {

@@ -40,44 +40,47 @@ const uniqueIds = <T>(items: T[], id: (t: T) => string) => new Set(items.map(id)
  * POST /leads. Strict: a field the contract forbids (top-level phone, email, lead_source) or does not
  * know is a 400 naming it, never silently dropped.
  */
-export const createLeadBody = z
-  .strictObject({
-    title,
-    stage_id: uuid.optional(),
-    responsible_id: uuid.optional(),
-    quality_rating: qualityRating.optional(),
-    quality_reason: qualityReason.nullable().optional(),
-    visibility: visibility.optional(),
-    tags: z.array(uuid).max(100).optional(),
-    persons_id: z.array(uuid).max(100).optional(),
-    person: personInput.nullable().optional(),
-    organization_id: uuid.nullable().optional(),
-    organization: organizationInput.nullable().optional(),
-    custom_fields: z
-      .array(customFieldAnswer)
-      .max(500)
-      .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-      .optional(),
-    measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
-    /** The marketing tracking object; null is the same as not sending it. */
-    marketing: marketingBody.nullable().optional(),
-    /** The only manual origin: a lead source of the company (else 400). */
-    crm_lead_source_id: uuid.nullable().optional(),
-    followers: z
-      .array(z.strictObject({ user_id: uuid, role_id: uuid.nullable().optional() }))
-      .max(100)
-      .optional(),
-    note: z
-      .strictObject({ content: z.string().trim().min(1, 'must not be empty').max(20_000), is_pinned: z.boolean().optional() })
-      .nullable()
-      .optional(),
-    idempotency_key: idempotencyKey().optional(),
-  })
-  .superRefine((b, ctx) => {
-    if (b.organization_id && b.organization) {
-      ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
-    }
-  });
+export const createLeadFields = z.strictObject({
+  title,
+  stage_id: uuid.optional(),
+  responsible_id: uuid.optional(),
+  quality_rating: qualityRating.optional(),
+  quality_reason: qualityReason.nullable().optional(),
+  visibility: visibility.optional(),
+  tags: z.array(uuid).max(100).optional(),
+  persons_id: z.array(uuid).max(100).optional(),
+  person: personInput.nullable().optional(),
+  organization_id: uuid.nullable().optional(),
+  organization: organizationInput.nullable().optional(),
+  custom_fields: z
+    .array(customFieldAnswer)
+    .max(500)
+    .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
+    .optional(),
+  measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
+  /** The marketing tracking object; null is the same as not sending it. */
+  marketing: marketingBody.nullable().optional(),
+  /** The only manual origin: a lead source of the company (else 400). */
+  crm_lead_source_id: uuid.nullable().optional(),
+  followers: z
+    .array(z.strictObject({ user_id: uuid, role_id: uuid.nullable().optional() }))
+    .max(100)
+    .optional(),
+  note: z
+    .strictObject({ content: z.string().trim().min(1, 'must not be empty').max(20_000), is_pinned: z.boolean().optional() })
+    .nullable()
+    .optional(),
+  idempotency_key: idempotencyKey().optional(),
+});
+
+/** organization_id and organization together are a 400 on organization_id (creation of a lead or a deal). */
+export function organizationConflict(b: { organization_id?: string | null | undefined; organization?: unknown }, ctx: z.RefinementCtx) {
+  if (b.organization_id && b.organization) {
+    ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
+  }
+}
+
+export const createLeadBody = createLeadFields.superRefine(organizationConflict);
 export type CreateLeadBody = z.infer<typeof createLeadBody>;
 
 export function idempotencyKey() {

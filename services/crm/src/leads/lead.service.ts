@@ -1,5 +1,5 @@
 import { inTransaction, nativePool, run } from '@svc/platform/db/native';
-import { conflict, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
@@ -15,6 +15,7 @@ import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
 import { originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
+import { type CreationAnswer, createOnce } from './idempotency.js';
 import { type Lead, type LeadParticipant, LeadStatus, type LeadTag, type MeasurementConsent } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery, UpdateLeadBody } from './lead.schema.js';
 import { effectiveConsent, type LeadRelations, type LeadSnapshot, leadSnapshot, noRelations } from './lead.snapshot.js';
@@ -77,40 +78,13 @@ export class Leads {
     const key = headerKey ?? body.idempotency_key;
     try {
       if (!key) return await this.createLead(actor, body, marketing, false);
-      const pool = await this.pool;
-      const [reserved] = await run(pool, this.sql.reserveKey, [actor.companyId, key]);
-      if (!reserved) return await this.replay(pool, actor.companyId, key);
-      let created: Awaited<ReturnType<Leads['createLead']>>;
-      try {
-        created = await this.createLead(actor, body, marketing, true);
-      } catch (err) {
-        await run(pool, this.sql.finishKey, [actor.companyId, key, 'failed', null, null]);
-        throw err;
-      }
-      await run(pool, this.sql.finishKey, [actor.companyId, key, 'done', created.id, created.title]);
-      return created;
+      return await createOnce(await this.pool, this.sql.keys, actor.companyId, key, () => this.createLead(actor, body, marketing, true));
     } catch (err) {
       throw withoutSensitiveText(err, marketing.sensitive);
     }
   }
 
-  /** The answer to a key already used: the finished creation's lead, else 409 (still processing, or failed). */
-  private async replay(pool: Pool, companyId: string, key: string) {
-    const [row] = await run<{ status: string; id: string | null; code: number | null; title: string | null; consent: MeasurementConsent }>(
-      pool,
-      this.sql.keyLookup,
-      [companyId, key],
-    );
-    if (row?.status === 'done' && row.id && row.code !== null) {
-      return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent };
-    }
-    if (row?.status === 'failed') {
-      throw conflict('idempotency key: a creation with this key failed after starting; the key stays consumed, use a new one');
-    }
-    throw conflict('idempotency key: a creation with this key is still processing');
-  }
-
-  private async createLead(actor: Actor, body: CreateLeadBody, marketing: PreparedMarketing, keyed: boolean) {
+  private async createLead(actor: Actor, body: CreateLeadBody, marketing: PreparedMarketing, keyed: boolean): Promise<CreationAnswer> {
     const pool = await this.pool;
     const responsibleId = body.responsible_id ?? actor.userId;
     const [readRow] = await run(pool, this.sql.createReads, [actor.companyId, body.stage_id ?? null, responsibleId, actor.userId]);
@@ -849,15 +823,15 @@ function participantRow(lead: Pick<Lead, 'id' | 'companyId'>, personId: string, 
 }
 
 /** A qualification in a funnel that demands a reason needs one (decision 0040). */
-function requireQualityReason(pipeline: Pipeline | undefined, rating: number | null, reason: string | null) {
+export function requireQualityReason(pipeline: Pipeline | undefined, rating: number | null, reason: string | null) {
   if (pipeline?.requiresQualityReason && rating !== null && !reason?.trim()) {
     throw invalid(`quality_reason: required by the pipeline ${pipeline.name} when quality_rating is set`);
   }
 }
 
-const encodeCursor = (lead: Lead) => Buffer.from(JSON.stringify([lead.createdAt.toISOString(), lead.id])).toString('base64url');
+export const encodeCursor = (lead: Lead) => Buffer.from(JSON.stringify([lead.createdAt.toISOString(), lead.id])).toString('base64url');
 
-function decodeCursor(cursor: string): { at: string; id: string } {
+export function decodeCursor(cursor: string): { at: string; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
     if (typeof at === 'string' && !Number.isNaN(Date.parse(at)) && isUuid(id)) return { at, id };
@@ -868,7 +842,7 @@ function decodeCursor(cursor: string): { at: string; id: string } {
 }
 
 /** The stage sent (400 when it is not the company's), else the first stage of the primary pipeline. */
-function stageOf(reads: CreateReads, stageId: string | undefined) {
+export function stageOf(reads: CreateReads, stageId: string | undefined) {
   const { stage, pipeline } = reads;
   if (stage && pipeline) return { stage, pipeline };
   if (stageId) throw invalid('stage_id: no such stage in the company');
@@ -880,7 +854,7 @@ function stageOf(reads: CreateReads, stageId: string | undefined) {
  * The responsible user: the one sent, else the key creator (400 when not the company's). An inactive or
  * archived user hands the lead to the account's master user (`handedOver`: an automatic note says so).
  */
-function responsibleOf(reads: CreateReads, id: string): { user: User; handedOver: boolean } {
+export function responsibleOf(reads: CreateReads, id: string): { user: User; handedOver: boolean } {
   const user = reads.users.find((u) => u.id === id);
   if (!user) throw invalid('responsible_id: no such user in the company');
   if (user.active && !user.archived) return { user, handedOver: false };

@@ -20,6 +20,9 @@ import {
   userSummary,
 } from './lead.summaries.js';
 
+/** The columns a lead and a deal share (salesRecordProperties): what leadSnapshot reads. */
+export type SalesRecord = Pick<Lead, Exclude<keyof Lead, 'viewsCount' | symbol>>;
+
 /** Everything a lead's snapshot shows besides its own columns (LeadSql.relationsSelect reads it in one statement). */
 export interface LeadRelations {
   stage?: Stage;
@@ -56,11 +59,11 @@ export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipe
  * a decision does not shadow an older decision); else UNSPECIFIED. Nothing is written back.
  */
 export const effectiveConsent = (
-  lead: Pick<Lead, 'measurementConsent'>,
+  lead: Pick<SalesRecord, 'measurementConsent'>,
   marketing: Pick<LeadMarketing, 'latestDecision'>,
 ): MeasurementConsent => (lead.measurementConsent as MeasurementConsent | null) ?? marketing.latestDecision ?? 'UNSPECIFIED';
 
-const leadSourceOf = (lead: Lead, m: LeadMarketing) => {
+const leadSourceOf = (lead: SalesRecord, m: LeadMarketing) => {
   const id = effectiveLeadSourceId(lead.leadSourceId, m.latest);
   return id ? m.leadSources.get(id) : null;
 };
@@ -88,7 +91,7 @@ const valuationOf = (lead: Pick<Lead, 'value'>) => ({
  * LeadSnapshot of the spec's Lead payloads: what events carry and the base of the GET detail. Fields
  * whose sources do not exist yet are present as null or empty, never invented.
  */
-export function leadSnapshot(lead: Lead, rel: LeadRelations) {
+export function leadSnapshot(lead: SalesRecord, rel: LeadRelations) {
   return {
     id: lead.id,
     code: lead.code,

@@ -7,6 +7,7 @@ import { nextCodeSql, planOpenSql } from '../companies/plan.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import { type IdempotencySql, idempotencySql } from './idempotency.js';
 import { Lead, LeadFollower, LeadNote, LeadParticipant, LeadTag, type MeasurementConsent } from './lead.entity.js';
 import type { LeadDetailExtras, LeadRelations } from './lead.snapshot.js';
 import { leadVisibleSql } from './lead.visibility.js';
@@ -94,12 +95,8 @@ export class LeadSql {
   readonly events: Statement;
   /** GET /leads: the parameters are listed where it is built. */
   readonly list: Statement;
-  /** Idempotency: $1 company, $2 key; a row when this call reserved the key. */
-  readonly reserveKey: Statement;
-  /** $1 company, $2 key: the key's status and, when done, the lead's id, code, title and effective consent. */
-  readonly keyLookup: Statement;
-  /** $1 company, $2 key, $3 status, $4 lead id, $5 title. */
-  readonly finishKey: Statement;
+  /** The idempotency keys of POST /leads (decision 0042). */
+  readonly keys: IdempotencySql;
   /** $1 company, $2 lead, $3 the lead row: its changeable columns (EntityColumns) are written. */
   readonly updateLead: Statement;
   /** $1 company, $2 lead: updated_at becomes now(); returns it. */
@@ -170,24 +167,7 @@ export class LeadSql {
        select (select count(*) from d)::int as folded`,
     );
 
-    this.createReads = statement(
-      'crm_lead_create_reads',
-      `with st as (
-         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
-         union all
-         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
-          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
-       ), co as (select master_user_id from companies where id = $1)
-       select
-         (select ${this.stage.json('st')} from st) as stage,
-         (select ${this.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
-         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
-         (select json_agg(${this.user.json('u')}) from users u
-           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
-         (select master_user_id from co) as "masterUserId",
-         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
-           from custom_fields f where f.company_id = $1 and f.entity = 'lead' and f.required) as "requiredFields"`,
-    );
+    this.createReads = statement('crm_lead_create_reads', this.createReadsText('lead'));
 
     this.create = statement(
       'crm_lead_create',
@@ -274,22 +254,13 @@ export class LeadSql {
           order by l.created_at desc, l.id desc offset $17::int limit $18::int + 1) x), '[]') as records`,
     );
 
-    this.reserveKey = statement(
-      'crm_lead_key_reserve',
-      `insert into lead_idempotency_keys (company_id, key, status, created_at) values ($1, $2, 'processing', now())
-       on conflict do nothing returning key`,
-    );
-    this.keyLookup = statement(
-      'crm_lead_key_lookup',
-      `select k.status, l.id, l.code, k.title, coalesce(l.measurement_consent,
-          (select a.measurement_consent from marketing_acquisitions a where a.company_id = l.company_id and a.lead_id = l.id
-            and a.active and a.measurement_consent is not null order by a.created_at desc, a.id desc limit 1), 'UNSPECIFIED') as consent
-       from lead_idempotency_keys k left join leads l on l.company_id = k.company_id and l.id = k.lead_id
-       where k.company_id = $1 and k.key = $2`,
-    );
-    this.finishKey = statement(
-      'crm_lead_key_finish',
-      `update lead_idempotency_keys set status = $3, lead_id = $4, title = $5, finished_at = now() where company_id = $1 and key = $2`,
+    this.keys = idempotencySql(
+      'lead',
+      'lead_idempotency_keys',
+      'leads',
+      'lead_id',
+      `coalesce(r.measurement_consent, (select a.measurement_consent from marketing_acquisitions a where a.company_id = r.company_id
+         and a.lead_id = r.id and a.active and a.measurement_consent is not null order by a.created_at desc, a.id desc limit 1), 'UNSPECIFIED')`,
     );
     const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'views_count', 'created_by_id']);
     const changeable = Object.keys(this.lead.row({} as Lead)).filter((c) => !fixed.has(c));
@@ -393,17 +364,11 @@ export class LeadSql {
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from lead_notes n where n.${same} and n.lead_id = ${alias}.id) as "_notesCount"`
       : '';
-    return `${this.lead.select(alias)},
-      (select json_agg(${this.stage.json('s')} order by s.position, s.id) from stages s
-        where s.${same} and s.pipeline_id = ${alias}.pipeline_id) as "_stages",
-      (select ${this.pipeline.json('p')} from pipelines p where p.${same} and p.id = ${alias}.pipeline_id) as "_pipeline",
-      (select json_agg(${this.user.json('u')}) from users u
-        where u.${same} and u.id in (${alias}.responsible_id, ${alias}.created_by_id)) as "_users",
+    return `${this.lead.select(alias)}, ${this.stagesAndUsersSelect(alias)},
       case when la.id is null then null else ${this.acquisition.json('la')} end as "_latest",
       (select a.measurement_consent from marketing_acquisitions a where ${activeOfLead} and a.measurement_consent is not null
         order by a.created_at desc, a.id desc limit 1) as "_latestDecision",
-      (select json_agg(${this.leadSource.json('s')}) from lead_sources s
-        where s.${same} and (s.id = ${alias}.lead_source_id or s.id = la.lead_source_id)) as "_leadSources",
+      ${this.leadSourcesSelect(alias, [`${alias}.lead_source_id`, 'la.lead_source_id'])} as "_leadSources",
       (select json_agg(${this.tag.json('t')} order by lt.created_at, t.name collate "C", t.id) from lead_tags lt
         join tags t on t.${same} and t.id = lt.tag_id where lt.${same} and lt.lead_id = ${alias}.id) as "_tags",
       (select json_agg(json_build_object('participant', ${this.participant.json('lp')}, 'person', ${this.person.json('pp')},
@@ -425,6 +390,62 @@ export class LeadSql {
         join named_items lr on lr.${same} and lr.id = llr.reason_id where llr.${same} and llr.lead_id = ${alias}.id) as "_lossReasons"${extras}`;
   }
 
+  /** The reads of a creation of a lead or a deal (`createReads`, `createReadsFromRow`). */
+  createReadsText(entity: 'lead' | 'deal'): string {
+    return `with st as (
+         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
+         union all
+         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
+          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
+       ), co as (select master_user_id from companies where id = $1)
+       select
+         (select ${this.stage.json('st')} from st) as stage,
+         (select ${this.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
+         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
+         (select json_agg(${this.user.json('u')}) from users u
+           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
+         (select master_user_id from co) as "masterUserId",
+         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
+           from custom_fields f where f.company_id = $1 and f.entity = '${entity}' and f.required) as "requiredFields"`;
+  }
+
+  /**
+   * What a lead and a deal (alias `alias`) both show of their pipeline and users: `_stages` (every stage of its
+   * pipeline), `_pipeline`, `_users` (responsible and creator). `stagesAndUsersFromRow` reads them.
+   */
+  stagesAndUsersSelect(alias: string): string {
+    const same = `company_id = ${alias}.company_id`;
+    return `(select json_agg(${this.stage.json('s')} order by s.position, s.id) from stages s
+        where s.${same} and s.pipeline_id = ${alias}.pipeline_id) as "_stages",
+      (select ${this.pipeline.json('p')} from pipelines p where p.${same} and p.id = ${alias}.pipeline_id) as "_pipeline",
+      (select json_agg(${this.user.json('u')}) from users u
+        where u.${same} and u.id in (${alias}.responsible_id, ${alias}.created_by_id)) as "_users"`;
+  }
+
+  /** The part of a row that `stagesAndUsersSelect` selected, for a record in stage `stageId`. */
+  stagesAndUsersFromRow(row: Json, stageId: string): Pick<LeadRelations, 'stage' | 'pipeline' | 'pipelineStages' | 'users'> {
+    const stages = ((row._stages as Json[] | null) ?? []).map((s) => this.stage.hydrate(s));
+    const users = ((row._users as Json[] | null) ?? []).map((u) => this.user.hydrate(u));
+    return {
+      stage: stages.find((s) => s.id === stageId),
+      pipeline: row._pipeline ? this.pipeline.hydrate(row._pipeline as Json) : undefined,
+      pipelineStages: stages,
+      users: new Map(users.map((u) => [u.id, u])),
+    };
+  }
+
+  /** The lead sources among `ids` (rows of `leadSourcesSelect`). */
+  leadSourcesFromRow(value: unknown): Map<string, LeadSource> {
+    const sources = ((value as Json[] | null) ?? []).map((s) => this.leadSource.hydrate(s));
+    return new Map(sources.map((s) => [s.id, s]));
+  }
+
+  /** The JSON array of the lead sources of `alias` whose id is one of the SQL expressions `ids`. */
+  leadSourcesSelect(alias: string, ids: string[]): string {
+    return `(select json_agg(${this.leadSource.json('s')}) from lead_sources s
+        where s.company_id = ${alias}.company_id and s.id in (${ids.join(', ')}))`;
+  }
+
   relationsJoin(alias: string): string {
     return `left join lateral (
       select * from marketing_acquisitions a where a.company_id = ${alias}.company_id and a.lead_id = ${alias}.id and a.active
@@ -434,23 +455,16 @@ export class LeadSql {
   /** A row of relationsSelect: the lead (its own columns) and its relations. */
   fromRow(row: Json): { lead: Lead; rel: LeadRelations } {
     const list = (v: unknown) => (v as Json[] | null) ?? [];
-    const stages = ((row._stages as Json[] | null) ?? []).map((s) => this.stage.hydrate(s));
-    const pipeline = row._pipeline ? this.pipeline.hydrate(row._pipeline as Json) : undefined;
-    const users = ((row._users as Json[] | null) ?? []).map((u) => this.user.hydrate(u));
     const latest = row._latest ? this.acquisition.hydrate(row._latest as Json) : null;
-    const sources = ((row._leadSources as Json[] | null) ?? []).map((s) => this.leadSource.hydrate(s));
     const lead = this.lead.hydrate(row);
     return {
       lead,
       rel: {
-        stage: stages.find((s) => s.id === lead.stageId),
-        pipeline,
-        pipelineStages: stages,
-        users: new Map(users.map((u) => [u.id, u])),
+        ...this.stagesAndUsersFromRow(row, lead.stageId),
         marketing: {
           latest,
           latestDecision: (row._latestDecision as MeasurementConsent | null) ?? null,
-          leadSources: new Map(sources.map((s) => [s.id, s])),
+          leadSources: this.leadSourcesFromRow(row._leadSources),
         },
         tags: list(row._tags).map((t) => this.tag.hydrate(t)),
         participants: list(row._participants).map((x) => ({

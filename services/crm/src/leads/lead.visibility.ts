@@ -11,12 +11,23 @@ import type { Pool, PoolClient } from 'pg';
 
 export const LeadVisibility = { private: 0, team: 1 } as const;
 
-/** SQL truth value: user `userParam` (a uuid expression) may see lead row `alias`. */
-export const leadVisibleSql = (alias: string, userParam: string) => `(
+/**
+ * SQL truth value: user `userParam` (a uuid expression) may see the lead or deal row `alias`; `followers` is the
+ * table of its followers and its column naming the record, when the record kind has followers.
+ */
+export const salesRecordVisibleSql = (alias: string, userParam: string, followers: { table: string; column: string } | null) => `(
   ${alias}.visibility = ${LeadVisibility.team}
-  or ${alias}.responsible_id = ${userParam}::uuid or ${alias}.created_by_id = ${userParam}::uuid
-  or exists (select 1 from lead_followers vf where vf.lead_id = ${alias}.id and vf.user_id = ${userParam}::uuid)
+  or ${alias}.responsible_id = ${userParam}::uuid or ${alias}.created_by_id = ${userParam}::uuid${
+    followers
+      ? `
+  or exists (select 1 from ${followers.table} vf where vf.${followers.column} = ${alias}.id and vf.user_id = ${userParam}::uuid)`
+      : ''
+  }
   or exists (select 1 from companies vc where vc.id = ${alias}.company_id and vc.master_user_id = ${userParam}::uuid))`;
+
+/** SQL truth value: user `userParam` (a uuid expression) may see lead row `alias`. */
+export const leadVisibleSql = (alias: string, userParam: string) =>
+  salesRecordVisibleSql(alias, userParam, { table: 'lead_followers', column: 'lead_id' });
 
 export interface LeadAccessFacts {
   companyId: string;

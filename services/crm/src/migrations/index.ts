@@ -5,6 +5,7 @@ import { Migration20261122063300__marketing_acquisitions } from './Migration2026
 import { Migration20261122080821__lead_views_count } from './Migration20261122080821__lead_views_count.js';
 import { Migration20261122081740__lead_relations } from './Migration20261122081740__lead_relations.js';
 import { Migration20261122081900__lead_view_queue } from './Migration20261122081900__lead_view_queue.js';
+import { Migration20261122083729__deals } from './Migration20261122083729__deals.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -13,4 +14,5 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122080821__lead_views_count,
   Migration20261122081740__lead_relations,
   Migration20261122081900__lead_view_queue,
+  Migration20261122083729__deals,
 ];

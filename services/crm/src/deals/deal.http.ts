@@ -1,0 +1,24 @@
+import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
+import { integrationOf } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
+import { headerKey, need } from '../leads/lead.http.js';
+import { createDealBody } from './deal.schema.js';
+import type { Deals } from './deal.service.js';
+
+/** The external deal routes (served without Express, decision 0014). */
+export function dealRoutes(deals: Deals): ApiRouter {
+  const r = apiRouter();
+  r.post('/deals', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/deal.create');
+    const body = parse(createDealBody, req.body);
+    const key = parse(headerKey, { 'x-idempotency-key': req.header('x-idempotency-key') })['x-idempotency-key'];
+    res.status(201).json(await deals.create(identity, body, key));
+  });
+  r.get('/deals/:ref', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/deal.read');
+    res.json(await deals.detail(identity, req.params.ref ?? ''));
+  });
+  return r;
+}

@@ -1,0 +1,29 @@
+import { iso } from '../companies/company.views.js';
+import { type LeadRelations, leadSnapshot } from '../leads/lead.snapshot.js';
+import type { Deal } from './deal.entity.js';
+
+/** What a deal's snapshot shows besides its columns: the lead's relations plus the lead it came from. */
+export interface DealRelations extends LeadRelations {
+  lead: { id: string; code: number; title: string } | null;
+}
+
+export type DealSnapshot = ReturnType<typeof dealSnapshot>;
+
+/**
+ * DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with `deal_source` for lead_source and `lead` for
+ * deals, plus crm_gain_reason(s), won_reason_description, expected_close_date and temperature. Built on
+ * leadSnapshot, so the shared fields cannot drift. Gain reasons have no source in crm yet: null and [].
+ */
+export function dealSnapshot(deal: Deal, rel: DealRelations) {
+  const { lead_source, deals: _deals, ...shared } = leadSnapshot(deal, rel);
+  return {
+    ...shared,
+    deal_source: lead_source,
+    lead: rel.lead,
+    crm_gain_reason: null,
+    crm_gain_reasons: [],
+    won_reason_description: deal.wonReasonDescription ?? null,
+    expected_close_date: iso(deal.expectedCloseDate),
+    temperature: deal.temperature ?? null,
+  };
+}

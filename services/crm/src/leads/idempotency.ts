@@ -1,0 +1,86 @@
+import { run, type Statement, statement } from '@svc/platform/db/native';
+import { conflict } from '@svc/platform/errors';
+import type { Pool } from 'pg';
+import type { MeasurementConsent } from './lead.entity.js';
+
+/** What POST /leads and POST /deals answer (spec "Lead and deal creation response"). */
+export interface CreationAnswer {
+  id: string;
+  code: number;
+  title: string;
+  measurement_consent: MeasurementConsent;
+}
+
+/** The three statements of a creation's idempotency keys (decision 0042), for one key table. */
+export interface IdempotencySql {
+  /** $1 company, $2 key; a row when this call reserved the key. */
+  reserveKey: Statement;
+  /** $1 company, $2 key: the key's status and, when done, the record's id, code, title and effective consent. */
+  keyLookup: Statement;
+  /** $1 company, $2 key, $3 status, $4 record id, $5 title. */
+  finishKey: Statement;
+}
+
+/**
+ * The statements for `keys` (company_id, key, status, <fk>, title, created_at, finished_at) of records in
+ * `records` (alias r); `consent` is the SQL of the record's effective consent.
+ */
+export function idempotencySql(name: string, keys: string, records: string, fk: string, consent: string): IdempotencySql {
+  return {
+    reserveKey: statement(
+      `crm_${name}_key_reserve`,
+      `insert into ${keys} (company_id, key, status, created_at) values ($1, $2, 'processing', now())
+       on conflict do nothing returning key`,
+    ),
+    keyLookup: statement(
+      `crm_${name}_key_lookup`,
+      `select k.status, r.id, r.code, k.title, ${consent} as consent
+       from ${keys} k left join ${records} r on r.company_id = k.company_id and r.id = k.${fk}
+       where k.company_id = $1 and k.key = $2`,
+    ),
+    finishKey: statement(
+      `crm_${name}_key_finish`,
+      `update ${keys} set status = $3, ${fk} = $4, title = $5, finished_at = now() where company_id = $1 and key = $2`,
+    ),
+  };
+}
+
+/**
+ * Spec rule 5: `create` runs once per (company, key). The key is reserved in autocommit (one concurrent caller
+ * wins); the others answer the finished creation, or 409 while it runs or once it failed (the key stays consumed).
+ */
+export async function createOnce(
+  pool: Pool,
+  sql: IdempotencySql,
+  companyId: string,
+  key: string,
+  create: () => Promise<CreationAnswer>,
+): Promise<CreationAnswer> {
+  const [reserved] = await run(pool, sql.reserveKey, [companyId, key]);
+  if (!reserved) return replay(pool, sql, companyId, key);
+  let created: CreationAnswer;
+  try {
+    created = await create();
+  } catch (err) {
+    await run(pool, sql.finishKey, [companyId, key, 'failed', null, null]);
+    throw err;
+  }
+  await run(pool, sql.finishKey, [companyId, key, 'done', created.id, created.title]);
+  return created;
+}
+
+/** The answer to a key already used: the finished creation's record, else 409 (still processing, or failed). */
+async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: string): Promise<CreationAnswer> {
+  const [row] = await run<{ status: string; id: string | null; code: number | null; title: string | null; consent: MeasurementConsent }>(
+    pool,
+    sql.keyLookup,
+    [companyId, key],
+  );
+  if (row?.status === 'done' && row.id && row.code !== null) {
+    return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent };
+  }
+  if (row?.status === 'failed') {
+    throw conflict('idempotency key: a creation with this key failed after starting; the key stays consumed, use a new one');
+  }
+  throw conflict('idempotency key: a creation with this key is still processing');
+}
