@@ -3,6 +3,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import pg from 'pg';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { type StreamMessage, streamPublisherOf } from './nats.js';
 import { type EventMessage, outboxChannel } from './outbox.js';
 
 export interface RelayOptions {
@@ -96,7 +97,9 @@ export class OutboxRelay {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.o.databaseUrl });
+    // Named, so the listening session is told apart from the pool's in pg_stat_activity (every commit that notifies
+    // wakes every listener of the database, whatever its channel).
+    const client = new pg.Client({ connectionString: this.o.databaseUrl, application_name: `outbox-listener:${this.o.schema}` });
     client.on('notification', () => {
       this.notified = true;
       this.wake?.();
@@ -145,9 +148,12 @@ export class OutboxRelay {
   }
 
   /**
-   * Publishes one batch; returns how many rows it published. Straight on the `pg` pool under MikroORM, with
-   * named (prepared) statements: this runs once per notified commit, so parsing and planning the same two
-   * statements every time, and MikroORM's inlining of every value, cost more than the work.
+   * Publishes one batch; returns how many rows it published. The rows are claimed by marking them published in a
+   * transaction that commits only after JetStream acked them all: other relays skip them while it is open, and a
+   * failed publish or a crash rolls the mark back (the rows are published again; the duplicate window drops the
+   * copies). Straight on the `pg` pool under MikroORM, with named (prepared) statements: this runs once per
+   * notified commit, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
+   * more than the work.
    */
   async drainOnce(): Promise<number> {
     const pool = await (this.o.orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
@@ -157,27 +163,25 @@ export class OutboxRelay {
       await client.query('begin');
       const { rows } = await client.query<OutboxRow>({
         name: `outbox-relay-claim-${this.o.schema}`,
-        text: `select id, company_id, event_key, payload, occurred_at from "${this.o.schema}".outbox
-                where published_at is null order by id limit $1 for update skip locked`,
+        text: `update "${this.o.schema}".outbox o set published_at = now()
+                where o.id in (select id from "${this.o.schema}".outbox
+                                where published_at is null order by id limit $1 for update skip locked)
+                returning o.id, o.company_id, o.event_key, o.payload, o.occurred_at`,
         values: [this.o.batchSize ?? 500],
       });
       if (!rows.length) {
         await client.query('commit');
         return 0;
       }
-      await Promise.all(
-        rows.map((row) =>
-          this.o.js.publish(`${this.o.subjectPrefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), {
-            msgID: row.id,
-            timeout: 5000,
-          }),
-        ),
+      // Published in id order (the order the rows were recorded in, as far as their transactions let).
+      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      await this.publish(
+        rows.map((row) => ({
+          subject: `${this.o.subjectPrefix}.${row.event_key}`,
+          data: JSON.stringify(outboxMessage(row)),
+          msgId: row.id,
+        })),
       );
-      await client.query({
-        name: `outbox-relay-mark-${this.o.schema}`,
-        text: `update "${this.o.schema}".outbox set published_at = now() where id = any($1::uuid[])`,
-        values: [rows.map((r) => r.id)],
-      });
       await client.query('commit');
       this.publishedTotal += rows.length;
       this.o.metrics.outboxPublished.inc(rows.length);
@@ -190,6 +194,13 @@ export class OutboxRelay {
     } finally {
       client.release(broken);
     }
+  }
+
+  private async publish(messages: StreamMessage[]): Promise<void> {
+    const publisher = streamPublisherOf(this.o.js);
+    if (publisher) return publisher.publishAll(messages, 5000);
+    // A JetStream client that connectNats did not make: one request per message.
+    await Promise.all(messages.map((m) => this.o.js.publish(m.subject, m.data, { msgID: m.msgId, timeout: 5000 })));
   }
 
   private async pruneLoop(): Promise<void> {
