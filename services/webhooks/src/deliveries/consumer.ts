@@ -34,7 +34,7 @@ const BATCH = 500;
 const INSERT_ROWS = 2000;
 
 /** How long a batch waits for the dispatcher to have room before its deliveries are queued in Postgres instead. */
-const ROOM_WAIT_MS = 100;
+const ROOM_WAIT_MS = 250;
 
 /** Where issued deliveries go once committed: the dispatcher of this process (see Dispatcher.reserve). */
 export interface DeliveryOutlet {

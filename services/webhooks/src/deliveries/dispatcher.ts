@@ -163,9 +163,13 @@ export class Dispatcher {
     });
   }
 
-  /** Up to `wanted` slots for deliveries the consumer is about to insert leased to this process. */
+  /**
+   * Up to `wanted` slots for deliveries the consumer is about to insert leased to this process; while deliveries may
+   * be queued in Postgres, at most half of the free ones, so the claims that send those (oldest first) keep a share.
+   */
   reserve(wanted: number): number {
-    const granted = Math.max(0, Math.min(wanted, this.free()));
+    const free = this.free();
+    const granted = Math.max(0, Math.min(wanted, this.claimable ? Math.ceil(free / 2) : free));
     this.reserved += granted;
     return granted;
   }

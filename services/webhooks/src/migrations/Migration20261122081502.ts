@@ -64,9 +64,9 @@ end
 $fn$;`;
 
 /**
- * The lease a new delivery can get as it is inserted (EventConsumer.issueAll): per subscription, how many of its
- * deliveries may still be leased now, 0 while it has due deliveries queued (they go first). Takes the claims' lock,
- * held until the inserting transaction commits, so issues and claims of all replicas count each other's leases.
+ * The leases new deliveries can get as they are inserted (EventConsumer.issueAll): per subscription, how many more
+ * of its deliveries may be leased now. Takes the claims' lock, held until the inserting transaction commits, so
+ * issues and claims of all replicas count each other's leases.
  */
 const SLOTS_FUNCTION = `create or replace function "webhooks".lock_delivery_slots(subscription_ids uuid[], per_subscription int)
 returns table (subscription_id uuid, slots int) language plpgsql volatile as $fn$
@@ -74,14 +74,9 @@ begin
   perform pg_advisory_xact_lock(hashtext('webhooks:claim-deliveries'));
   return query
   select s.id,
-         case when exists (select 1 from "webhooks".deliveries d
-                            where d.status = 'pending' and d.lease_until is null and d.subscription_id = s.id
-                              and d.next_attempt_at <= now())
-              then 0
-              else greatest(per_subscription - (select count(*) from "webhooks".deliveries l
-                                                 where l.status = 'pending' and l.lease_until is not null
-                                                   and l.subscription_id = s.id and l.lease_until >= now())::int, 0)
-         end
+         greatest(per_subscription - (select count(*) from "webhooks".deliveries l
+                                       where l.status = 'pending' and l.lease_until is not null
+                                         and l.subscription_id = s.id and l.lease_until >= now())::int, 0)
     from unnest(subscription_ids) s(id);
 end
 $fn$;`;
