@@ -7,10 +7,12 @@
  * (b) latency from the producer's COMMIT to the receiver's arrival, at half the rate of (a).
  *
  * Knobs (environment): BENCH_WH_DURATION (10 s measured), BENCH_WH_WARMUP (3 s), BENCH_WH_LATENCY_DURATION
- * (10 s), BENCH_WH_RATE (the rate of (b); default half of (a)), BENCH_WH_BACKLOG (4000 events produced and not
- * yet received, the most the producer lets queue up in (a)), BENCH_WH_PROFILE=1 (node --cpu-prof on crm and
- * webhooks, summarized per phase), BENCH_WH_CONCURRENCY (WEBHOOK_CONCURRENCY, 128),
- * BENCH_WH_PER_SUBSCRIPTION (WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY, 256).
+ * (10 s), BENCH_WH_RATE (the rate of (b); default half of (a)), BENCH_WH_LATENCY_ONLY=1 (only (b), at
+ * BENCH_WH_RATE), BENCH_WH_CURVE (e.g. 300,600,900: (b) again at each of these rates, one line each),
+ * BENCH_WH_BACKLOG (4000 events produced and not yet received, the most the producer lets queue up in (a)),
+ * BENCH_WH_PROFILE=1 (node --cpu-prof on crm and webhooks, summarized per phase), BENCH_WH_DEBUG_SLOW=1 (when
+ * and in which stage the events of (b) slower than 25 ms were late), BENCH_WH_CONCURRENCY (WEBHOOK_CONCURRENCY,
+ * 128), BENCH_WH_PER_SUBSCRIPTION (WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY, 256).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -50,6 +52,13 @@ const LATENCY_DURATION = num('BENCH_WH_LATENCY_DURATION', 10);
 const FIXED_RATE = num('BENCH_WH_RATE', 0);
 const BACKLOG = num('BENCH_WH_BACKLOG', 4000);
 const PROFILE = process.env.BENCH_WH_PROFILE === '1';
+/** Only (b), at BENCH_WH_RATE (for trying a change of the latency path quickly). */
+const LATENCY_ONLY = process.env.BENCH_WH_LATENCY_ONLY === '1' && FIXED_RATE > 0;
+/** Rates at which (b) runs again after the main run: where the latency target holds on this machine. */
+const CURVE = (process.env.BENCH_WH_CURVE ?? '')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const CONCURRENCY = num('BENCH_WH_CONCURRENCY', 128);
 const PER_SUBSCRIPTION = num('BENCH_WH_PER_SUBSCRIPTION', 256);
 // The webhooks service's undici Agent: 64 keep-alive connections per origin, no pipelining (sender.ts).
@@ -262,14 +271,29 @@ const disturbed: string[] = [];
  * backends) are someone else's load; about 0.15 core of "other" is normal in the POST loop (loopback network softirq belongs to no
  * process). `deliveries`: how many the phase made, to print the phase's CPU time per delivery.
  */
-const cpuLine = (phaseName: string, r: PhaseResult<unknown>, deliveries?: number) => {
-  const { cores } = r;
-  // Postgres CPU of backends that came and went within the phase (not ours: the bench opens none then) is load from
-  // outside too, like the backends of other databases.
+/**
+ * Postgres by client, where the CPU of backends that came and went within the phase (not ours: the bench opens none
+ * then) counts as other databases': load from outside, like theirs.
+ */
+function pgByClient(r: PhaseResult<unknown>): Record<string, number> {
   const pgCores = { ...r.pgCores };
   const attributed = Object.values(pgCores).reduce((n, c) => n + c, 0);
-  pgCores['other databases'] = (pgCores['other databases'] ?? 0) + Math.max(0, (cores.postgres ?? 0) - attributed);
-  const other = (cores['other processes'] ?? 0) + pgCores['other databases'];
+  pgCores['other databases'] = (pgCores['other databases'] ?? 0) + Math.max(0, (r.cores.postgres ?? 0) - attributed);
+  return pgCores;
+}
+
+/** Cores used by the bench's processes, and by everything else on the machine. */
+function coresSplit(r: PhaseResult<unknown>): { ours: number; outside: number } {
+  const outsidePg = pgByClient(r)['other databases'] ?? 0;
+  const outside = (r.cores['other processes'] ?? 0) + outsidePg;
+  const all = Object.values(r.cores).reduce((n, c) => n + c, 0);
+  return { ours: all - outside, outside };
+}
+
+const cpuLine = (phaseName: string, r: PhaseResult<unknown>, deliveries?: number) => {
+  const { cores } = r;
+  const pgCores = pgByClient(r);
+  const other = coresSplit(r).outside;
   const flag = other > 0.3 ? `   DISTURBED: ${other.toFixed(2)} cores used by processes outside the bench` : '';
   if (flag) disturbed.push(phaseName);
   say(`      cpu cores: ${formatCores(cores).replace('bench (autocannon)', 'bench (producer/POST loop)')}${flag}`);
@@ -441,6 +465,15 @@ async function latencies(r: Receiver, run: Awaited<ReturnType<typeof atRate>>) {
     if (got !== undefined) lat.push((got - at) / 1000);
   }
   const sorted = Float64Array.from(lat).sort();
+  if (process.env.BENCH_WH_DEBUG_SLOW) {
+    const t0 = Math.min(...committed.values());
+    const slow = [...committed]
+      .map(([id, at]) => [(at - t0) / 1000, ((receipts.get(id) ?? at) - at) / 1000] as const)
+      .filter(([, l]) => l > 25);
+    say(
+      `  slow (>25 ms) events: ${slow.length}; at (ms since start): ${slow.map(([t, l]) => `${t.toFixed(0)}:${l.toFixed(0)}`).join(' ')}`,
+    );
+  }
   // Where the time went, from the rows' own timestamps (wall clock, µs): the relay's transaction start
   // (published_at = now() of the transaction that claimed and marked it), the consumer's insert of the
   // delivery, and the recorded attempt (after the 2xx).
@@ -451,6 +484,32 @@ async function latencies(r: Receiver, run: Awaited<ReturnType<typeof atRate>>) {
       where o.id in (${[...committedWall.keys()].map((id) => `'${id}'`).join(',')})`,
     database,
   );
+  // Each relay transaction stamps its rows with its own now(): distinct stamps are the relay's batches.
+  const [batches] = await adminQuery<{ relay: string; events: string }>(
+    `select count(distinct published_at) as relay, count(*) as events from crm.outbox
+      where id in (${[...committedWall.keys()].map((id) => `'${id}'`).join(',')})`,
+    database,
+  );
+  const relayBatch = Number(batches?.events ?? 0) / Math.max(1, Number(batches?.relay ?? 0));
+  if (process.env.BENCH_WH_DEBUG_SLOW) {
+    const t0 = Math.min(...committedWall.values());
+    const rows = stageRows
+      .map((r) => {
+        const c = committedWall.get(r.id)!;
+        return {
+          at: c - t0,
+          total: r.attempted.getTime() - c,
+          relay: r.published.getTime() - c,
+          issue: r.issued.getTime() - r.published.getTime(),
+          send: r.attempted.getTime() - r.issued.getTime(),
+        };
+      })
+      .filter((r) => r.total > 25)
+      .sort((a, b) => a.at - b.at);
+    say(
+      `  slow stages (at: commit->relay/relay->issued/issued->recorded): ${rows.map((r) => `${r.at.toFixed(0)}: ${r.relay.toFixed(0)}/${r.issue}/${r.send}`).join('  ')}`,
+    );
+  }
   const stage = (f: (r: (typeof stageRows)[number], c: number) => number) => {
     const v = Float64Array.from(stageRows.map((r) => f(r, committedWall.get(r.id)!))).sort();
     return `p50 ${f1(percentile(v, 50))} / p99 ${f1(percentile(v, 99))}`;
@@ -461,6 +520,7 @@ async function latencies(r: Receiver, run: Awaited<ReturnType<typeof atRate>>) {
     `delivery inserted -> attempt recorded ${stage((r) => r.attempted.getTime() - r.issued.getTime())}`,
   ];
   return {
+    relayBatch,
     stages,
     offered: total / elapsed,
     count: sorted.length,
@@ -551,29 +611,33 @@ async function main(): Promise<void> {
   await drain(receiver, 500, 30_000);
 
   say();
-  say('(a) throughput, receiver answering 200 at once');
-  const loop = await phase('post-loop', () => postLoop(receiver!.url, envelope, DURATION, 2));
-  say(
-    `  ceiling: POST loop, one process, ${CONCURRENCY} concurrent over ${SENDER_CONNECTIONS} keep-alive connections: ${f0(loop.value.rate)} req/s` +
-      (loop.value.errors ? `  (${loop.value.errors} errors)` : ''),
-  );
-  cpuLine('POST loop', loop, loop.value.requests);
-  const sat = await phase('saturation', () => saturate(receiver!, producer!));
-  say(
-    `  pipeline: outbox -> receiver, backlog <= ${BACKLOG}: ${f0(sat.value.rate)} deliveries/s   per second: ${sat.value.perSecond.join(' ')}`,
-  );
-  cpuLine('pipeline throughput', sat, sat.value.delivered);
-  const missingA = await drain(receiver, sat.value.produced, 60_000);
-  const counts = await receiver.count();
-  say(
-    `  after the producer stopped: ${missingA} of ${sat.value.produced} events not received within 60 s; ${counts.count - counts.unique} duplicate receipts`,
-  );
-  const ofLoop = sat.value.rate / loop.value.rate;
-  say(`  ratio pipeline / POST loop: ${f2(ofLoop)}   target >= ${TARGET_OF_POST_LOOP}: ${verdict(ofLoop >= TARGET_OF_POST_LOOP)}`);
-  say(`  deliveries/s: ${f0(sat.value.rate)}   target >= ${TARGET_RATE}: ${verdict(sat.value.rate >= TARGET_RATE)}`);
+  let saturatedRate = 0;
+  if (!LATENCY_ONLY) {
+    say('(a) throughput, receiver answering 200 at once');
+    const loop = await phase('post-loop', () => postLoop(receiver!.url, envelope, DURATION, 2));
+    say(
+      `  ceiling: POST loop, one process, ${CONCURRENCY} concurrent over ${SENDER_CONNECTIONS} keep-alive connections: ${f0(loop.value.rate)} req/s` +
+        (loop.value.errors ? `  (${loop.value.errors} errors)` : ''),
+    );
+    cpuLine('POST loop', loop, loop.value.requests);
+    const sat = await phase('saturation', () => saturate(receiver!, producer!));
+    say(
+      `  pipeline: outbox -> receiver, backlog <= ${BACKLOG}: ${f0(sat.value.rate)} deliveries/s   per second: ${sat.value.perSecond.join(' ')}`,
+    );
+    cpuLine('pipeline throughput', sat, sat.value.delivered);
+    const missingA = await drain(receiver, sat.value.produced, 60_000);
+    const counts = await receiver.count();
+    say(
+      `  after the producer stopped: ${missingA} of ${sat.value.produced} events not received within 60 s; ${counts.count - counts.unique} duplicate receipts`,
+    );
+    const ofLoop = sat.value.rate / loop.value.rate;
+    say(`  ratio pipeline / POST loop: ${f2(ofLoop)}   target >= ${TARGET_OF_POST_LOOP}: ${verdict(ofLoop >= TARGET_OF_POST_LOOP)}`);
+    say(`  deliveries/s: ${f0(sat.value.rate)}   target >= ${TARGET_RATE}: ${verdict(sat.value.rate >= TARGET_RATE)}`);
+    saturatedRate = sat.value.rate;
+  }
 
   say();
-  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.round(sat.value.rate / 2));
+  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.round(saturatedRate / 2));
   say(
     `(b) latency, commit -> receiver, at ${rate} events/s (${FIXED_RATE > 0 ? 'BENCH_WH_RATE' : 'half of (a)'}) for ${LATENCY_DURATION} s, one event per transaction`,
   );
@@ -586,7 +650,24 @@ async function main(): Promise<void> {
     `  p50 ${f1(l.p50)} ms   p90 ${f1(l.p90)} ms   p99 ${f1(l.p99)} ms   max ${f1(l.max)} ms   target p99 < ${TARGET_P99_MS} ms: ${verdict(l.p99 < TARGET_P99_MS)}`,
   );
   say(`  stages (ms, wall clock, Postgres timestamps have ms precision here): ${l.stages.join('; ')}`);
+  say(`  relay: ${f1(l.relayBatch)} events per transaction`);
   cpuLine('latency', lat, l.count);
+  if (CURVE.length) {
+    say();
+    say(`(b) again at other rates, ${LATENCY_DURATION} s each, one event per transaction`);
+    for (const r of CURVE) {
+      const run = await phase(`latency at ${r}/s`, () => atRate(receiver!, producer!, r, LATENCY_DURATION));
+      const c = await latencies(receiver, run.value);
+      const { ours: busy, outside: other } = coresSplit(run);
+      if (other > 0.3) disturbed.push(`latency at ${r}/s`);
+      say(
+        `  ${String(r).padStart(5)}/s asked, ${f0(c.offered)} offered: p50 ${f1(c.p50)}  p90 ${f1(c.p90)}  p99 ${f1(c.p99)}  max ${f1(c.max)} ms` +
+          `${c.missing ? `  ${c.missing} MISSING` : ''}; cores busy ${f2(busy)} (${f2(other)} outside the bench)` +
+          `; cpu per delivery ${f0((busy * run.seconds * 1e6) / Math.max(1, c.count))} µs; relay ${f1(c.relayBatch)} events per transaction` +
+          `${other > 0.3 ? '   DISTURBED' : ''}`,
+      );
+    }
+  }
   if (disturbed.length) say(`\nDISTURBED phases (other load on the machine; figures not representative): ${disturbed.join(', ')}`);
 }
 
