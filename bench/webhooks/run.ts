@@ -7,10 +7,12 @@
  * (b) latency from the producer's COMMIT to the receiver's arrival, at half the rate of (a).
  *
  * Knobs (environment): BENCH_WH_DURATION (10 s measured), BENCH_WH_WARMUP (3 s), BENCH_WH_LATENCY_DURATION
- * (10 s), BENCH_WH_RATE (the rate of (b); default half of (a)), BENCH_WH_BACKLOG (4000 events produced and not
- * yet received, the most the producer lets queue up in (a)), BENCH_WH_PROFILE=1 (node --cpu-prof on crm and
- * webhooks, summarized per phase), BENCH_WH_CONCURRENCY (WEBHOOK_CONCURRENCY, 128),
- * BENCH_WH_PER_SUBSCRIPTION (WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY, 256).
+ * (10 s), BENCH_WH_RATE (the rate of (b); default half of (a)), BENCH_WH_LATENCY_ONLY=1 (only (b), at
+ * BENCH_WH_RATE), BENCH_WH_CURVE (e.g. 300,600,900: (b) again at each of these rates, one line each),
+ * BENCH_WH_BACKLOG (4000 events produced and not yet received, the most the producer lets queue up in (a)),
+ * BENCH_WH_PROFILE=1 (node --cpu-prof on crm and webhooks, summarized per phase), BENCH_WH_DEBUG_SLOW=1 (when
+ * and in which stage the events of (b) slower than 25 ms were late), BENCH_WH_CONCURRENCY (WEBHOOK_CONCURRENCY,
+ * 128), BENCH_WH_PER_SUBSCRIPTION (WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY, 256).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -25,9 +27,20 @@ import { AdminClient } from '../../scripts/demo.js';
 import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
 import { formatSummary, monotonicUs, summarize } from '../lib/cpuprofile.js';
-import { adminQuery, createDatabase, databaseUrl, deleteRedisKeys, deleteStream, dropDatabase, NATS_URL, REDIS_URL } from '../lib/infra.js';
+import {
+  adminQuery,
+  createDatabase,
+  databaseUrl,
+  deleteRedisKeys,
+  deleteStream,
+  dropDatabase,
+  NATS_URL,
+  PG_ADMIN_URL,
+  REDIS_URL,
+} from '../lib/infra.js';
 import { seed } from '../lib/seed.js';
 import { percentile } from '../lib/stats.js';
+import { PgCpu } from './pgcpu.js';
 
 const num = (name: string, fallback: number) => {
   const v = process.env[name];
@@ -39,6 +52,13 @@ const LATENCY_DURATION = num('BENCH_WH_LATENCY_DURATION', 10);
 const FIXED_RATE = num('BENCH_WH_RATE', 0);
 const BACKLOG = num('BENCH_WH_BACKLOG', 4000);
 const PROFILE = process.env.BENCH_WH_PROFILE === '1';
+/** Only (b), at BENCH_WH_RATE (for trying a change of the latency path quickly). */
+const LATENCY_ONLY = process.env.BENCH_WH_LATENCY_ONLY === '1' && FIXED_RATE > 0;
+/** Rates at which (b) runs again after the main run: where the latency target holds on this machine. */
+const CURVE = (process.env.BENCH_WH_CURVE ?? '')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
 const CONCURRENCY = num('BENCH_WH_CONCURRENCY', 128);
 const PER_SUBSCRIPTION = num('BENCH_WH_PER_SUBSCRIPTION', 256);
 // The webhooks service's undici Agent: 64 keep-alive connections per origin, no pipelining (sender.ts).
@@ -118,8 +138,10 @@ class Receiver {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// The producer: events written straight into crm's outbox, each transaction one round trip
-// (begin; insert; pg_notify; commit), as recordEvents does inside a service's transaction.
+// The producer: events written straight into crm's outbox, each transaction one round trip, leaving what
+// recordEvents leaves in a service's transaction: the outbox rows and a pg_notify('outbox_crm'). The rows are
+// written by a PL/pgSQL function of the bench's own (public.bench_emit) from the payload kept in a table, so a
+// commit is one prepared statement: the producer's own cost (it shares the two cores) stays small.
 
 class Producer {
   private readonly clients: pg.Client[] = [];
@@ -130,10 +152,19 @@ class Producer {
   ) {}
   async open(n: number): Promise<void> {
     for (let i = 0; i < n; i++) {
-      const c = new pg.Client({ connectionString: databaseUrl(database) });
+      const c = new pg.Client({ connectionString: databaseUrl(database), application_name: 'bench-producer' });
       await c.connect();
       this.clients.push(c);
     }
+    const c = this.clients[0]!;
+    await c.query('create table if not exists public.bench_payload (payload jsonb not null)');
+    await c.query('insert into public.bench_payload (payload) values ($1::jsonb)', [this.payloadJson]);
+    await c.query(`create or replace function public.bench_emit(ids uuid[], company uuid) returns void language plpgsql as $fn$
+      begin
+        insert into crm.outbox (id, company_id, event_key, payload, occurred_at)
+          select i, company, 'lead.created', (select payload from public.bench_payload limit 1), now() from unnest(ids) i;
+        perform pg_notify('outbox_crm', '');
+      end $fn$`);
   }
   get size() {
     return this.clients.length;
@@ -142,12 +173,7 @@ class Producer {
   async commit(i: number, n: number): Promise<{ ids: string[]; committedUs: number; committedWallMs: number }> {
     const c = this.clients[i]!;
     const ids = Array.from({ length: n }, () => uuidv7());
-    const payload = c.escapeLiteral(this.payloadJson);
-    const values = ids.map((id) => `('${id}', '${this.companyId}', 'lead.created', ${payload}::jsonb, now())`).join(', ');
-    await c.query(
-      `begin; insert into crm.outbox (id, company_id, event_key, payload, occurred_at) values ${values}; ` +
-        `select pg_notify('outbox_crm', ''); commit;`,
-    );
+    await c.query({ name: 'bench-emit', text: 'select public.bench_emit($1::uuid[], $2::uuid)', values: [ids, this.companyId] });
     const committedUs = monotonicUs();
     const committedWallMs = performance.timeOrigin + performance.now();
     this.produced += n;
@@ -163,6 +189,7 @@ class Producer {
 let stack: Stack | undefined;
 let receiver: Receiver | undefined;
 let producer: Producer | undefined;
+let pgCpu: PgCpu | undefined;
 let databaseCreated = false;
 let crashed: string | undefined;
 
@@ -180,32 +207,127 @@ function cpuTargets() {
   return { pids, comms: ['postgres', 'nats-server', 'redis-server'] };
 }
 
-async function phase<T>(name: string, work: () => Promise<T>): Promise<{ value: T; cores: Record<string, number> }> {
+interface PhaseResult<T> {
+  value: T;
+  cores: Record<string, number>;
+  /** Postgres's share of `cores` by client (application_name), server processes and other databases. */
+  pgCores: Record<string, number>;
+  /** The webhooks service's delivery counters (webhook_* on /metrics) over the phase. */
+  counters: Record<string, number>;
+  seconds: number;
+}
+
+/** The webhooks service's webhook_* counters, `name{labels}` -> value. */
+async function webhookCounters(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  if (!stack) return out;
+  const text = await (await fetch(`${stack.serviceUrls.webhooks}/metrics`)).text();
+  for (const line of text.split('\n')) {
+    const m = /^(webhook_[a-z_]+)\{([^}]*)\} ([0-9.e+-]+)$/.exec(line);
+    if (!m) continue;
+    const labels = m[2]!
+      .split(',')
+      .filter((l) => !l.startsWith('service='))
+      .join(',');
+    out[`${m[1]}{${labels}}`] = Number(m[3]);
+  }
+  return out;
+}
+
+const counterDelta = (a: Record<string, number>, b: Record<string, number>) =>
+  Object.fromEntries(Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)]));
+
+/** Where the phase's deliveries came from and how many rows each hot statement carried on average. */
+function pathLine(c: Record<string, number>): string {
+  const get = (k: string) => c[k] ?? 0;
+  const issued = get('webhook_attempts_started_total{source="issued"}');
+  const claimed = get('webhook_attempts_started_total{source="claimed"}');
+  const per = (kind: string) => {
+    const n = get(`webhook_delivery_statements_total{kind="${kind}"}`);
+    return `${kind} ${n} (${n ? f1(get(`webhook_delivery_statement_rows_total{kind="${kind}"}`) / n) : '-'} rows each)`;
+  };
+  return `attempts started: ${issued} leased at issue, ${claimed} claimed; statements: ${['issue', 'claim', 'record'].map(per).join(', ')}`;
+}
+
+async function phase<T>(name: string, work: () => Promise<T>): Promise<PhaseResult<T>> {
   if (crashed) throw new Error(crashed);
+  const countersBefore = await webhookCounters();
+  const pgBefore = await pgCpu!.snapshot();
   const before: CpuSnapshot = snapshot(cpuTargets());
   const fromUs = monotonicUs();
   const value = await work();
   const toUs = monotonicUs();
   const cores = coresBusy(before, snapshot(cpuTargets()));
+  const pgCores = PgCpu.cores(pgBefore, await pgCpu!.snapshot());
+  const counters = counterDelta(countersBefore, await webhookCounters());
   phases.push({ name, fromUs, toUs });
   if (crashed) throw new Error(crashed);
-  return { value, cores };
+  return { value, cores, pgCores, counters, seconds: (toUs - fromUs) / 1e6 };
 }
 
 const disturbed: string[] = [];
 /**
- * `quietPostgres`: nothing of this bench uses Postgres in the phase, so Postgres CPU is someone else's load. About
- * 0.15 core of "other" is normal in the POST loop (loopback network softirq belongs to no process).
+ * "Other processes" (anything outside the bench) plus the Postgres backends of other databases (and short-lived
+ * backends) are someone else's load; about 0.15 core of "other" is normal in the POST loop (loopback network softirq belongs to no
+ * process). `deliveries`: how many the phase made, to print the phase's CPU time per delivery.
  */
-const cpuLine = (phaseName: string, cores: Record<string, number>, quietPostgres = false) => {
-  const other = (cores['other processes'] ?? 0) + (quietPostgres ? (cores.postgres ?? 0) : 0);
+/**
+ * Postgres by client, where the CPU of backends that came and went within the phase (not ours: the bench opens none
+ * then) counts as other databases': load from outside, like theirs.
+ */
+function pgByClient(r: PhaseResult<unknown>): Record<string, number> {
+  const pgCores = { ...r.pgCores };
+  const attributed = Object.values(pgCores).reduce((n, c) => n + c, 0);
+  pgCores['other databases'] = (pgCores['other databases'] ?? 0) + Math.max(0, (r.cores.postgres ?? 0) - attributed);
+  return pgCores;
+}
+
+/** Cores used by the bench's processes, and by everything else on the machine. */
+function coresSplit(r: PhaseResult<unknown>): { ours: number; outside: number } {
+  const outsidePg = pgByClient(r)['other databases'] ?? 0;
+  const outside = (r.cores['other processes'] ?? 0) + outsidePg;
+  const all = Object.values(r.cores).reduce((n, c) => n + c, 0);
+  return { ours: all - outside, outside };
+}
+
+const cpuLine = (phaseName: string, r: PhaseResult<unknown>, deliveries?: number) => {
+  const { cores } = r;
+  const pgCores = pgByClient(r);
+  const other = coresSplit(r).outside;
   const flag = other > 0.3 ? `   DISTURBED: ${other.toFixed(2)} cores used by processes outside the bench` : '';
   if (flag) disturbed.push(phaseName);
   say(`      cpu cores: ${formatCores(cores).replace('bench (autocannon)', 'bench (producer/POST loop)')}${flag}`);
+  say(`      postgres by client: ${formatCores(pgCores)}`);
+  if (Object.keys(r.counters).length) say(`      webhooks: ${pathLine(r.counters)}`);
+  if (deliveries && deliveries > 0) {
+    const ours = Object.entries(cores).filter(([k]) => k !== 'other processes');
+    const us = (c: number) => Math.round((c * r.seconds * 1e6) / deliveries);
+    const total = ours.reduce((n, [, c]) => n + c, 0) - (pgCores['other databases'] ?? 0);
+    const pgOurs = Object.entries(pgCores).filter(([k]) => k !== 'other databases');
+    say(
+      `      cpu per delivery (µs): total ${us(total)}; ${ours
+        .filter(([, c]) => c >= 0.005)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, c]) => `${k.replace('bench (autocannon)', 'bench')} ${us(k === 'postgres' ? c - (pgCores['other databases'] ?? 0) : c)}`)
+        .join(', ')}`,
+    );
+    say(
+      `        of which postgres for: ${pgOurs
+        .filter(([, c]) => c >= 0.005)
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, c]) => `${k} ${us(c)}`)
+        .join(', ')}`,
+    );
+  }
 };
 
 /** The ceiling: a plain POST loop from this process, the same body, headers of the same shape and the sender's Agent. */
-async function postLoop(url: string, body: string, seconds: number, warmup: number): Promise<{ rate: number; errors: number }> {
+async function postLoop(
+  url: string,
+  body: string,
+  seconds: number,
+  warmup: number,
+): Promise<{ rate: number; errors: number; requests: number }> {
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: SENDER_CONNECTIONS, pipelining: 1 });
   const headers = {
     'content-type': 'application/json',
@@ -240,14 +362,14 @@ async function postLoop(url: string, body: string, seconds: number, warmup: numb
   stop = true;
   await Promise.all(workers);
   await agent.close();
-  return { rate, errors };
+  return { rate, errors, requests: done };
 }
 
 /**
  * (a) Saturation: the producer keeps at most BACKLOG events between its commits and the receiver, writing
  * transactions of 20 events on 2 connections as fast as that allows; the rate is what the receiver got.
  */
-async function saturate(r: Receiver, p: Producer): Promise<{ rate: number; perSecond: number[]; produced: number }> {
+async function saturate(r: Receiver, p: Producer): Promise<{ rate: number; perSecond: number[]; produced: number; delivered: number }> {
   await r.reset();
   let received = 0;
   let stop = false;
@@ -282,7 +404,7 @@ async function saturate(r: Receiver, p: Producer): Promise<{ rate: number; perSe
   const rate = ((last - c0) * 1000) / (performance.now() - t0);
   stop = true;
   await Promise.all([...writers, poller]);
-  return { rate, perSecond, produced: p.produced - base };
+  return { rate, perSecond, produced: p.produced - base, delivered: (await r.count()).unique };
 }
 
 /** Waits until the receiver has every id, or the deadline passes; returns how many are missing. */
@@ -330,6 +452,12 @@ async function atRate(r: Receiver, p: Producer, rate: number, seconds: number) {
   await Promise.all(inflight);
   const elapsed = (performance.now() - t0) / 1000;
   const missing = await drain(r, total, 30_000);
+  return { committed, committedWall, total, elapsed, lagged, missing };
+}
+
+/** Latencies of a run of atRate, and where the time went (outside the phase: its CPU is not the pipeline's). */
+async function latencies(r: Receiver, run: Awaited<ReturnType<typeof atRate>>) {
+  const { committed, committedWall, total, elapsed, lagged, missing } = run;
   const receipts = await r.take();
   const lat: number[] = [];
   for (const [id, at] of committed) {
@@ -337,6 +465,15 @@ async function atRate(r: Receiver, p: Producer, rate: number, seconds: number) {
     if (got !== undefined) lat.push((got - at) / 1000);
   }
   const sorted = Float64Array.from(lat).sort();
+  if (process.env.BENCH_WH_DEBUG_SLOW) {
+    const t0 = Math.min(...committed.values());
+    const slow = [...committed]
+      .map(([id, at]) => [(at - t0) / 1000, ((receipts.get(id) ?? at) - at) / 1000] as const)
+      .filter(([, l]) => l > 25);
+    say(
+      `  slow (>25 ms) events: ${slow.length}; at (ms since start): ${slow.map(([t, l]) => `${t.toFixed(0)}:${l.toFixed(0)}`).join(' ')}`,
+    );
+  }
   // Where the time went, from the rows' own timestamps (wall clock, µs): the relay's transaction start
   // (published_at = now() of the transaction that claimed and marked it), the consumer's insert of the
   // delivery, and the recorded attempt (after the 2xx).
@@ -347,6 +484,32 @@ async function atRate(r: Receiver, p: Producer, rate: number, seconds: number) {
       where o.id in (${[...committedWall.keys()].map((id) => `'${id}'`).join(',')})`,
     database,
   );
+  // Each relay transaction stamps its rows with its own now(): distinct stamps are the relay's batches.
+  const [batches] = await adminQuery<{ relay: string; events: string }>(
+    `select count(distinct published_at) as relay, count(*) as events from crm.outbox
+      where id in (${[...committedWall.keys()].map((id) => `'${id}'`).join(',')})`,
+    database,
+  );
+  const relayBatch = Number(batches?.events ?? 0) / Math.max(1, Number(batches?.relay ?? 0));
+  if (process.env.BENCH_WH_DEBUG_SLOW) {
+    const t0 = Math.min(...committedWall.values());
+    const rows = stageRows
+      .map((r) => {
+        const c = committedWall.get(r.id)!;
+        return {
+          at: c - t0,
+          total: r.attempted.getTime() - c,
+          relay: r.published.getTime() - c,
+          issue: r.issued.getTime() - r.published.getTime(),
+          send: r.attempted.getTime() - r.issued.getTime(),
+        };
+      })
+      .filter((r) => r.total > 25)
+      .sort((a, b) => a.at - b.at);
+    say(
+      `  slow stages (at: commit->relay/relay->issued/issued->recorded): ${rows.map((r) => `${r.at.toFixed(0)}: ${r.relay.toFixed(0)}/${r.issue}/${r.send}`).join('  ')}`,
+    );
+  }
   const stage = (f: (r: (typeof stageRows)[number], c: number) => number) => {
     const v = Float64Array.from(stageRows.map((r) => f(r, committedWall.get(r.id)!))).sort();
     return `p50 ${f1(percentile(v, 50))} / p99 ${f1(percentile(v, 99))}`;
@@ -357,6 +520,7 @@ async function atRate(r: Receiver, p: Producer, rate: number, seconds: number) {
     `delivery inserted -> attempt recorded ${stage((r) => r.attempted.getTime() - r.issued.getTime())}`,
   ];
   return {
+    relayBatch,
     stages,
     offered: total / elapsed,
     count: sorted.length,
@@ -384,6 +548,8 @@ async function main(): Promise<void> {
 
   await createDatabase(database);
   databaseCreated = true;
+  pgCpu = new PgCpu(PG_ADMIN_URL, database);
+  await pgCpu.open();
   receiver = await Receiver.start();
   const profEnv = (name: string): Record<string, string> =>
     PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profDir, name)}` } : {};
@@ -402,13 +568,19 @@ async function main(): Promise<void> {
     logLevel: 'warn',
     logDir: path.join(outDir, 'logs'),
     webhookAllowPrivateNetworks: 'true',
+    // PGAPPNAME (read by pg): Postgres CPU is split by the service its backends work for.
     processEnv: {
       webhooks: {
+        PGAPPNAME: 'webhooks',
         WEBHOOK_CONCURRENCY: String(CONCURRENCY),
         WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: String(PER_SUBSCRIPTION),
         ...profEnv('webhooks'),
       },
-      crm: profEnv('crm'),
+      crm: { PGAPPNAME: 'crm', ...profEnv('crm') },
+      tasks: { PGAPPNAME: 'tasks' },
+      chat: { PGAPPNAME: 'chat' },
+      files: { PGAPPNAME: 'files' },
+      gateway: { PGAPPNAME: 'gateway' },
     },
     consoleSink: (l) => process.stderr.write(`${l}\n`),
     onUnexpectedExit: (name, info) => {
@@ -433,40 +605,46 @@ async function main(): Promise<void> {
   const envelope = JSON.stringify({ event_id: uuidv7(), event_key: 'lead.created', payload: row.payload });
   say(`  payload: the seed lead's LeadSnapshot, ${payloadJson.length} bytes; delivery body ${envelope.length} bytes`);
   producer = new Producer(seeded.companyId, payloadJson);
-  await producer.open(8);
+  await producer.open(16);
   await receiver.reset();
   for (let i = 0; i < 10; i++) await producer.commit(0, 50);
   await drain(receiver, 500, 30_000);
 
   say();
-  say('(a) throughput, receiver answering 200 at once');
-  const loop = await phase('post-loop', () => postLoop(receiver!.url, envelope, DURATION, 2));
-  say(
-    `  ceiling: POST loop, one process, ${CONCURRENCY} concurrent over ${SENDER_CONNECTIONS} keep-alive connections: ${f0(loop.value.rate)} req/s` +
-      (loop.value.errors ? `  (${loop.value.errors} errors)` : ''),
-  );
-  cpuLine('POST loop', loop.cores, true);
-  const sat = await phase('saturation', () => saturate(receiver!, producer!));
-  say(
-    `  pipeline: outbox -> receiver, backlog <= ${BACKLOG}: ${f0(sat.value.rate)} deliveries/s   per second: ${sat.value.perSecond.join(' ')}`,
-  );
-  cpuLine('pipeline throughput', sat.cores);
-  const missingA = await drain(receiver, sat.value.produced, 60_000);
-  const counts = await receiver.count();
-  say(
-    `  after the producer stopped: ${missingA} of ${sat.value.produced} events not received within 60 s; ${counts.count - counts.unique} duplicate receipts`,
-  );
-  const ofLoop = sat.value.rate / loop.value.rate;
-  say(`  ratio pipeline / POST loop: ${f2(ofLoop)}   target >= ${TARGET_OF_POST_LOOP}: ${verdict(ofLoop >= TARGET_OF_POST_LOOP)}`);
-  say(`  deliveries/s: ${f0(sat.value.rate)}   target >= ${TARGET_RATE}: ${verdict(sat.value.rate >= TARGET_RATE)}`);
+  let saturatedRate = 0;
+  if (!LATENCY_ONLY) {
+    say('(a) throughput, receiver answering 200 at once');
+    const loop = await phase('post-loop', () => postLoop(receiver!.url, envelope, DURATION, 2));
+    say(
+      `  ceiling: POST loop, one process, ${CONCURRENCY} concurrent over ${SENDER_CONNECTIONS} keep-alive connections: ${f0(loop.value.rate)} req/s` +
+        (loop.value.errors ? `  (${loop.value.errors} errors)` : ''),
+    );
+    cpuLine('POST loop', loop, loop.value.requests);
+    const sat = await phase('saturation', () => saturate(receiver!, producer!));
+    say(
+      `  pipeline: outbox -> receiver, backlog <= ${BACKLOG}: ${f0(sat.value.rate)} deliveries/s   per second: ${sat.value.perSecond.join(' ')}`,
+    );
+    cpuLine('pipeline throughput', sat, sat.value.delivered);
+    const missingA = await drain(receiver, sat.value.produced, 60_000);
+    const counts = await receiver.count();
+    say(
+      `  after the producer stopped: ${missingA} of ${sat.value.produced} events not received within 60 s; ${counts.count - counts.unique} duplicate receipts`,
+    );
+    const ofLoop = sat.value.rate / loop.value.rate;
+    say(`  ratio pipeline / POST loop: ${f2(ofLoop)}   target >= ${TARGET_OF_POST_LOOP}: ${verdict(ofLoop >= TARGET_OF_POST_LOOP)}`);
+    say(`  deliveries/s: ${f0(sat.value.rate)}   target >= ${TARGET_RATE}: ${verdict(sat.value.rate >= TARGET_RATE)}`);
+    saturatedRate = sat.value.rate;
+  }
 
   say();
-  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.round(sat.value.rate / 2));
+  const rate = FIXED_RATE > 0 ? FIXED_RATE : Math.max(1, Math.round(saturatedRate / 2));
   say(
     `(b) latency, commit -> receiver, at ${rate} events/s (${FIXED_RATE > 0 ? 'BENCH_WH_RATE' : 'half of (a)'}) for ${LATENCY_DURATION} s, one event per transaction`,
   );
+  // Without (a) before it, the processes' code is still cold: BENCH_WH_WARMUP seconds at the rate first, not measured.
+  if (LATENCY_ONLY) await atRate(receiver, producer, rate, WARMUP);
   const lat = await phase('latency', () => atRate(receiver!, producer!, rate, LATENCY_DURATION));
-  const l = lat.value;
+  const l = await latencies(receiver, lat.value);
   say(
     `  offered ${f0(l.offered)} events/s, ${l.count} measured${l.missing ? `, ${l.missing} MISSING` : ''}${l.lagged ? `, ${l.lagged} commits queued behind others on the producer` : ''}`,
   );
@@ -474,7 +652,24 @@ async function main(): Promise<void> {
     `  p50 ${f1(l.p50)} ms   p90 ${f1(l.p90)} ms   p99 ${f1(l.p99)} ms   max ${f1(l.max)} ms   target p99 < ${TARGET_P99_MS} ms: ${verdict(l.p99 < TARGET_P99_MS)}`,
   );
   say(`  stages (ms, wall clock, Postgres timestamps have ms precision here): ${l.stages.join('; ')}`);
-  cpuLine('latency', lat.cores);
+  say(`  relay: ${f1(l.relayBatch)} events per transaction`);
+  cpuLine('latency', lat, l.count);
+  if (CURVE.length) {
+    say();
+    say(`(b) again at other rates, ${LATENCY_DURATION} s each, one event per transaction`);
+    for (const r of CURVE) {
+      const run = await phase(`latency at ${r}/s`, () => atRate(receiver!, producer!, r, LATENCY_DURATION));
+      const c = await latencies(receiver, run.value);
+      const { ours: busy, outside: other } = coresSplit(run);
+      if (other > 0.3) disturbed.push(`latency at ${r}/s`);
+      say(
+        `  ${String(r).padStart(5)}/s asked, ${f0(c.offered)} offered: p50 ${f1(c.p50)}  p90 ${f1(c.p90)}  p99 ${f1(c.p99)}  max ${f1(c.max)} ms` +
+          `${c.missing ? `  ${c.missing} MISSING` : ''}; cores busy ${f2(busy)} (${f2(other)} outside the bench)` +
+          `; cpu per delivery ${f0((busy * run.seconds * 1e6) / Math.max(1, c.count))} µs; relay ${f1(c.relayBatch)} events per transaction` +
+          `${other > 0.3 ? '   DISTURBED' : ''}`,
+      );
+    }
+  }
   if (disturbed.length) say(`\nDISTURBED phases (other load on the machine; figures not representative): ${disturbed.join(', ')}`);
 }
 
@@ -496,6 +691,7 @@ async function profiles(): Promise<void> {
 async function cleanup(): Promise<string[]> {
   const notes: string[] = [];
   await producer?.close();
+  await pgCpu?.close();
   await stack?.stop().catch((e: Error) => notes.push(`stack: ${e.message}`));
   await receiver?.stop().catch((e: Error) => notes.push(`receiver: ${e.message}`));
   if (databaseCreated) await dropDatabase(database).catch((e: Error) => notes.push(`drop database: ${e.message}`));

@@ -105,3 +105,44 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     expect(await relay.status()).to.deep.equal({ pending: 0, oldestPendingAgeMs: 0 });
   });
 });
+
+describe('the relay while events flow one per commit (real Postgres and NATS)', () => {
+  const SCHEMA_FLOW = 'relayflow';
+  let fixture: OutboxFixture;
+  let relay: OutboxRelay;
+  const run = randomSuffix();
+  const stream = `TF_${run}`;
+  const prefix = `tf${run}`;
+  const logger = createLogger('test', 'silent');
+  const company = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
+  const messages = async () => (await fixture.nats.jsm.streams.info(stream)).state.messages;
+  const record = (n: number) =>
+    fixture.orm.em
+      .fork()
+      .transactional((tx) => recordEvents(tx, SCHEMA_FLOW, [{ companyId: company, eventKey: 'lead.updated', payload: { n } }]));
+
+  before(async () => {
+    fixture = await startOutboxFixture({ schema: SCHEMA_FLOW, stream, prefix, logger, name: 'relay-flow-test' });
+    // No sweep within the test: whatever is published was found through a notification or while polling.
+    relay = fixture.relay({ idleSweepMs: 60_000, coalesceMs: 5 });
+    await relay.start();
+  });
+  after(async () => {
+    await relay?.stop();
+    await fixture?.close();
+  });
+
+  it('publishes every event of a flow, several per transaction, and one after a quiet spell at once', async () => {
+    for (let n = 0; n < 150; n++) await record(n);
+    await eventually(async () => (await messages()) === 150, 10_000);
+    // Each relay transaction stamps its rows with its own now().
+    const [row] = await fixture.orm.em.fork().execute<{ batches: string }[]>('select count(distinct published_at) as batches from outbox');
+    expect(Number(row!.batches)).to.be.below(150);
+    // The flow is over: the relay listens again, so a lone event is published without waiting for a sweep.
+    await new Promise((r) => setTimeout(r, 200));
+    const before = performance.now();
+    await record(150);
+    await eventually(async () => (await messages()) === 151, 5000, 5);
+    expect(performance.now() - before).to.be.below(1000);
+  });
+});

@@ -5,6 +5,7 @@ import { platformEntities, type ServiceDefinition } from '@svc/platform/service'
 import { z } from 'zod';
 import { EventConsumer } from './deliveries/consumer.js';
 import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
+import { type DeliveryMetrics, deliveryMetrics } from './deliveries/delivery.metrics.js';
 import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
@@ -19,6 +20,7 @@ interface Components {
   subscriptions: SubscriptionService;
   dispatcher: Dispatcher;
   destinations: DestinationPolicy;
+  metrics: DeliveryMetrics;
 }
 
 /** A yes/no setting: true, 1, yes, on or false, 0, no, off (any case). */
@@ -70,9 +72,11 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       },
       destinations,
     );
+    const metrics = deliveryMetrics(ctx.metrics);
     return {
       crm,
       sender,
+      metrics,
       subscriptions: new SubscriptionService(crm),
       destinations,
       dispatcher: new Dispatcher(ctx, sender, {
@@ -80,6 +84,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
         perSubscription: ctx.config.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
         retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
         health: { disableAfterFailures: ctx.config.WEBHOOK_DISABLE_AFTER_FAILURES, disableAfterMs: ctx.config.WEBHOOK_DISABLE_AFTER_MS },
+        metrics,
       }),
     };
   },
@@ -91,8 +96,8 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
         webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations),
       );
     },
-  workers: async (ctx, { crm, sender, dispatcher }) => {
-    const consumer = new EventConsumer(ctx, crm, () => dispatcher.wake());
+  workers: async (ctx, { crm, sender, dispatcher, metrics }) => {
+    const consumer = new EventConsumer(ctx, crm, dispatcher, metrics);
     dispatcher.start();
     await consumer.start();
     return async () => {

@@ -143,6 +143,28 @@ describe('webhook sender: one attempt against a real receiver on loopback', () =
     handler = (_req, res) => res.writeHead(503, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }).end();
     expect((await sender.attempt(delivery())).retryAfterSeconds).to.be.within(58, 61);
   });
+
+  it('ends an attempt at its time limit, also while the body trickles in, as a timeout to retry', async () => {
+    const short = new WebhookSender(undefined, { allowPrivateNetworks: true }, 600);
+    try {
+      // Headers at once, then a byte every 100 ms: no idle gap reaches the body timeout, the attempt's limit ends it.
+      handler = (_req, res) => {
+        res.writeHead(200, { 'content-length': '100' });
+        const timer = setInterval(() => res.write('x'), 100);
+        res.on('close', () => clearInterval(timer));
+      };
+      const trickle = await short.attempt(delivery());
+      expect(trickle).to.include({ outcome: 'retry', error: 'timeout', statusCode: null });
+      expect(trickle.durationMs).to.be.within(600, 1100);
+      // No answer at all.
+      handler = () => undefined;
+      const silent = await short.attempt(delivery());
+      expect(silent).to.include({ outcome: 'retry', error: 'timeout' });
+      expect(silent.durationMs).to.be.within(550, 1100);
+    } finally {
+      await short.close();
+    }
+  });
 });
 
 describe('webhook retry waits', () => {

@@ -4,10 +4,13 @@ import type { EventMessage } from '@svc/platform/events/outbox';
 import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Company } from '@svc/proto/crm/v1/crm';
-import { v7 as uuidv7 } from 'uuid';
+import type { Pool } from 'pg';
 import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
 import { nativePool } from './db.js';
-import type { CapturedConfig } from './delivery.entity.js';
+import type { CapturedConfig, Delivery } from './delivery.entity.js';
+import type { DeliveryMetrics } from './delivery.metrics.js';
+import { deliveryId } from './delivery-ids.js';
+import { LEASE_MS } from './dispatcher.js';
 
 export const CONSUMER_NAME = 'webhooks';
 
@@ -30,12 +33,30 @@ const BATCH = 500;
 /** Deliveries per insert statement (9 parameters each). */
 const INSERT_ROWS = 2000;
 
+/** How long a batch waits for the dispatcher to have room before its deliveries are queued in Postgres instead. */
+const ROOM_WAIT_MS = 250;
+
+/** Where issued deliveries go once committed: the dispatcher of this process (see Dispatcher.reserve). */
+export interface DeliveryOutlet {
+  /** How many more deliveries it can take now; when none, resolves once some are free or after `maxWaitMs`. */
+  room(maxWaitMs: number): Promise<number>;
+  /** Up to `wanted` local slots for deliveries about to be leased as they are inserted. */
+  reserve(wanted: number): number;
+  /** The deliveries leased under those slots, to send now; `queued`: others were left in Postgres for a claim. */
+  deliver(reserved: number, leased: Delivery[], queued: boolean): void;
+  /** Per subscription, how many of its deliveries may be leased at once over every replica. */
+  readonly perSubscription: number;
+}
+
 /**
  * Turns each event on JetStream into one durable delivery per matching subscription, capturing the URL,
  * configuration and envelope at that moment. The messages that arrived meanwhile are handled together:
  * their companies are looked up once each, their subscriptions in one query and all their deliveries are
  * inserted in one statement; each message is acked only after its deliveries are committed. A redelivered
  * message inserts nothing new (unique subscription + event id).
+ *
+ * Deliveries that this process's dispatcher has room for are inserted already leased to it and handed to it
+ * once committed: it sends them at once, without claiming them back from Postgres (decision 0030).
  */
 export class EventConsumer {
   private messages: ConsumerMessages | undefined;
@@ -46,7 +67,8 @@ export class EventConsumer {
   constructor(
     private readonly ctx: ServiceContext,
     private readonly crm: CrmPeer,
-    private readonly onDeliveries: () => void,
+    private readonly outlet: DeliveryOutlet,
+    private readonly metrics: DeliveryMetrics,
   ) {}
 
   async start(): Promise<void> {
@@ -92,8 +114,11 @@ export class EventConsumer {
         this.handling = undefined;
         return;
       }
+      // As many messages as the dispatcher has room for (their deliveries are leased to it as they are inserted);
+      // with no room after a short wait, a whole batch, whose deliveries wait in Postgres for a claim.
+      const room = await this.outlet.room(ROOM_WAIT_MS);
       try {
-        await this.handle(this.pending.splice(0, BATCH));
+        await this.handle(this.pending.splice(0, room > 0 ? Math.min(room, BATCH) : BATCH));
       } catch (err) {
         // Unacked messages are redelivered after ack_wait.
         this.ctx.logger.error({ err: (err as Error).message }, 'could not handle a batch of events');
@@ -112,7 +137,7 @@ export class EventConsumer {
       }
     }
     if (!events.length) return;
-    const { issued, failed } = await this.issueAll(events.map((e) => e.event)).catch((err: Error) => ({
+    const { failed } = await this.issueAll(events.map((e) => e.event)).catch((err: Error) => ({
       issued: -1,
       failed: new Map(events.map((e) => [e.event, err])),
     }));
@@ -124,7 +149,6 @@ export class EventConsumer {
         msg.nak(1000);
       }
     }
-    if (issued > 0) this.onDeliveries();
   }
 
   /** Stores the deliveries of one event; returns how many were new. */
@@ -168,7 +192,8 @@ export class EventConsumer {
     });
     const subsOf = new Map<string, SubscriptionRow[]>();
     for (const sub of subs) subsOf.set(sub.company_id, [...(subsOf.get(sub.company_id) ?? []), sub]);
-    const rows: unknown[][] = [];
+    const now = new Date();
+    const deliveries: Delivery[] = [];
     for (const event of issuable) {
       const matching = (subsOf.get(event.company_id) ?? []).filter((s) => s.events.includes(event.event_key));
       if (!matching.length) continue;
@@ -181,31 +206,95 @@ export class EventConsumer {
           headers: s.headers,
           auth: s.auth,
         };
-        rows.push([uuidv7(), s.company_id, s.id, event.event_id, event.event_key, s.url, JSON.stringify(config), body, s.max_retries]);
+        deliveries.push({
+          id: deliveryId(),
+          companyId: s.company_id,
+          subscriptionId: s.id,
+          eventId: event.event_id,
+          eventKey: event.event_key,
+          url: s.url,
+          config,
+          body,
+          status: 'pending',
+          attemptCount: 0,
+          maxRetries: s.max_retries,
+          nextAttemptAt: now,
+          leaseUntil: null,
+          createdAt: now,
+          updatedAt: now,
+          completedAt: null,
+        } as Delivery);
       }
     }
     let issued = 0;
-    const now = new Date();
-    // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
-    // escaped element by element, bodies included); at most INSERT_ROWS rows per statement (Postgres takes at most
-    // 65535 parameters). Inserting again is harmless, so the message is acked only once all of them are in.
-    for (let from = 0; from < rows.length; from += INSERT_ROWS) {
-      const chunk = rows.slice(from, from + INSERT_ROWS);
-      const values = chunk.map((_, i) => {
-        const n = 1 + i * 9;
-        return `($${n + 1}::uuid, $${n + 2}::uuid, $${n + 3}::uuid, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb, $${n + 8}, 'pending', 0, $${n + 9}::int, $1::timestamptz, null, $1::timestamptz, $1::timestamptz, null)`;
-      });
-      const { rowCount } = await pool.query({
-        // Prepared for the small batches of a steady flow (planned once per connection and size).
-        name: chunk.length <= 8 ? `webhooks-issue-${chunk.length}` : undefined,
-        text: `insert into deliveries (id, company_id, subscription_id, event_id, event_key, url, config, body, status, attempt_count,
-           max_retries, next_attempt_at, lease_until, created_at, updated_at, completed_at)
-         values ${values.join(', ')}
-         on conflict (subscription_id, event_id) do nothing`,
-        values: [now, ...chunk.flat()],
-      });
-      issued += rowCount ?? 0;
-    }
+    // At most INSERT_ROWS rows per statement (Postgres takes at most 65535 parameters). Inserting again is harmless,
+    // so the message is acked only once all of them are in.
+    for (let from = 0; from < deliveries.length; from += INSERT_ROWS)
+      issued += await this.insert(pool, deliveries.slice(from, from + INSERT_ROWS), now);
     return { issued, failed };
+  }
+
+  /**
+   * Inserts deliveries in one statement (its own transaction), leasing to this process those its dispatcher has
+   * reserved slots for, as far as their subscriptions' limits allow (lock_delivery_slots: the claims' lock and
+   * count); hands the leased ones to the dispatcher once committed. Returns how many were new.
+   */
+  private async insert(pool: Pool, chunk: Delivery[], now: Date): Promise<number> {
+    const reserved = this.outlet.reserve(chunk.length);
+    let leased: Delivery[] = [];
+    let queued = false;
+    try {
+      // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
+      // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
+      const values = chunk.map((_, i) => {
+        const n = 5 + i * 9;
+        return `($${n + 1}::uuid, $${n + 2}::uuid, $${n + 3}::uuid, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb, $${n + 8}, $${n + 9}::int, ${i})`;
+      });
+      const { rows } = await pool.query<{ id: string; leased: boolean }>({
+        // Prepared for the small batches of a steady flow (planned once per connection and size).
+        name: chunk.length <= 8 ? `webhooks-issue-leased-${chunk.length}` : undefined,
+        text: `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
+             v (id, company_id, subscription_id, event_id, event_key, url, config, body, max_retries, ord) as (values ${values.join(', ')}),
+             ranked as (
+               select v.*, row_number() over (partition by v.subscription_id order by v.ord) <= s.slots as in_slot
+                 from v join slots s on s.subscription_id = v.subscription_id),
+             chosen as (
+               select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.ord) <= $4::int as leased from ranked r)
+           insert into deliveries (id, company_id, subscription_id, event_id, event_key, url, config, body, status, attempt_count,
+             max_retries, next_attempt_at, lease_until, created_at, updated_at, completed_at)
+           select id, company_id, subscription_id, event_id, event_key, url, config, body, 'pending', 0,
+             max_retries, $1::timestamptz, case when leased then now() + make_interval(secs => $5::float8) end,
+             $1::timestamptz, $1::timestamptz, null
+             from chosen
+           on conflict (subscription_id, event_id) do nothing
+           returning id, lease_until is not null as leased`,
+        values: [
+          now,
+          [...new Set(chunk.map((d) => d.subscriptionId))],
+          this.outlet.perSubscription,
+          reserved,
+          LEASE_MS / 1000,
+          ...chunk.flatMap((d) => [
+            d.id,
+            d.companyId,
+            d.subscriptionId,
+            d.eventId,
+            d.eventKey,
+            d.url,
+            JSON.stringify(d.config),
+            d.body,
+            d.maxRetries,
+          ]),
+        ],
+      });
+      this.metrics.statements.inc({ kind: 'issue' });
+      this.metrics.statementRows.inc({ kind: 'issue' }, chunk.length);
+      const byId = new Map(chunk.map((d) => [d.id, d]));
+      leased = rows.filter((r) => r.leased).map((r) => byId.get(r.id)!);
+      queued = leased.length < rows.length;
+      return rows.length;
+    } finally {
+      this.outlet.deliver(reserved, leased, queued);
+    }
   }
 }

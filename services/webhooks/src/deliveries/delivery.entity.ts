@@ -37,10 +37,10 @@ export const Delivery = defineEntity({
   },
   uniques: [{ name: 'deliveries_subscription_event_unique', properties: ['subscriptionId', 'eventId'] }],
   indexes: [
-    { name: 'deliveries_due_idx', properties: ['nextAttemptAt'] },
     { name: 'deliveries_subscription_created_idx', properties: ['subscriptionId', 'createdAt'] },
-    // The claim's per-subscription look-ups (partial, status = 'pending': see the migration).
-    { name: 'deliveries_pending_subscription_idx', properties: ['subscriptionId', 'nextAttemptAt', 'id'] },
+    // The claim's per-subscription look-ups, both partial (see the migrations): pending deliveries nobody holds
+    // (queued), and pending deliveries under a lease (in flight, or held by a process that died).
+    { name: 'deliveries_queued_idx', properties: ['subscriptionId', 'nextAttemptAt', 'id'] },
     { name: 'deliveries_leased_subscription_idx', properties: ['subscriptionId', 'leaseUntil'] },
   ],
 });

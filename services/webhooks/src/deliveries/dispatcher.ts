@@ -1,12 +1,13 @@
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
-import { v7 as uuidv7 } from 'uuid';
 import { inTransaction, nativePool } from './db.js';
 import type { Delivery } from './delivery.entity.js';
+import type { DeliveryMetrics } from './delivery.metrics.js';
+import { deliveryId } from './delivery-ids.js';
 import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, type WebhookSender } from './sender.js';
 
 // Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
-const LEASE_MS = 40_000;
+export const LEASE_MS = 40_000;
 
 interface DispatcherOptions {
   /** Deliveries in flight in this process. */
@@ -16,7 +17,11 @@ interface DispatcherOptions {
   /** The first retry wait; later ones double. */
   retryBaseMs?: number;
   health?: HealthPolicy;
+  /** How often Postgres is asked for deliveries nobody told this process about (other replicas' retries, expired leases). */
   idlePollMs?: number;
+  /** How long a finished attempt waits for others to be recorded with it, when few are waiting (default 2 ms). */
+  recordLingerMs?: number;
+  metrics: DeliveryMetrics;
 }
 
 /** When a subscription whose deliveries keep failing is disabled. */
@@ -48,6 +53,8 @@ type Ended = Finished & { succeeded: boolean };
 
 /** Rows per statement when recording, so no statement grows without bound. */
 const RECORD_BATCH = 500;
+/** Finished attempts that are recorded at once, without lingering for more. */
+const RECORD_WITHOUT_LINGER = 64;
 
 /** A claimed row (raw, `returning d.*`) as a Delivery. */
 function toDelivery(r: Record<string, unknown>): Delivery {
@@ -73,16 +80,23 @@ function toDelivery(r: Record<string, unknown>): Delivery {
 }
 
 /**
- * Sends due deliveries from Postgres. A delivery is leased while it is in flight, so a crashed process
- * only delays it until the lease runs out. The attempts that finished meanwhile are recorded together:
- * one transaction holds their attempt rows, their results and the subscriptions' health counters, so a
- * delivery's result and attempt are always committed together (and a failed transaction leaves them all
- * leased, to be sent again when the lease runs out: at least once, never lost).
+ * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
+ * `deliver`); the others (retries, redeliveries, those issued while this process had no room, and those whose
+ * process died holding their lease) are claimed from Postgres: when one is known to be waiting, when a retry
+ * falls due here, and every `idlePollMs` for what other replicas left. A delivery is leased while it is in flight,
+ * so a crashed process only delays it until the lease runs out. The attempts that finished meanwhile are recorded
+ * together: one transaction holds their attempt rows, their results and the subscriptions' health counters, so a
+ * delivery's result and attempt are always committed together (and a failed transaction leaves them all leased, to
+ * be sent again when the lease runs out: at least once, never lost).
  */
 export class Dispatcher {
   private running = false;
-  /** Deliveries this process holds a lease on: claimed and not yet recorded. */
-  private inflight = 0;
+  /** Attempts in flight here: started and not yet recorded (each holds a lease). */
+  private sending = 0;
+  /** Slots promised to the consumer for deliveries it is inserting leased to this process. */
+  private reserved = 0;
+  /** Deliveries may be waiting in Postgres for a claim (set by wake(); cleared by a claim that got less than it asked). */
+  private claimable = true;
   private wakeUp: (() => void) | undefined;
   /** A wake that came while the loop was not waiting (claiming): the next wait returns at once. */
   private woken = false;
@@ -90,6 +104,12 @@ export class Dispatcher {
   private readonly sends = new Set<Promise<void>>();
   private finished: Finished[] = [];
   private recording: Promise<void> | undefined;
+  /** The consumer, waiting for room (see room()). */
+  private roomWaiter: (() => void) | undefined;
+  /** When the retries this process scheduled fall due; the earliest, and its timer (the claim that sends it). */
+  private retries: number[] = [];
+  private retryAt = Number.POSITIVE_INFINITY;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ctx: ServiceContext,
@@ -97,40 +117,100 @@ export class Dispatcher {
     private readonly o: DispatcherOptions,
   ) {}
 
+  get perSubscription(): number {
+    return this.o.perSubscription;
+  }
+
   start(): void {
     this.running = true;
     this.loop = this.run();
   }
 
+  /** Deliveries may be waiting in Postgres (a redelivery, a retry now due): claim them. */
   wake(): void {
+    this.claimable = true;
     this.woken = true;
     this.wakeUp?.();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake();
+    clearTimeout(this.retryTimer);
+    this.woken = true;
+    this.wakeUp?.();
     await this.loop;
     await Promise.all(this.sends);
   }
 
+  private free(): number {
+    return this.running ? this.o.concurrency - this.sending - this.reserved : 0;
+  }
+
+  /** Free slots now; when none, resolves once some are (the ones a recorded batch gives back together) or after `maxWaitMs`. */
+  room(maxWaitMs: number): Promise<number> {
+    const free = this.free();
+    if (free > 0 || !this.running) return Promise.resolve(free);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.roomWaiter = undefined;
+        resolve(this.free());
+      }, maxWaitMs);
+      this.roomWaiter = () => {
+        clearTimeout(timer);
+        this.roomWaiter = undefined;
+        setImmediate(() => resolve(this.free()));
+      };
+    });
+  }
+
+  /**
+   * Up to `wanted` slots for deliveries the consumer is about to insert leased to this process; while deliveries may
+   * be queued in Postgres, at most half of the free ones, so the claims that send those (oldest first) keep a share.
+   */
+  reserve(wanted: number): number {
+    const free = this.free();
+    const granted = Math.max(0, Math.min(wanted, this.claimable ? Math.ceil(free / 2) : free));
+    this.reserved += granted;
+    return granted;
+  }
+
+  /**
+   * Sends the deliveries the consumer leased under `reserved` slots (committed: the lease is in Postgres), and
+   * gives the rest of the slots back. `queued`: some of its deliveries were inserted without a lease.
+   */
+  deliver(reserved: number, leased: Delivery[], queued: boolean): void {
+    this.reserved -= reserved;
+    if (leased.length) this.o.metrics.attemptsStarted.inc({ source: 'issued' }, leased.length);
+    for (const d of leased) this.launch(d);
+    if (queued) this.wake();
+  }
+
   private async run(): Promise<void> {
+    const idle = this.o.idlePollMs ?? 500;
+    let lastClaim = 0;
     while (this.running) {
       this.woken = false;
-      const free = this.o.concurrency - this.inflight;
-      let claimed: Delivery[] = [];
-      if (free > 0) {
+      const free = this.free();
+      if (free > 0 && (this.claimable || performance.now() - lastClaim >= idle)) {
+        // Cleared before the claim: a wake() while it runs sets it again.
+        this.claimable = false;
+        lastClaim = performance.now();
+        let claimed: Delivery[] = [];
         try {
           claimed = await this.claim(free);
         } catch (err) {
+          this.claimable = true;
           this.ctx.logger.warn({ err: (err as Error).message }, 'could not claim deliveries');
         }
+        if (claimed.length) this.o.metrics.attemptsStarted.inc({ source: 'claimed' }, claimed.length);
+        for (const d of claimed) this.launch(d);
+        // A full claim may have left more behind.
+        if (claimed.length && claimed.length === free) this.claimable = true;
       }
-      for (const d of claimed) this.track(this.send(d));
-      if (claimed.length && claimed.length === free) continue;
       if (this.woken && this.running) continue;
+      const wait = Math.max(1, idle - (performance.now() - lastClaim));
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.o.idlePollMs ?? 500);
+        const timer = setTimeout(resolve, wait);
         this.wakeUp = () => {
           clearTimeout(timer);
           resolve();
@@ -140,35 +220,65 @@ export class Dispatcher {
     }
   }
 
-  private track(p: Promise<void>): void {
-    this.inflight++;
+  private launch(d: Delivery): void {
+    this.sending++;
+    const p = this.send(d);
     this.sends.add(p);
     p.finally(() => {
-      this.inflight--;
+      this.sending--;
       this.sends.delete(p);
-      this.wake();
+      this.roomWaiter?.();
+      // A slot is free: it matters only when deliveries wait for a claim.
+      if (this.claimable) {
+        this.woken = true;
+        this.wakeUp?.();
+      }
     });
+  }
+
+  /** Claims (see wake) when each retry this process scheduled falls due (the idle poll would find it up to idlePollMs later). */
+  private scheduleRetries(times: number[]): void {
+    if (!this.running) return;
+    // Bounded: past this many (a receiver that is down) the idle poll finds the rest.
+    if (this.retries.length < 10_000) this.retries.push(...times);
+    const next = Math.min(...this.retries);
+    if (next >= this.retryAt) return;
+    clearTimeout(this.retryTimer);
+    this.retryAt = next;
+    // A few ms late, so Postgres's now() has passed next_attempt_at too.
+    this.retryTimer = setTimeout(
+      () => {
+        const now = Date.now();
+        this.retries = this.retries.filter((t) => t > now);
+        this.retryAt = Number.POSITIVE_INFINITY;
+        this.wake();
+        if (this.retries.length) this.scheduleRetries([]);
+      },
+      Math.max(0, next - Date.now() + 5),
+    );
   }
 
   /**
    * Leases up to `limit` due deliveries, oldest first, but no more of one subscription than its free slots:
    * the per-subscription limit minus its deliveries leased now (by any replica), so a slow receiver cannot
-   * take every slot. Claims of all replicas take turns on an advisory lock, so each counts the leases the
-   * previous claims committed.
+   * take every slot. Claims (and issues) of all replicas take turns on an advisory lock, so each counts the leases
+   * the previous ones committed.
    */
   private async claim(limit: number): Promise<Delivery[]> {
-    // claim_deliveries (migration 20261122065950) takes the advisory lock, then, per subscription that has pending
-    // deliveries (a skip scan of deliveries_pending_subscription_idx), counts its unexpired leases
-    // (deliveries_leased_subscription_idx) and takes that many fewer than the limit of its oldest due deliveries;
-    // of all those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the
-    // backlog. One statement: one round trip, its own transaction (the lock is held until it commits), and a
-    // plan Postgres keeps per connection.
+    // claim_deliveries (migration 20261122081502) takes the advisory lock, then, per subscription that has queued
+    // deliveries or expired leases (skip scans of deliveries_queued_idx and deliveries_leased_subscription_idx),
+    // counts its unexpired leases and takes that many fewer than the limit of its oldest due deliveries; of all
+    // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
+    // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
+    // keeps per connection.
     const pool = await nativePool(this.ctx);
     const { rows } = await pool.query({
       name: 'webhooks-claim-deliveries',
       text: 'select * from claim_deliveries($1, $2, $3)',
       values: [this.o.perSubscription, limit, LEASE_MS / 1000],
     });
+    this.o.metrics.statements.inc({ kind: 'claim' });
+    this.o.metrics.statementRows.inc({ kind: 'claim' }, rows.length);
     return rows.map(toDelivery);
   }
 
@@ -184,6 +294,10 @@ export class Dispatcher {
   /** Records the finished attempts, batch after batch, until none is waiting. */
   private async recordAll(): Promise<void> {
     for (;;) {
+      // Few waiting: let the attempts finishing meanwhile share the statement (and its commit). They hold their slots
+      // and leases this much longer; the receivers already have them.
+      if (this.finished.length < RECORD_WITHOUT_LINGER && this.running)
+        await new Promise((resolve) => setTimeout(resolve, this.o.recordLingerMs ?? 2));
       // Checked and cleared in the same tick as send() pushes, so no finished attempt is left waiting.
       if (!this.finished.length) {
         this.recording = undefined;
@@ -208,6 +322,7 @@ export class Dispatcher {
     };
     /** Per subscription, its deliveries that ended, in the order they finished. */
     const ended = new Map<string, Ended[]>();
+    const retries: number[] = [];
     for (const f of batch) {
       const { delivery, result, at } = f;
       const attemptCount = delivery.attemptCount + 1;
@@ -215,12 +330,14 @@ export class Dispatcher {
       let nextAttemptAt: Date | null = null;
       if (result.outcome === 'succeeded') status = 'succeeded';
       else if (result.outcome === 'failed' || attemptCount > delivery.maxRetries) status = 'failed';
-      else
+      else {
         nextAttemptAt = new Date(
           at.getTime() + nextWaitMs(attemptCount, result.retryAfterSeconds, Math.random, this.o.retryBaseMs ?? RETRY_BASE_MS),
         );
+        retries.push(nextAttemptAt.getTime());
+      }
       push(
-        uuidv7(),
+        deliveryId(),
         delivery.companyId,
         delivery.id,
         at,
@@ -263,14 +380,15 @@ export class Dispatcher {
     };
     const pool = await nativePool(this.ctx);
     // One statement is one transaction: attempts, results and health counters commit together.
-    if (!withFailures.length) {
-      await pool.query(statement);
-      return;
-    }
-    await inTransaction(pool, async (client) => {
-      await client.query(statement);
-      for (const [subscriptionId, list] of withFailures) await this.recordHealth(client, subscriptionId, list);
-    });
+    if (!withFailures.length) await pool.query(statement);
+    else
+      await inTransaction(pool, async (client) => {
+        await client.query(statement);
+        for (const [subscriptionId, list] of withFailures) await this.recordHealth(client, subscriptionId, list);
+      });
+    this.o.metrics.statements.inc({ kind: 'record' });
+    this.o.metrics.statementRows.inc({ kind: 'record' }, batch.length);
+    if (retries.length) this.scheduleRetries(retries);
   }
 
   /**

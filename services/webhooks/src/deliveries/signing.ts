@@ -21,7 +21,7 @@ export const svcSignature = (secrets: string | string[], body: string | Buffer) 
  * with the secret's UTF-8 bytes (its `whsec_` form is `whsec_` + base64 of those bytes); space-separated during a
  * rotation.
  */
-export const standardSignature = (secrets: string[], id: string, timestamp: number, body: string) =>
-  secrets.map((s) => `v1,${createHmac('sha256', s).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(' ');
+export const standardSignature = (secrets: string[], id: string, timestamp: number, body: string | Buffer) =>
+  secrets.map((s) => `v1,${createHmac('sha256', s).update(`${id}.${timestamp}.`).update(body).digest('base64')}`).join(' ');
 
 export const standardWebhooksSecret = (secret: string) => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;

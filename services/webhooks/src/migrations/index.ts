@@ -3,6 +3,12 @@ import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261122052335__initial } from './Migration20261122052335__initial.js';
 import { Migration20261122055549 } from './Migration20261122055549.js';
 import { Migration20261122065950 } from './Migration20261122065950.js';
+import { Migration20261122081502 } from './Migration20261122081502.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
-export const migrations: Constructor<Migration>[] = [Migration20261122052335__initial, Migration20261122055549, Migration20261122065950];
+export const migrations: Constructor<Migration>[] = [
+  Migration20261122052335__initial,
+  Migration20261122055549,
+  Migration20261122065950,
+  Migration20261122081502,
+];

@@ -1,0 +1,27 @@
+import { randomFillSync } from 'node:crypto';
+import { v7 } from 'uuid';
+
+/** Random bytes for 256 ids, drawn from the OS at once: `uuid`'s v7 asks for 16 bytes per id (4 % of the service's CPU). */
+const pool = new Uint8Array(16 * 256);
+let used = pool.length;
+/** As `uuid` keeps it: ids of one millisecond count up from a random start, so they sort in the order they were made. */
+const clock = { msecs: Number.NEGATIVE_INFINITY, seq: 0 };
+
+/** A UUID v7 for a delivery or an attempt, time-ordered and increasing within this process (like `uuid`'s v7()). */
+export function deliveryId(): string {
+  if (used === pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  const random = pool.subarray(used, used + 16);
+  used += 16;
+  const now = Date.now();
+  if (now > clock.msecs) {
+    clock.msecs = now;
+    clock.seq = ((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!;
+  } else {
+    clock.seq = (clock.seq + 1) | 0;
+    if (clock.seq === 0) clock.msecs++;
+  }
+  return v7({ random, msecs: clock.msecs, seq: clock.seq });
+}

@@ -1,0 +1,76 @@
+import type { RunningService } from '@svc/platform/service';
+import { eventually } from '@svc/platform/testing';
+import { expect } from 'chai';
+import { type Harness, Receiver, startHarness } from './harness.js';
+
+/** The service's counter of attempts started, by where their delivery came from (issued: leased as inserted). */
+async function started(svc: RunningService): Promise<{ issued: number; claimed: number }> {
+  const text = await (await fetch(`${svc.httpUrl}/metrics`)).text();
+  const value = (source: string) =>
+    Number(new RegExp(`^webhook_attempts_started_total\\{[^}]*source="${source}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+  return { issued: value('issued'), claimed: value('claimed') };
+}
+
+describe('webhooks: deliveries leased to the issuing process as they are inserted', () => {
+  let h: Harness;
+
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  it('sends a delivery issued while its dispatcher has room at once, without claiming it back from Postgres', async () => {
+    const svc = await h.webhooks({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const receiver = await Receiver.start();
+    try {
+      const companyId = await h.company();
+      const sub = await h.admin(svc, 'POST', `/companies/${companyId}/webhooks`, { url: receiver.url, events: ['lead.created'] });
+      expect(sub.status).to.equal(201);
+      const before = await started(svc);
+      const [eventId] = await h.publish(svc, companyId, [{ key: 'lead.created', payload: { n: 1 } }]);
+      await eventually(() => receiver.eventIds().includes(eventId!), 10_000);
+      const log = await eventually(async () => {
+        const res = await h.admin(svc, 'GET', `/companies/${companyId}/webhooks/${sub.body.id}/deliveries`);
+        return res.body.records.find((d: any) => d.event_id === eventId && d.status === 'succeeded');
+      });
+      expect(log.attempts).to.have.length(1);
+      const after = await started(svc);
+      expect(after.issued - before.issued).to.equal(1);
+      expect(after.claimed - before.claimed).to.equal(0);
+    } finally {
+      await receiver.close();
+      await svc.stop();
+    }
+  });
+
+  it('queues what finds no room in Postgres and claims it later, oldest first, each sent once', async function () {
+    this.timeout(30_000);
+    // One delivery in flight at a time, to a receiver that takes longer than the consumer waits for room.
+    const svc = await h.webhooks({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CONCURRENCY: '1' });
+    const receiver = await Receiver.start(() => new Promise((resolve) => setTimeout(() => resolve(200), 400)));
+    try {
+      const companyId = await h.company();
+      expect(
+        (await h.admin(svc, 'POST', `/companies/${companyId}/webhooks`, { url: receiver.url, events: ['lead.created'] })).status,
+      ).to.equal(201);
+      const before = await started(svc);
+      const ids = await h.publish(
+        svc,
+        companyId,
+        Array.from({ length: 5 }, (_, n) => ({ key: 'lead.created', payload: { n } })),
+      );
+      await eventually(() => receiver.answered === 5, 20_000);
+      expect(receiver.eventIds()).to.deep.equal(ids);
+      expect(receiver.maxInFlight).to.equal(1);
+      const after = await started(svc);
+      expect(after.issued - before.issued).to.be.at.least(1);
+      expect(after.claimed - before.claimed).to.be.at.least(1);
+      expect(after.issued - before.issued + after.claimed - before.claimed).to.equal(5);
+    } finally {
+      await receiver.close();
+      await svc.stop();
+    }
+  });
+});
