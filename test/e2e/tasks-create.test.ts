@@ -186,8 +186,27 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
       }
       expect([...messages]).to.deep.equal(['crm_lead_id: lead not found']);
     });
-    it('refuses every deal, delivery and customer id: crm has none of them yet', async () => {
-      expect(await refused({ start_date: START, crm_deal_id: a.leads.team.id }, 'crm_deal_id')).to.equal('crm_deal_id: deal not found');
+    it('links a deal the key creator can see, with its summary {id, title, code}; refuses others alike', async () => {
+      const deal = async (tenant: TaskTenant, body: Record<string, unknown>) => {
+        const res = await call('POST', '/integrations/external/deals', { token: tenant.key.key, body });
+        expect(res.status, res.text).to.equal(201);
+        return res.body;
+      };
+      const own = await deal(a, { title: 'Own deal' });
+      const t = await created({ start_date: START, crm_deal_id: own.id });
+      expect(t.crm_deal_id).to.equal(own.id);
+      expect(t.crm_deal).to.deep.equal({ id: own.id, title: 'Own deal', code: own.code });
+      const otherCompany = await deal(b, { title: 'B deal', visibility: 1 });
+      const privateOfOther = (
+        await call('POST', '/integrations/external/deals', { token: a.other.key.key, body: { title: 'Private of another user' } })
+      ).body;
+      const messages = new Set<string>();
+      for (const id of [otherCompany.id, privateOfOther.id, a.leads.team.id, MISSING]) {
+        messages.add(await refused({ start_date: START, crm_deal_id: id }, 'crm_deal_id'));
+      }
+      expect([...messages]).to.deep.equal(['crm_deal_id: deal not found']);
+    });
+    it('refuses every delivery and customer id: crm has none of them yet', async () => {
       await refused({ crm_delivery_id: MISSING }, 'crm_delivery_id');
       await refused({ crm_customer_id: MISSING }, 'crm_customer_id');
     });

@@ -2,6 +2,7 @@ import { nativePool as poolOf } from '@svc/platform/db/native';
 import { invalid, isUuid } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
 import {
+  type DealSummary,
   type GetRecordSummariesRequest,
   type GetRecordSummariesResponse,
   type LeadSummary,
@@ -12,6 +13,7 @@ import {
   type UserSummary,
 } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
+import { dealVisibleSql } from '../deals/deal.sql.js';
 import { leadVisibleSql } from '../leads/lead.visibility.js';
 
 /**
@@ -35,12 +37,14 @@ function idsByType(refs: GetRecordSummariesRequest['refs']): Map<RecordType, str
 }
 
 // One round trip for every type; a type with no ids costs an index probe with an empty array.
-// Deals, deliveries and customers are not crm records yet: their refs are left out (not found) until their
-// issues add the tables; a deal branch then joins here as `deals` with the same visibility rule as leads.
+// Deliveries and customers are not crm records yet: their refs are left out (not found) until their issues add
+// the tables. Deals follow the visibility rule of leads (deal.sql.ts).
 const SUMMARIES_SQL = `
 select
   (select coalesce(json_agg(json_build_object('id', l.id, 'title', l.title, 'code', l.code)), '[]'::json)
      from leads l where l.company_id = $1::uuid and l.id = any($3::uuid[]) and ${leadVisibleSql('l', '$2::uuid')}) as leads,
+  (select coalesce(json_agg(json_build_object('id', d.id, 'title', d.title, 'code', d.code)), '[]'::json)
+     from deals d where d.company_id = $1::uuid and d.id = any($8::uuid[]) and ${dealVisibleSql('d', '$2::uuid')}) as deals,
   (select coalesce(json_agg(json_build_object('id', p.id, 'name', p.name)), '[]'::json)
      from persons p where p.company_id = $1::uuid and p.id = any($4::uuid[])) as persons,
   (select coalesce(json_agg(json_build_object('id', o.id, 'name', o.name, 'legal_name', o.legal_name)), '[]'::json)
@@ -53,6 +57,7 @@ select
 
 interface SummaryRows {
   leads: LeadSummary[];
+  deals: DealSummary[];
   persons: PersonSummary[];
   organizations: { id: string; name: string; legal_name: string | null }[];
   tags: { id: string; name: string; bg: string | null; fg: string | null }[];
@@ -72,6 +77,7 @@ export class RecordSummaries {
     const empty: GetRecordSummariesResponse = { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [] };
     const asked = [
       RecordType.RECORD_TYPE_LEAD,
+      RecordType.RECORD_TYPE_DEAL,
       RecordType.RECORD_TYPE_PERSON,
       RecordType.RECORD_TYPE_ORGANIZATION,
       RecordType.RECORD_TYPE_TAG,
@@ -89,12 +95,14 @@ export class RecordSummaries {
         ids.get(RecordType.RECORD_TYPE_ORGANIZATION) ?? [],
         ids.get(RecordType.RECORD_TYPE_TAG) ?? [],
         ids.get(RecordType.RECORD_TYPE_USER) ?? [],
+        ids.get(RecordType.RECORD_TYPE_DEAL) ?? [],
       ],
     });
     const row = rows[0]!;
     return {
       ...empty,
       leads: row.leads,
+      deals: row.deals,
       persons: row.persons,
       organizations: row.organizations.map((o): OrganizationSummary => ({ id: o.id, name: o.name, legal_name: opt(o.legal_name) })),
       tags: row.tags.map((t): TagSummary => ({ id: t.id, name: t.name, color_background: opt(t.bg), color_foreground: opt(t.fg) })),
