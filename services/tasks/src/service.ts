@@ -1,4 +1,5 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
+import { nativePool } from '@svc/platform/db/native';
 import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
@@ -11,7 +12,6 @@ import { SeriesMaterializer } from './recurrence/materializer.js';
 import { Task, TaskRecurrence } from './tasks/task.entity.js';
 import { taskRoutes } from './tasks/task.http.js';
 import { TaskService } from './tasks/task.service.js';
-import { nativePool } from './tasks/task.store.js';
 
 const tasksConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
@@ -37,7 +37,7 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     const records = new CrmRecords(ctx.config.CRM_GRPC_URL);
-    const pool = () => nativePool(ctx);
+    const pool = () => nativePool(ctx.orm);
     return {
       crm,
       records,

@@ -5,13 +5,11 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type CreationAnswer, createOnce } from '../leads/idempotency.js';
-import { LeadStatus } from '../leads/lead.entity.js';
-import { type Actor, requireQualityReason, responsibleOf, stageOf } from '../leads/lead.service.js';
-import { effectiveConsent } from '../leads/lead.snapshot.js';
+import { type Actor, creationBasics, newSalesRecord, originOf } from '../leads/lead.service.js';
+import { effectiveConsent, noRelations } from '../leads/lead.snapshot.js';
 import type { LeadSql } from '../leads/lead.sql.js';
-import { resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
-import { originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
+import { type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import type { Deal } from './deal.entity.js';
 import type { CreateDealBody } from './deal.schema.js';
 import { type DealRelations, dealSnapshot } from './deal.snapshot.js';
@@ -52,48 +50,12 @@ export class Deals {
 
   private async createDeal(actor: Actor, body: CreateDealBody, marketing: PreparedMarketing): Promise<CreationAnswer> {
     const pool = await this.pool;
-    const responsibleId = body.responsible_id ?? actor.userId;
-    const [readRow] = await run(pool, this.sql.createReads, [actor.companyId, body.stage_id ?? null, responsibleId, actor.userId]);
-    const reads = this.sql.leads.createReadsFromRow(readRow ?? {});
-    const { stage, pipeline } = stageOf(reads, body.stage_id);
-    const { user: responsible } = responsibleOf(reads, responsibleId);
-    const creator = reads.users.find((u) => u.id === actor.userId);
-    if (!creator) throw invalid('The key creator is not a user of the company');
-    requireQualityReason(pipeline, body.quality_rating ?? null, body.quality_reason ?? null);
-    if (reads.requiredFields.length) {
-      throw invalid(`custom_fields: required fields missing: ${reads.requiredFields.map((f) => `${f.name} (${f.id})`).join(', ')}`);
-    }
-    const draft = marketing.acquisition;
-    const origin = await resolveOrigin(this.ctx.orm.em.fork(), actor.companyId, {
-      crmLeadSourceId: body.crm_lead_source_id,
-      svcCode: draft?.svc_code,
-      sourceName: draft && originSourceName(draft),
-    });
+    const { stage, pipeline, responsible, creator } = await creationBasics(pool, this.sql.createReads, this.sql.leads, actor, body);
+    const origin = await originOf(this.ctx, actor, body, marketing.acquisition);
     const now = new Date();
     const deal: Deal = {
-      id: uuidv7(),
-      companyId: actor.companyId,
-      code: 0, // taken from the company's sequence by the write statement
-      title: body.title,
-      pipelineId: pipeline.id,
-      stageId: stage.id,
-      responsibleId: responsible.id,
-      createdById: actor.userId,
-      status: LeadStatus.open,
-      visibility: body.visibility ?? 0,
-      measurementConsent: marketing.consent,
-      qualityRating: body.quality_rating ?? null,
-      qualityReason: body.quality_reason ?? null,
+      ...newSalesRecord(actor, body, { stage, pipeline, responsible }, marketing.consent, origin.leadSource?.id ?? null, now),
       value: body.value ?? null,
-      leadSourceId: origin.leadSource?.id ?? null,
-      organizationId: null,
-      createdAt: now,
-      updatedAt: now,
-      archivedAt: null,
-      wonDate: null,
-      lostDate: null,
-      lastActivityAt: null,
-      lostReasonDescription: null,
       expectedCloseDate: body.expected_close_date ? new Date(body.expected_close_date) : null,
       temperature: body.temperature ?? null,
       wonReasonDescription: null,
@@ -112,12 +74,7 @@ export class Deals {
         latestDecision: null,
         leadSources: new Map(origin.leadSource ? [[origin.leadSource.id, origin.leadSource]] : []),
       },
-      tags: [],
-      participants: [],
-      organization: null,
-      customFields: [],
-      followers: [],
-      lossReasons: [],
+      ...noRelations(),
       lead: null,
     };
     const [created] = await run<{ id: string; code: number }>(pool, this.sql.create, [

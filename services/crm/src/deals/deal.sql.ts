@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, type Statement, statement } from '@svc/platform/db/native';
 import { nextCodeSql, planOpenSql } from '../companies/plan.js';
 import { type IdempotencySql, idempotencySql } from '../leads/idempotency.js';
+import { noRelations } from '../leads/lead.snapshot.js';
 import type { LeadSql } from '../leads/lead.sql.js';
 import { salesRecordVisibleSql } from '../leads/lead.visibility.js';
 import { Deal } from './deal.entity.js';
@@ -78,12 +79,7 @@ export class DealSql {
       rel: {
         ...this.leads.stagesAndUsersFromRow(row, deal.stageId),
         marketing: { latest: null, latestDecision: null, leadSources: this.leads.leadSourcesFromRow(row._leadSources) },
-        tags: [],
-        participants: [],
-        organization: null,
-        customFields: [],
-        followers: [],
-        lossReasons: [],
+        ...noRelations(),
         lead: (row._lead as DealRelations['lead']) ?? null,
       },
     };

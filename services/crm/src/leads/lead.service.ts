@@ -1,4 +1,4 @@
-import { inTransaction, nativePool, run } from '@svc/platform/db/native';
+import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
@@ -13,7 +13,7 @@ import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { correctAcquisition } from '../marketing/correction.js';
 import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
-import { originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
+import { type AcquisitionDraft, originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
 import { type CreationAnswer, createOnce } from './idempotency.js';
 import { type Lead, type LeadParticipant, LeadStatus, type LeadTag, type MeasurementConsent } from './lead.entity.js';
@@ -86,52 +86,22 @@ export class Leads {
 
   private async createLead(actor: Actor, body: CreateLeadBody, marketing: PreparedMarketing, keyed: boolean): Promise<CreationAnswer> {
     const pool = await this.pool;
-    const responsibleId = body.responsible_id ?? actor.userId;
-    const [readRow] = await run(pool, this.sql.createReads, [actor.companyId, body.stage_id ?? null, responsibleId, actor.userId]);
-    const reads = this.sql.createReadsFromRow(readRow ?? {});
-    const { stage, pipeline } = stageOf(reads, body.stage_id);
-    const { user: responsible, handedOver } = responsibleOf(reads, responsibleId);
-    const creator = reads.users.find((u) => u.id === actor.userId);
-    if (!creator) throw invalid('The key creator is not a user of the company');
-    requireQualityReason(pipeline, body.quality_rating ?? null, body.quality_reason ?? null);
-    const answered = new Set((body.custom_fields ?? []).filter(hasAnswer).map((a) => a.id));
-    const missing = reads.requiredFields.filter((f) => !answered.has(f.id));
-    if (missing.length) throw invalid(`custom_fields: required fields missing: ${missing.map((f) => `${f.name} (${f.id})`).join(', ')}`);
+    const { stage, pipeline, responsible, handedOver, creator, requested, responsibleId } = await creationBasics(
+      pool,
+      this.sql.createReads,
+      this.sql,
+      actor,
+      body,
+    );
 
     const rich = handedOver || keyed || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
     const refs = rich ? await this.richReads(pool, actor.companyId, body) : null;
     const draft = marketing.acquisition;
-    const origin = await resolveOrigin(this.ctx.orm.em.fork(), actor.companyId, {
-      crmLeadSourceId: body.crm_lead_source_id,
-      svcCode: draft?.svc_code,
-      sourceName: draft && originSourceName(draft),
-    });
+    const origin = await originOf(this.ctx, actor, body, draft);
     const now = new Date();
     const lead: Lead = {
-      id: uuidv7(),
-      companyId: actor.companyId,
-      code: 0, // taken from the company's sequence by the write statement
-      title: body.title,
-      pipelineId: pipeline.id,
-      stageId: stage.id,
-      responsibleId: responsible.id,
-      createdById: actor.userId,
-      status: LeadStatus.open,
-      visibility: body.visibility ?? 0,
-      measurementConsent: marketing.consent,
-      qualityRating: body.quality_rating ?? null,
-      qualityReason: body.quality_reason ?? null,
-      value: null,
-      leadSourceId: origin.leadSource?.id ?? null,
-      organizationId: null,
-      createdAt: now,
-      updatedAt: now,
-      archivedAt: null,
-      wonDate: null,
-      lostDate: null,
-      lastActivityAt: null,
+      ...newSalesRecord(actor, body, { stage, pipeline, responsible }, marketing.consent, origin.leadSource?.id ?? null, now),
       viewsCount: 0,
-      lostReasonDescription: null,
     };
     const acquisition = draft ? acquisitionOf(lead, draft, origin, now) : null;
     const rel: LeadRelations = {
@@ -178,7 +148,7 @@ export class Leads {
         await this.writeRelations(client, lead, rel, body, refs, plans, now);
         if (handedOver) {
           await this.insertNote(client, lead, {
-            content: `Responsible user ${reads.users.find((u) => u.id === responsibleId)?.name ?? responsibleId} is inactive or archived; the lead was assigned to the account's master user.`,
+            content: `Responsible user ${requested?.name ?? responsibleId} is inactive or archived; the lead was assigned to the account's master user.`,
             isPinned: false,
             automatic: true,
             createdById: null,
@@ -840,6 +810,81 @@ export function decodeCursor(cursor: string): { at: string; id: string } {
   }
   throw invalid('cursor: not a cursor of this list');
 }
+
+/**
+ * The columns a new lead and a new deal share (salesRecordProperties): open, in the checked stage, with the checked
+ * responsible; its code comes from the company's sequence in the write statement.
+ */
+export function newSalesRecord(
+  actor: Actor,
+  body: Pick<CreateLeadBody, 'title' | 'visibility' | 'quality_rating' | 'quality_reason'>,
+  basics: { stage: { id: string }; pipeline: { id: string }; responsible: { id: string } },
+  consent: MeasurementConsent,
+  leadSourceId: string | null,
+  now: Date,
+) {
+  return {
+    id: uuidv7(),
+    companyId: actor.companyId,
+    code: 0,
+    title: body.title,
+    pipelineId: basics.pipeline.id,
+    stageId: basics.stage.id,
+    responsibleId: basics.responsible.id,
+    createdById: actor.userId,
+    status: LeadStatus.open,
+    visibility: body.visibility ?? 0,
+    measurementConsent: consent,
+    qualityRating: body.quality_rating ?? null,
+    qualityReason: body.quality_reason ?? null,
+    value: null as number | null,
+    leadSourceId,
+    organizationId: null,
+    createdAt: now,
+    updatedAt: now,
+    archivedAt: null,
+    wonDate: null,
+    lostDate: null,
+    lastActivityAt: null,
+    lostReasonDescription: null,
+  };
+}
+
+/** What a creation (lead or deal) sends for its checks: the fields its reads depend on. */
+type CreationFields = Pick<CreateLeadBody, 'stage_id' | 'responsible_id' | 'quality_rating' | 'quality_reason' | 'custom_fields'>;
+
+/**
+ * The reads and checks every creation makes before it writes (leads and deals alike): `reads` (a createReads
+ * statement: $1 company, $2 stage or null, $3 responsible, $4 creator) gives the stage, the users and the required
+ * custom fields; each rule that fails is a 400 naming its field.
+ */
+export async function creationBasics(pool: Pool, reads: Statement, sql: LeadSql, actor: Actor, body: CreationFields) {
+  const responsibleId = body.responsible_id ?? actor.userId;
+  const [row] = await run(pool, reads, [actor.companyId, body.stage_id ?? null, responsibleId, actor.userId]);
+  const found = sql.createReadsFromRow(row ?? {});
+  const { stage, pipeline } = stageOf(found, body.stage_id);
+  const { user: responsible, handedOver } = responsibleOf(found, responsibleId);
+  const creator = found.users.find((u) => u.id === actor.userId);
+  if (!creator) throw invalid('The key creator is not a user of the company');
+  requireQualityReason(pipeline, body.quality_rating ?? null, body.quality_reason ?? null);
+  const answered = new Set((body.custom_fields ?? []).filter(hasAnswer).map((a) => a.id));
+  const missing = found.requiredFields.filter((f) => !answered.has(f.id));
+  if (missing.length) throw invalid(`custom_fields: required fields missing: ${missing.map((f) => `${f.name} (${f.id})`).join(', ')}`);
+  return { stage, pipeline, responsible, handedOver, creator, requested: found.users.find((u) => u.id === responsibleId), responsibleId };
+}
+
+/** The origin of a creation (POST /leads rule 2): the manual one, the tracker's, or one found or made by name. */
+export const originOf = (
+  ctx: ServiceContext,
+  actor: Actor,
+  body: Pick<CreateLeadBody, 'crm_lead_source_id'>,
+  draft: AcquisitionDraft | null,
+) =>
+  resolveOrigin(ctx.orm.em.fork(), actor.companyId, {
+    crmLeadSourceId: body.crm_lead_source_id,
+    svcCode: draft?.svc_code,
+    sourceName: draft && originSourceName(draft),
+  });
 
 /** The stage sent (400 when it is not the company's), else the first stage of the primary pipeline. */
 export function stageOf(reads: CreateReads, stageId: string | undefined) {

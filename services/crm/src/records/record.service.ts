@@ -1,6 +1,4 @@
-import { nativePool as poolOf } from '@svc/platform/db/native';
 import { invalid, isUuid } from '@svc/platform/errors';
-import type { ServiceContext } from '@svc/platform/service';
 import {
   type DealSummary,
   type GetRecordSummariesRequest,
@@ -15,12 +13,6 @@ import {
 import type { Pool } from 'pg';
 import { dealVisibleSql } from '../deals/deal.sql.js';
 import { leadVisibleSql } from '../leads/lead.visibility.js';
-
-/**
- * The `pg` pool under crm's MikroORM. Summaries are asked on every task read and write, so they are one
- * bound-parameter statement, not an ORM query per type.
- */
-export const nativePool = (ctx: ServiceContext): Promise<Pool> => poolOf(ctx.orm);
 
 const MAX_REFS = 5000;
 

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import pg from 'pg';
+import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
@@ -200,11 +201,7 @@ export class OutboxRelay {
    * more than the work.
    */
   async drainOnce(): Promise<number> {
-    const pool = await (this.o.orm.em.getConnection() as unknown as { getNativeClient(): Promise<pg.Pool> }).getNativeClient();
-    const client = await pool.connect();
-    let broken = false;
-    try {
-      await client.query('begin');
+    const n = await inTransaction(await nativePool(this.o.orm), async (client) => {
       const { rows } = await client.query<OutboxRow>({
         name: `outbox-relay-claim-${this.o.schema}`,
         text: `update "${this.o.schema}".outbox o set published_at = now()
@@ -213,10 +210,7 @@ export class OutboxRelay {
                 returning o.id, o.company_id, o.event_key, o.payload, o.occurred_at`,
         values: [this.o.batchSize ?? 500],
       });
-      if (!rows.length) {
-        await client.query('commit');
-        return 0;
-      }
+      if (!rows.length) return 0;
       // Published in id order (the order the rows were recorded in, as far as their transactions let).
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       await this.publish(
@@ -226,18 +220,11 @@ export class OutboxRelay {
           msgId: row.id,
         })),
       );
-      await client.query('commit');
-      this.publishedTotal += rows.length;
-      this.o.metrics.outboxPublished.inc(rows.length);
       return rows.length;
-    } catch (err) {
-      await client.query('rollback').catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+    });
+    this.publishedTotal += n;
+    if (n) this.o.metrics.outboxPublished.inc(n);
+    return n;
   }
 
   private async publish(messages: StreamMessage[]): Promise<void> {

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { parse as parseQuery } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import getRawBody from 'raw-body';
-import { AppError, errorBody, invalid } from '../errors.js';
+import { errorBody, invalid } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
@@ -82,7 +82,7 @@ export interface ApiDispatcherOptions {
   bodyLimit?: string;
 }
 
-class Response implements ApiResponse {
+class NodeApiResponse implements ApiResponse {
   statusCode = 200;
   constructor(private readonly res: ServerResponse) {}
   status(code: number): this {
@@ -149,7 +149,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
       metrics.httpDuration.observe({ method: req.method ?? '', route: store.pattern, status: String(res.statusCode) }, seconds);
       if (res.statusCode >= 500) logger.error({ method: req.method, route: store.pattern, status: res.statusCode }, 'request failed');
     });
-    const response = new Response(res);
+    const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
       const body = await readJson(req, limit);
@@ -184,5 +184,3 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     return true;
   };
 }
-
-export { AppError };

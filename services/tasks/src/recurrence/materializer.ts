@@ -1,6 +1,7 @@
+import { inTransaction } from '@svc/platform/db/native';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
-import { insertTasks, inTransaction, toDate } from '../tasks/task.store.js';
+import { insertTasks, toDate } from '../tasks/task.store.js';
 import type { EndType, Pattern, WeekDay } from './recurrence.rule.js';
 import { dueOccurrences, MAX_BATCH, occurrenceRow, type SeriesState, templateFromJson } from './series.js';
 

@@ -1,3 +1,4 @@
+import { inTransaction } from '@svc/platform/db/native';
 import { invalid, notFound, requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
@@ -8,16 +9,7 @@ import { recordTaskEvents, taskCompletedPayload } from './task.events.js';
 import { listTasks } from './task.list.js';
 import { type Composed, composeTask } from './task.rules.js';
 import { type CreateTaskBody, LINK_FIELDS, type LinkField, type ListTasksQuery, type UpdateTaskBody } from './task.schema.js';
-import {
-  insertTasks,
-  inTransaction,
-  lockTask,
-  readTaskFamily,
-  readWriteCatalog,
-  type TaskRead,
-  type TaskRow,
-  updateTask,
-} from './task.store.js';
+import { insertTasks, lockTask, readTaskFamily, readWriteCatalog, type TaskRead, type TaskRow, updateTask } from './task.store.js';
 import { addRefsOf, type TaskView, taskView, type Viewer } from './task.view.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company, with the key's permissions. */

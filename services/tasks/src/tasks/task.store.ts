@@ -1,6 +1,4 @@
-import { inTransaction, nativePool as poolOf } from '@svc/platform/db/native';
-import type { ServiceContext } from '@svc/platform/service';
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 
 /**
  * Task statements, sent with bound parameters straight to the pg pool under the service's MikroORM (same
@@ -8,8 +6,6 @@ import type { Pool, PoolClient } from 'pg';
  * statement and read with its type, stage, parent and series in one, where the ORM would take several round
  * trips and inline every value into the SQL text (services/platform/src/db/native.ts has the pool and transactions).
  */
-export const nativePool = (ctx: ServiceContext): Promise<Pool> => poolOf(ctx.orm);
-export { inTransaction };
 
 export type Queryable = Pick<PoolClient, 'query'>;
 

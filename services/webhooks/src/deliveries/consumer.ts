@@ -1,4 +1,5 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
+import { nativePool } from '@svc/platform/db/native';
 import { AppError } from '@svc/platform/errors';
 import type { EventMessage } from '@svc/platform/events/outbox';
 import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
@@ -6,7 +7,6 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
 import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
-import { nativePool } from './db.js';
 import type { CapturedConfig, Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
@@ -183,7 +183,7 @@ export class EventConsumer {
       else if (company && planValidAt(company, new Date(event.occurred_at))) issuable.push(event);
     }
     if (!issuable.length) return { issued: 0, failed };
-    const pool = await nativePool(this.ctx);
+    const pool = await nativePool(this.ctx.orm);
     const { rows: subs } = await pool.query<SubscriptionRow>({
       name: 'webhooks-issue-subscriptions',
       text: `select id, company_id, url, events, secret, previous_secret, previous_secret_expires_at, headers, auth, max_retries

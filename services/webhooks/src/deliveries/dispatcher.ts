@@ -1,6 +1,6 @@
+import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
-import { inTransaction, nativePool } from './db.js';
 import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
@@ -271,7 +271,7 @@ export class Dispatcher {
     // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
     // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
     // keeps per connection.
-    const pool = await nativePool(this.ctx);
+    const pool = await nativePool(this.ctx.orm);
     const { rows } = await pool.query({
       name: 'webhooks-claim-deliveries',
       text: 'select * from claim_deliveries($1, $2, $3)',
@@ -378,7 +378,7 @@ export class Dispatcher {
              from v where d.id = v.delivery_id`,
       values: [...columns, onlySucceeded.map(([id]) => id)],
     };
-    const pool = await nativePool(this.ctx);
+    const pool = await nativePool(this.ctx.orm);
     // One statement is one transaction: attempts, results and health counters commit together.
     if (!withFailures.length) await pool.query(statement);
     else
