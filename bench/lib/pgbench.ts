@@ -52,11 +52,23 @@ export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: str
   ].join('\n');
 }
 
-/** One GET /leads/{id} as crm runs it (Leads.detail): one statement counting and recording the view and reading the lead. */
+/**
+ * One GET /leads/{id} as crm runs it once the lead's detail is cached (LeadDetails, decision 0015): the check
+ * statement for one read (visibility, the view recorded and counted, versions). crm sends one such statement per
+ * lead at a time for all the reads of it waiting, so under load it sends far fewer than pgbench does here, whose
+ * clients all update the one lead's row and wait for each other's commits.
+ */
 export function leadReadScript(sql: LeadSql, ids: LeadTxIds & { leadId: string }): string {
-  return [bound(sql.detailById.text, { 1: lit(ids.companyId), 2: lit(ids.leadId), 3: 'gen_random_uuid()', 4: lit(ids.userId) }), ''].join(
-    '\n',
-  );
+  return [
+    bound(sql.detailCheck.text, {
+      1: lit(ids.companyId),
+      2: lit(ids.leadId),
+      3: 'null',
+      4: 'array[gen_random_uuid()]',
+      5: `array[${lit(ids.userId)}]`,
+    }),
+    '',
+  ].join('\n');
 }
 
 export interface PgbenchSpec {

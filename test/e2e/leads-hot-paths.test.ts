@@ -44,12 +44,38 @@ describe('lead hot paths stay a few named statements', () => {
     expect(names).to.deep.equal(['crm_lead_create_reads', 'crm_lead_create']);
   });
 
-  it('GET /leads/{id} is one statement', async () => {
+  it('GET /leads/{id} is one statement: the whole detail the first time, then the check of the cached one (0015)', async () => {
     const lead = (await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Read' } })).body;
-    const names = await during(async () => {
+    const get = async () => {
       const res = await call('GET', `/integrations/external/leads/${lead.id}`, { token: t.key.key });
       expect(res.status, res.text).to.equal(200);
+      return res.body;
+    };
+    expect(await during(get)).to.deep.equal(['crm_lead_detail_by_id']);
+    expect(await during(get)).to.deep.equal(['crm_lead_detail_check']);
+    const put = await call('PUT', `/integrations/external/leads/${lead.id}`, { token: t.key.key, body: { title: 'Read again' } });
+    expect(put.status, put.text).to.equal(200);
+    // Changed since it was cached: checked, then read again without a second view.
+    let body: any;
+    expect(await during(async () => (body = await get()))).to.deep.equal(['crm_lead_detail_check', 'crm_lead_detail_of']);
+    expect(body.title).to.equal('Read again');
+    expect(body.views_count).to.equal(3);
+  });
+
+  it('concurrent GETs of one lead share check statements, and every view counts once', async () => {
+    const lead = (await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Burst' } })).body;
+    await call('GET', `/integrations/external/leads/${lead.id}`, { token: t.key.key });
+    let answers: any[] = [];
+    const names = await during(async () => {
+      answers = await Promise.all(
+        Array.from({ length: 30 }, () => call('GET', `/integrations/external/leads/${lead.id}`, { token: t.key.key })),
+      );
     });
-    expect(names).to.deep.equal(['crm_lead_detail_by_id']);
+    expect(answers.map((a) => a.status)).to.deep.equal(Array(30).fill(200));
+    // One statement per lead at a time: the reads that arrive while one runs go together in the next.
+    expect(names.every((n) => n === 'crm_lead_detail_check')).to.equal(true);
+    expect(names.length).to.be.within(1, 29);
+    // Each read counts the views before it and its own, as if they had run one by one.
+    expect(answers.map((a) => a.body.views_count).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 30 }, (_, i) => i + 2));
   });
 });

@@ -4,6 +4,7 @@ import { Company, CompanySequence, IntegrationKey, User } from './companies/comp
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
 import { Deal, DealIdempotencyKey } from './deals/deal.entity.js';
 import {
+  DetailCatalogVersion,
   Lead,
   LeadFollower,
   LeadIdempotencyKey,
@@ -49,6 +50,7 @@ export const dbDefinition: DbDefinition = {
     LeadLossReason,
     LeadStagePeriod,
     LeadIdempotencyKey,
+    DetailCatalogVersion,
     MarketingAcquisition,
     Deal,
     DealIdempotencyKey,

@@ -45,6 +45,12 @@ export const Lead = defineEntity({
      * concurrent GETs of one lead never queue on this row.
      */
     viewsCount: p.integer().default(0),
+    /**
+     * Bumped by Postgres triggers whenever anything the lead's detail shows changes (its own columns other than
+     * views_count, and every lead-specific table the detail reads; decision 0015), so a cached detail is checked
+     * against it. Never written by crm's code.
+     */
+    detailVersion: p.integer().default(0),
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
   indexes: [
@@ -195,5 +201,19 @@ export const LeadViewQueued = defineEntity({
     leadId: p.uuid().index(),
     userId: p.uuid(),
     viewedAt: p.datetime(),
+  },
+});
+
+/**
+ * Per company, bumped by Postgres triggers whenever a row of the shared catalog that lead details show changes
+ * (pipelines, stages, users, tags, custom fields and options, named items, lead sources, organizations; decision
+ * 0015). A cached detail is current only while both its lead's detail_version and this version are unchanged.
+ */
+export const DetailCatalogVersion = defineEntity({
+  name: 'DetailCatalogVersion',
+  tableName: 'detail_catalog_versions',
+  properties: {
+    companyId: p.uuid().primary(),
+    version: p.bigint('number'),
   },
 });

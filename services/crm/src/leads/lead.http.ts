@@ -33,7 +33,7 @@ export function leadRoutes(leads: Leads): ApiRouter {
   r.get('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.read');
-    res.json(await leads.detail(identity, req.params.ref ?? ''));
+    res.jsonText(await leads.detailJson(identity, req.params.ref ?? ''));
   });
   r.put('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);

@@ -16,6 +16,7 @@ import { withoutSensitiveText } from '../marketing/redaction.js';
 import { type AcquisitionDraft, originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
 import { type CreationAnswer, createOnce } from './idempotency.js';
+import { LeadDetails } from './lead.detail.js';
 import { type Lead, type LeadParticipant, LeadStatus, type LeadTag, type MeasurementConsent } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery, UpdateLeadBody } from './lead.schema.js';
 import { effectiveConsent, type LeadRelations, type LeadSnapshot, leadSnapshot, noRelations } from './lead.snapshot.js';
@@ -25,7 +26,6 @@ import {
   customFieldsWithAnswers,
   namedSummary,
   type RemovedCustomField,
-  stageDuration,
   stageSummary,
   tagSummary,
   userSummary,
@@ -57,6 +57,7 @@ const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organiz
 export class Leads {
   readonly sql: LeadSql;
   readonly views: LeadViewFolder;
+  readonly details: LeadDetails;
   private readonly contacts: ContactSql;
   private readonly pool: Promise<Pool>;
 
@@ -65,6 +66,7 @@ export class Leads {
     this.contacts = new ContactSql(ctx.orm);
     this.pool = nativePool(ctx.orm);
     this.views = new LeadViewFolder(this.pool, this.sql, ctx.logger);
+    this.details = new LeadDetails(this.pool, this.sql);
   }
 
   /**
@@ -102,6 +104,7 @@ export class Leads {
     const lead: Lead = {
       ...newSalesRecord(actor, body, { stage, pipeline, responsible }, marketing.consent, origin.leadSource?.id ?? null, now),
       viewsCount: 0,
+      detailVersion: 0,
     };
     const acquisition = draft ? acquisitionOf(lead, draft, origin, now) : null;
     const rel: LeadRelations = {
@@ -303,34 +306,13 @@ export class Leads {
   }
 
   /** GET /leads/{id}: the lead detail; each call records a view by the key creator and counts it. */
-  async detail(actor: Actor, ref: string) {
-    const byId = isUuid(ref);
-    const st = byId ? this.sql.detailById : /^[1-9]\d{0,9}$/.test(ref) ? this.sql.detailByCode : null;
-    if (!st) throw notFound('Lead');
-    const pool = await this.pool;
-    const [row] = await run(pool, st, [actor.companyId, byId ? ref : Number(ref), uuidv7(), actor.userId]);
-    if (!row) {
-      const id = await this.idOf(pool, actor.companyId, ref);
-      throw id ? forbidden('The key creator may not see this lead') : notFound('Lead');
-    }
-    const { lead, rel } = this.sql.fromRow(row);
-    const extras = this.sql.detailExtrasFromRow(row);
-    return {
-      ...leadSnapshot(lead, rel),
-      pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
-      stage_durations: extras.stagePeriods.map((p) => stageDuration(p.stage, p.seconds)),
-      views_count: row._viewsCount as number,
-      associations_count: {
-        items: 0,
-        tasks: 0,
-        qualifications: 0,
-        notes: extras.notesCount,
-        files: 0,
-        activities: 0,
-        proposals: 0,
-        deals: 0,
-      },
-    };
+  /** GET /leads/{id}: the detail as JSON text, its view recorded (LeadDetails, decision 0015). */
+  async detailJson(actor: Actor, ref: string): Promise<string> {
+    if (!isUuid(ref) && !/^[1-9]\d{0,9}$/.test(ref)) throw notFound('Lead');
+    const json = await this.details.read(actor.companyId, actor.userId, ref);
+    if (json !== null) return json;
+    const id = await this.idOf(await this.pool, actor.companyId, ref);
+    throw id ? forbidden('The key creator may not see this lead') : notFound('Lead');
   }
 
   private async idOf(db: Pool | PoolClient, companyId: string, ref: string | number): Promise<string | null> {

@@ -21,7 +21,7 @@ import {
 } from './lead.summaries.js';
 
 /** The columns a lead and a deal share (salesRecordProperties): what leadSnapshot reads. */
-export type SalesRecord = Pick<Lead, Exclude<keyof Lead, 'viewsCount' | symbol>>;
+export type SalesRecord = Pick<Lead, Exclude<keyof Lead, 'viewsCount' | 'detailVersion' | symbol>>;
 
 /** Everything a lead's snapshot shows besides its own columns (LeadSql.relationsSelect reads it in one statement). */
 export interface LeadRelations {
@@ -38,11 +38,18 @@ export interface LeadRelations {
   lossReasons: NamedItem[];
 }
 
-/** What only the detail shows: seconds spent per stage (in first-entered order) and the note count. */
+/**
+ * What only the detail shows: the time spent per stage (in first-entered order) and the note count. A stage's time
+ * is its closed periods (`closedUs`) plus, at the time of the read, its open one (started at `openFromUs`).
+ */
 export interface LeadDetailExtras {
-  stagePeriods: { stage: Stage; seconds: number }[];
+  stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
 }
+
+/** Seconds spent in a stage of `stagePeriods` at `nowUs` (the database's time of the read, in microseconds). */
+export const stageSecondsAt = (period: LeadDetailExtras['stagePeriods'][number], nowUs: number): number =>
+  (period.closedUs + period.openFromUs.reduce((sum, from) => sum + (nowUs - from), 0)) / 1e6;
 
 export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipelineStages'> => ({
   tags: [],

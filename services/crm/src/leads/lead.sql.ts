@@ -60,12 +60,21 @@ export class LeadSql {
   private readonly note: EntityColumns<LeadNote>;
 
   /**
-   * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): queues the view ($3 view id),
-   * returns the lead, its relations and its views (`_viewsCount`, decision 0012). No row: absent or hidden
-   * (leadAccess tells which, off the hot path).
+   * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): records the view ($3 view id),
+   * returns the lead, its relations, its views (`_viewsCount`) and the versions its cached copy is checked against
+   * (decision 0015). No row: absent or hidden (leadAccess tells which, off the hot path).
    */
   readonly detailById: Statement;
   readonly detailByCode: Statement;
+  /** The detail of lead $2 of company $1 without recording a view (a cached detail found stale). */
+  readonly detailOf: Statement;
+  /**
+   * GET of a cached detail, for the reads of one lead waiting together (decision 0015): $1 company, $2 lead id or
+   * null, $3 its code when $2 is null, $4 view ids, $5 viewers (one each per read). For each read `n` (1-based)
+   * whose viewer may see the lead: its view recorded, the lead's detail_version and its company's catalog version
+   * (to check the cached detail), its views_count and the database's time (for stage durations).
+   */
+  readonly detailCheck: Statement;
   /** The reads of a creation: $1 company, $2 stage id or null, $3 responsible, $4 creator. */
   readonly createReads: Statement;
   /**
@@ -139,19 +148,51 @@ export class LeadSql {
     this.leadTag = new EntityColumns(orm, LeadTag);
     this.note = new EntityColumns(orm, LeadNote);
 
-    // The view goes to lead_view_queue (insert-only: concurrent GETs of one lead never wait for each other); the
-    // count is the folded counter plus the queued views, plus this one (not visible to its own statement).
+    // A read records its views in lead_views and adds them to leads.views_count in its own statement (decision 0015:
+    // crm sends one statement per lead at a time, for all the reads of that lead waiting, so reads of one lead do not
+    // queue on its row); views still in lead_view_queue (queued by the GETs of decision 0012) are counted too.
+    const versions = (
+      alias: string,
+    ) => `coalesce((select dv.version from detail_catalog_versions dv where dv.company_id = ${alias}.company_id), 0)
+        as "_catalogVersion", (extract(epoch from now()) * 1000000)::int8 as "_nowUs"`;
+    const queued = (alias: string) => `(select count(*) from lead_view_queue q where q.lead_id = ${alias}.id)::int`;
     const detail = (where: string) => `
       with l as (
         select * from leads where company_id = $1 and ${where} and ${leadVisibleSql('leads', '$4')}
       ), v as (
-        insert into lead_view_queue (id, company_id, lead_id, user_id, viewed_at) select $3, l.company_id, l.id, $4, now() from l
+        insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select $3, l.company_id, l.id, $4, now() from l
+      ), u as (
+        update leads set views_count = leads.views_count + 1 from l where leads.id = l.id returning leads.views_count
       )
-      select ${this.relationsSelect('l', true)},
-        l.views_count + 1 + (select count(*) from lead_view_queue q where q.lead_id = l.id)::int as "_viewsCount"
+      select ${this.relationsSelect('l', true)}, ${versions('l')},
+        (select views_count from u) + ${queued('l')} as "_viewsCount"
       from l ${this.relationsJoin('l')}`;
     this.detailById = statement('crm_lead_detail_by_id', detail('id = $2'));
     this.detailByCode = statement('crm_lead_detail_by_code', detail('code = $2'));
+    this.detailOf = statement(
+      'crm_lead_detail_of',
+      `select ${this.relationsSelect('l', true)}, ${versions('l')} from leads l ${this.relationsJoin('l')} where l.company_id = $1 and l.id = $2`,
+    );
+    // The reads (ordinality n) of one lead, each by its viewer: those who may see it record their views; the k views
+    // of the statement answer views_count - k + 1 ... views_count, as if the reads had run one by one.
+    this.detailCheck = statement(
+      'crm_lead_detail_check',
+      `with l as (
+         select x.n, x.view_id, x.user_id, ld.id, ld.company_id, ld.detail_version
+         from unnest($4::uuid[], $5::uuid[]) with ordinality as x(view_id, user_id, n)
+         join leads ld on ld.company_id = $1
+           and ld.id = coalesce($2::uuid, (select c.id from leads c where c.company_id = $1 and c.code = $3::int))
+         where ${leadVisibleSql('ld', 'x.user_id')}
+       ), v as (
+         insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select view_id, company_id, id, user_id, now() from l
+       ), u as (
+         update leads set views_count = leads.views_count + (select count(*) from l)
+         where leads.id = (select id from l limit 1) returning leads.id, leads.views_count, leads.detail_version
+       )
+       select l.n::int, l.id, u.detail_version as "version", ${versions('l')},
+         u.views_count - (select count(*) from l)::int + (row_number() over (order by l.n))::int + ${queued('l')} as "viewsCount"
+       from l join u on u.id = l.id`,
+    );
     this.foldViews = statement(
       'crm_lead_fold_views',
       `with d as (
@@ -262,7 +303,7 @@ export class LeadSql {
       `coalesce(r.measurement_consent, (select a.measurement_consent from marketing_acquisitions a where a.company_id = r.company_id
          and a.lead_id = r.id and a.active and a.measurement_consent is not null order by a.created_at desc, a.id desc limit 1), 'UNSPECIFIED')`,
     );
-    const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'views_count', 'created_by_id']);
+    const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'views_count', 'detail_version', 'created_by_id']);
     const changeable = Object.keys(this.lead.row({} as Lead)).filter((c) => !fixed.has(c));
     this.updateLead = statement(
       'crm_lead_update',
@@ -356,10 +397,14 @@ export class LeadSql {
   relationsSelect(alias: string, detail = false): string {
     const same = `company_id = ${alias}.company_id`;
     const activeOfLead = `a.${same} and a.lead_id = ${alias}.id and a.active`;
+    // Stage periods as whole microseconds: closed ones summed, open ones' starts (their length depends on the time of
+    // the read, so a cached detail computes it then; detailExtrasFromRow).
     const extras = detail
       ? `,
-      (select json_agg(json_build_object('stage', ${this.stage.json('s')}, 'seconds', x.seconds) order by x.first, s.id) from (
-        select sp.stage_id, min(sp.entered_at) as first, sum(extract(epoch from coalesce(sp.left_at, now()) - sp.entered_at))::float8 as seconds
+      (select json_agg(json_build_object('stage', ${this.stage.json('s')}, 'closedUs', x.closed, 'openFromUs', x.open) order by x.first, s.id) from (
+        select sp.stage_id, min(sp.entered_at) as first,
+          coalesce(sum((extract(epoch from sp.left_at - sp.entered_at) * 1000000)::int8) filter (where sp.left_at is not null), 0) as closed,
+          coalesce(json_agg((extract(epoch from sp.entered_at) * 1000000)::int8) filter (where sp.left_at is null), '[]') as open
         from lead_stage_periods sp where sp.${same} and sp.lead_id = ${alias}.id group by sp.stage_id) x
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from lead_notes n where n.${same} and n.lead_id = ${alias}.id) as "_notesCount"`
@@ -493,7 +538,8 @@ export class LeadSql {
     return {
       stagePeriods: ((row._stagePeriods as Json[] | null) ?? []).map((x) => ({
         stage: this.stage.hydrate(x.stage as Json),
-        seconds: Number(x.seconds),
+        closedUs: Number(x.closedUs),
+        openFromUs: (x.openFromUs as number[]).map(Number),
       })),
       notesCount: Number(row._notesCount ?? 0),
     };

@@ -32,6 +32,8 @@ export interface ApiResponse {
   status(code: number): ApiResponse;
   setHeader(name: string, value: string): ApiResponse;
   json(body: unknown): void;
+  /** Answers `text`, a body already serialized as JSON. */
+  jsonText(text: string): void;
 }
 
 export type ApiHandler = (req: ApiRequest, res: ApiResponse) => unknown;
@@ -94,7 +96,9 @@ class NodeApiResponse implements ApiResponse {
     return this;
   }
   json(body: unknown): void {
-    const text = JSON.stringify(body);
+    this.jsonText(JSON.stringify(body));
+  }
+  jsonText(text: string): void {
     this.res.writeHead(this.statusCode, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
     this.res.end(text);
   }

@@ -1,0 +1,215 @@
+import { run } from '@svc/platform/db/native';
+import { isUuid } from '@svc/platform/errors';
+import { LRUCache } from 'lru-cache';
+import type { Pool } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { type LeadDetailExtras, leadSnapshot, stageSecondsAt } from './lead.snapshot.js';
+import type { LeadSql } from './lead.sql.js';
+import { stageDuration } from './lead.summaries.js';
+
+type Json = Record<string, unknown>;
+
+/** A lead detail as JSON text, all but its parts that depend on the time or the count of the read. */
+interface CachedDetail {
+  id: string;
+  /** leads.detail_version and the company's detail_catalog_versions.version it was read at. */
+  version: number;
+  catalogVersion: number;
+  /** The JSON up to (without) `stage_durations`, and from `associations_count` to the end. */
+  head: string;
+  tail: string;
+  stagePeriods: LeadDetailExtras['stagePeriods'];
+}
+
+interface Check {
+  companyId: string;
+  /** The lead's id, or its code. */
+  ref: string;
+  byId: boolean;
+  userId: string;
+}
+
+interface CheckRow {
+  n: number;
+  id: string;
+  version: number;
+  _catalogVersion: string;
+  viewsCount: number;
+  _nowUs: string;
+}
+
+/**
+ * Runs `work` on batches of the items added under one key: one batch per key at a time; items added meanwhile wait
+ * and go together in the next one (a key under load is one statement for many requests; alone, a request goes at
+ * once, after the current turn of the event loop). Different keys run independently.
+ */
+export class KeyedBatcher<I, O> {
+  private readonly keys = new Map<string, { queue: Waiting<I, O>[]; busy: boolean }>();
+
+  constructor(
+    private readonly work: (key: string, items: I[]) => Promise<(O | undefined)[]>,
+    private readonly maxBatch = 200,
+  ) {}
+
+  add(key: string, item: I): Promise<O | undefined> {
+    return new Promise((resolve, reject) => {
+      let state = this.keys.get(key);
+      if (!state) {
+        state = { queue: [], busy: true };
+        this.keys.set(key, state);
+        setImmediate(() => this.next(key));
+      }
+      state.queue.push({ item, resolve, reject });
+    });
+  }
+
+  private next(key: string): void {
+    const state = this.keys.get(key);
+    if (!state) return;
+    if (!state.queue.length) {
+      this.keys.delete(key);
+      return;
+    }
+    const batch = state.queue.splice(0, this.maxBatch);
+    this.work(
+      key,
+      batch.map((b) => b.item),
+    )
+      .then(
+        (out) => {
+          for (const [i, b] of batch.entries()) b.resolve(out[i]);
+        },
+        (err: unknown) => {
+          for (const b of batch) b.reject(err);
+        },
+      )
+      .finally(() => this.next(key));
+  }
+}
+
+interface Waiting<I, O> {
+  item: I;
+  resolve: (o: O | undefined) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * GET lead detail with a cache of assembled details (decision 0015). A detail is cached per company and reference
+ * (id or code) with the lead's `detail_version` and the company's catalog version; Postgres triggers bump those on
+ * every change of anything the detail shows, so a cached detail is used only while both are unchanged, in every crm
+ * process. A read of a cached detail is one small statement, batched with concurrent reads: the visibility check,
+ * the view recorded and counted, the versions; a stale one is read again without recording a second view; an
+ * uncached one is the full statement with its view.
+ */
+export class LeadDetails {
+  private readonly cache: LRUCache<string, CachedDetail>;
+  private readonly loading = new Map<string, Promise<CachedDetail | null>>();
+  private readonly checks: KeyedBatcher<Check, CheckRow>;
+
+  constructor(
+    private readonly pool: Promise<Pool>,
+    private readonly sql: LeadSql,
+    options: { maxEntries?: number } = {},
+  ) {
+    this.cache = new LRUCache({ max: options.maxEntries ?? 10_000 });
+    this.checks = new KeyedBatcher((_key, items) => this.check(items));
+  }
+
+  /**
+   * The JSON of the detail of lead `ref` (uuid or code) as `userId` of `companyId` sees it, its view recorded; null
+   * when the lead does not exist in the company or the user may not see it.
+   */
+  async read(companyId: string, userId: string, ref: string): Promise<string | null> {
+    const byId = isUuid(ref);
+    const key = `${companyId}:${byId ? ref.toLowerCase() : ref}`;
+    const cached = this.cache.get(key);
+    if (!cached) return this.readFully(key, companyId, userId, byId ? ref : Number(ref), byId);
+    const row = await this.checks.add(key, { companyId, ref, byId, userId });
+    if (!row) return null;
+    // Versions only grow: a detail read at versions at least those of this check shows everything it saw.
+    const catalogVersion = Number(row._catalogVersion);
+    let detail = this.cache.get(key) ?? cached;
+    while (detail.version < row.version || detail.catalogVersion < catalogVersion) {
+      const fresh = await this.reload(key, companyId, row.id);
+      if (!fresh) return null;
+      detail = fresh;
+    }
+    return this.body(detail, Number(row._nowUs), row.viewsCount);
+  }
+
+  /** Forgets every cached detail (tests). */
+  clear(): void {
+    this.cache.clear();
+  }
+
+  private async readFully(key: string, companyId: string, userId: string, ref: string | number, byId: boolean) {
+    const st = byId ? this.sql.detailById : this.sql.detailByCode;
+    const [row] = await run(await this.pool, st, [companyId, ref, uuidv7(), userId]);
+    if (!row) return null;
+    const detail = this.store(key, row);
+    return this.body(detail, Number(row._nowUs), row._viewsCount as number);
+  }
+
+  /** Reads a stale detail again (concurrent reloads of one key share one statement). */
+  private reload(key: string, companyId: string, id: string): Promise<CachedDetail | null> {
+    let p = this.loading.get(key);
+    if (!p) {
+      p = this.pool
+        .then((pool) => run(pool, this.sql.detailOf, [companyId, id]))
+        .then(([row]) => (row ? this.store(key, row) : null))
+        .finally(() => this.loading.delete(key));
+      this.loading.set(key, p);
+    }
+    return p;
+  }
+
+  /** The reads of one lead (one key): the same company and reference. */
+  private async check(items: Check[]): Promise<(CheckRow | undefined)[]> {
+    const [{ companyId, ref, byId }] = items as [Check];
+    const rows = await run<CheckRow>(await this.pool, this.sql.detailCheck, [
+      companyId,
+      byId ? ref : null,
+      byId ? null : Number(ref),
+      items.map(() => uuidv7()),
+      items.map((i) => i.userId),
+    ]);
+    const out: (CheckRow | undefined)[] = new Array(items.length);
+    for (const row of rows) out[row.n - 1] = row;
+    return out;
+  }
+
+  private store(key: string, row: Json): CachedDetail {
+    const { lead, rel } = this.sql.fromRow(row);
+    const extras = this.sql.detailExtrasFromRow(row);
+    const base = {
+      ...leadSnapshot(lead, rel),
+      pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
+    };
+    const associations = {
+      items: 0,
+      tasks: 0,
+      qualifications: 0,
+      notes: extras.notesCount,
+      files: 0,
+      activities: 0,
+      proposals: 0,
+      deals: 0,
+    };
+    const detail: CachedDetail = {
+      id: lead.id,
+      version: lead.detailVersion,
+      catalogVersion: Number(row._catalogVersion),
+      head: JSON.stringify(base).slice(0, -1),
+      tail: `,"associations_count":${JSON.stringify(associations)}}`,
+      stagePeriods: extras.stagePeriods,
+    };
+    const held = this.cache.get(key);
+    if (!held || held.version < detail.version || held.catalogVersion < detail.catalogVersion) this.cache.set(key, detail);
+    return detail;
+  }
+
+  private body(detail: CachedDetail, nowUs: number, views: number): string {
+    const durations = detail.stagePeriods.map((p) => stageDuration(p.stage, stageSecondsAt(p, nowUs)));
+    return `${detail.head},"stage_durations":${JSON.stringify(durations)},"views_count":${views}${detail.tail}`;
+  }
+}
