@@ -20,6 +20,16 @@ interface Estimate {
 
 /** A key's last answer older than this is not trusted for the fast path. */
 const FRESH_MS = 1000;
+/** Fast-path consumptions of a key are sent to Redis together, at most this long after the first (decision 0016). */
+const SEND_EVERY_MS = 2;
+
+/** Fast-path consumptions of one key not sent to Redis yet. */
+interface Unsent {
+  keyId: string;
+  limit: number;
+  est: Estimate;
+  points: number;
+}
 
 /**
  * Per-key limit over a fixed one-minute window kept in Redis, so every gateway process shares one count.
@@ -29,11 +39,15 @@ const FRESH_MS = 1000;
  * the request goes on at once, against this process's estimate of the window (the last answer of Redis minus
  * what it let through since). Within `margin` of the limit, when the estimate is older than a second or a new
  * window begins, every request waits for Redis, which is then exact across processes. Each process has at most
- * `margin / 2` unanswered consumptions per key, which bounds how far a burst can overshoot the limit.
+ * `margin / 2` unanswered consumptions per key, which bounds how far a burst can overshoot the limit. Fast-path
+ * consumptions are sent together: one Redis command per key every SEND_EVERY_MS, for all its requests since
+ * (decision 0016); they count as unanswered from the moment they are let through.
  */
 export class KeyRateLimiter {
   private readonly limiters = new Map<number, RateLimiterRedis>();
   private readonly estimates = new Map<string, Estimate>();
+  private readonly unsent = new Map<string, Unsent>();
+  private sendTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly redis: Redis,
@@ -70,22 +84,35 @@ export class KeyRateLimiter {
     if (est && est.resetAt > now && now - est.syncedAt < FRESH_MS && est.remaining - 1 > margin && est.inflight < margin / 2) {
       est.remaining -= 1;
       est.inflight += 1;
-      this.ask(keyId, limit).then(
-        (answer) => {
-          est.inflight -= 1;
-          this.learn(id, answer, est);
-        },
-        () => {
-          est.inflight -= 1;
-          est.syncedAt = 0; // ask again before trusting the estimate
-        },
-      );
+      const pending = this.unsent.get(id);
+      if (pending) pending.points += 1;
+      else this.unsent.set(id, { keyId, limit, est, points: 1 });
+      this.sendTimer ??= setTimeout(() => this.send(), SEND_EVERY_MS);
       return { allowed: true, limit, remaining: est.remaining, resetSeconds: Math.max(1, Math.ceil((est.resetAt - now) / 1000)) };
     }
     return this.ask(keyId, limit).then((answer) => {
       this.learn(id, answer, est);
       return answer.decision;
     });
+  }
+
+  /** Sends the fast-path consumptions let through since the last time, one command per key. */
+  private send(): void {
+    this.sendTimer = undefined;
+    const batch = [...this.unsent.entries()];
+    this.unsent.clear();
+    for (const [id, { keyId, limit, est, points }] of batch) {
+      this.ask(keyId, limit, points).then(
+        (answer) => {
+          est.inflight -= points;
+          this.learn(id, answer, est);
+        },
+        () => {
+          est.inflight -= points;
+          est.syncedAt = 0; // ask again before trusting the estimate
+        },
+      );
+    }
   }
 
   private learn(id: string, answer: { decision: RateDecision; resetAt: number }, est: Estimate | undefined): void {
@@ -105,9 +132,9 @@ export class KeyRateLimiter {
     }
   }
 
-  private async ask(keyId: string, limit: number): Promise<{ decision: RateDecision; resetAt: number }> {
+  private async ask(keyId: string, limit: number, points = 1): Promise<{ decision: RateDecision; resetAt: number }> {
     try {
-      const res = await this.limiter(limit).consume(keyId, 1);
+      const res = await this.limiter(limit).consume(keyId, points);
       return {
         decision: { allowed: true, limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) },
         resetAt: Date.now() + res.msBeforeNext,

@@ -44,6 +44,32 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     expect(counted.remaining).to.equal(997); // the second consumption reached Redis
   });
 
+  it('sends the fast-path consumptions of a key together: one Redis command for a burst, every request counted', async () => {
+    const own = new Redis(TEST_REDIS_URL);
+    try {
+      let commands = 0;
+      const send = own.sendCommand.bind(own);
+      own.sendCommand = ((...args: Parameters<typeof send>) => {
+        commands += 1;
+        return send(...args);
+      }) as typeof own.sendCommand;
+      const limiter = new KeyRateLimiter(own, prefix, 600);
+      const k = key();
+      await limiter.consume(k, 10_000); // learns the window
+      commands = 0;
+      const burst = Array.from({ length: 100 }, () => limiter.consume(k, 10_000));
+      expect(burst.every((d) => !(d instanceof Promise) && d.allowed)).to.equal(true);
+      expect((burst.at(-1) as { remaining: number }).remaining).to.equal(9_899);
+      expect(commands).to.equal(0); // nothing sent while the burst is served
+      await new Promise((r) => setTimeout(r, 30));
+      expect(commands).to.be.within(1, 2); // the burst's 100 points in one command (a script load at most)
+      const counted = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 10_000);
+      expect(counted.remaining).to.equal(9_898); // Redis counted all 101, and this one
+    } finally {
+      own.disconnect();
+    }
+  });
+
   it('bounds the overshoot of concurrent bursts from two processes: at most margin/2 per process', async () => {
     const [a, b] = pair();
     const k = key();
@@ -69,7 +95,7 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
       const d = a!.consume(k, limit);
       if (!(d instanceof Promise)) fast++;
       await d;
-      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setTimeout(r, 3)); // paced: the last consumptions sent and answered meanwhile
     }
     expect(fast).to.be.greaterThan(50);
     const tail = a!.consume(k, limit);
