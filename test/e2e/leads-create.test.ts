@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
-import { type CallResult, client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { type Stack, startStack } from '../support/stack.js';
+import type pg from 'pg';
+import type { CallResult, client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { openStack } from '../support/session.js';
+import type { Stack } from '../support/stack.js';
 
 /** POST /leads: every body field of the spec's table, its seven rules, and idempotency, through the gateway. */
 describe('POST /integrations/external/leads: the full contract', () => {
@@ -54,11 +55,7 @@ describe('POST /integrations/external/leads: the full contract', () => {
   };
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
+    ({ stack, call, admin, db } = await openStack());
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
     ref.hot = await adminCreate('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });

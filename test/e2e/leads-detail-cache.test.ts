@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { LeadSql } from '@svc/crm';
 import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { expect } from 'chai';
-import pg from 'pg';
-import { client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import type pg from 'pg';
+import type { client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { spawnEntry, waitReady } from '../support/processes.js';
-import { freePort, type Stack, startStack } from '../support/stack.js';
+import { openStack } from '../support/session.js';
+import { freePort, type Stack } from '../support/stack.js';
 
 /**
  * Decision 0015: crm caches assembled lead details and checks them against versions Postgres triggers bump. Two crm
@@ -60,11 +61,7 @@ describe('GET lead detail cache: current across crm processes', () => {
   const sql = (text: string, values: unknown[] = []) => db.query(text, values);
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
+    ({ stack, call, admin, db } = await openStack());
     signer = new IdentitySigner(stack.env.IDENTITY_TOKEN_SECRET!);
     const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
     secondUrl = `http://127.0.0.1:${ports.HTTP_PORT}`;

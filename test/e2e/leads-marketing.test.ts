@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import pg from 'pg';
-import { client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { type Stack, startStack } from '../support/stack.js';
+import type pg from 'pg';
+import type { client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { openStack } from '../support/session.js';
+import type { Stack } from '../support/stack.js';
 
 /**
  * The marketing part of POST /leads and GET /leads/{id}, through the gateway: the tracking object's rules,
@@ -45,11 +46,7 @@ describe('POST /leads marketing tracking, origin and consent; GET /leads/{id} le
     );
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
+    ({ stack, call, admin, db } = await openStack());
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
     for (const [name, logo] of [

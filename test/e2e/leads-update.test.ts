@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
-import { type CallResult, client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { type Stack, startStack } from '../support/stack.js';
+import type pg from 'pg';
+import type { CallResult, client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { openStack } from '../support/session.js';
+import type { Stack } from '../support/stack.js';
 
 describe('PUT /integrations/external/leads/{id}', () => {
   let stack: Stack;
@@ -38,11 +39,7 @@ describe('PUT /integrations/external/leads/{id}', () => {
   const leadRow = async (id: string) => (await db.query('select * from crm.leads where id = $1', [id])).rows[0];
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
+    ({ stack, call, admin, db } = await openStack());
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
     ref.ana = await adminCreate('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });

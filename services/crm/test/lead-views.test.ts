@@ -9,7 +9,10 @@ import { dbDefinition } from '../src/db.js';
 import { LeadSql } from '../src/leads/lead.sql.js';
 import { LeadViewFolder } from '../src/leads/lead.views.js';
 
-/** The view folder (decision 0012): queued views reach leads.views_count and lead_views exactly once. */
+/**
+ * The view folder (decision 0012): views queued (by an older crm; GETs now record theirs directly, 0015) reach
+ * leads.views_count and lead_views exactly once, and a GET counts them meanwhile.
+ */
 describe('lead views: queue, fold, count', () => {
   let db: TestDatabase;
   let orms: Orm[];
@@ -21,6 +24,13 @@ describe('lead views: queue, fold, count', () => {
   const logger = createLogger('crm-test', 'silent');
 
   const view = (leadId: string) => sql && pools[0]!.query({ ...sql.detailById, values: [company, leadId, uuidv7(), user] });
+  const queue = (leadId: string) =>
+    pools[0]!.query('insert into lead_view_queue (id, company_id, lead_id, user_id, viewed_at) values ($1, $2, $3, $4, now())', [
+      uuidv7(),
+      company,
+      leadId,
+      user,
+    ]);
   const counts = async () =>
     (
       await pools[0]!.query(
@@ -64,8 +74,7 @@ describe('lead views: queue, fold, count', () => {
   });
 
   it('a GET counts the folded views, the queued ones and itself', async () => {
-    const first = await view(leads[0]!);
-    expect(first!.rows[0]._viewsCount).to.equal(1);
+    await queue(leads[0]!);
     const second = await view(leads[0]!);
     expect(second!.rows[0]._viewsCount).to.equal(2);
     await new LeadViewFolder(Promise.resolve(pools[0]!), sql, logger).foldAll();
@@ -73,19 +82,19 @@ describe('lead views: queue, fold, count', () => {
   });
 
   it('two replicas folding at once count every view exactly once', async () => {
-    await Promise.all(Array.from({ length: 300 }, (_, i) => view(leads[i % 3]!)));
+    await Promise.all(Array.from({ length: 300 }, (_, i) => queue(leads[i % 3]!)));
     const folders = pools.map((p) => new LeadViewFolder(Promise.resolve(p), sql, logger));
     await Promise.all([...folders.map((f) => f.foldAll()), ...Array.from({ length: 30 }, (_, i) => view(leads[i % 3]!))]);
     await folders[0]!.foldAll();
     const rows = await counts();
     expect(rows.map((r) => r.queued)).to.deep.equal([0, 0, 0]);
-    // lead 0 had 3 views from the first test; every lead got 100 + 10 here.
+    // lead 0 had 3 views from the first test; every lead got 100 queued + 10 GETs here.
     expect(rows.map((r) => r.counted)).to.deep.equal([113, 110, 110]);
     expect(rows.map((r) => r.history)).to.deep.equal([113, 110, 110]);
   });
 
   it('a failed fold leaves the views queued and still counted', async () => {
-    await view(leads[1]!);
+    await queue(leads[1]!);
     const broken = { ...sql, foldViews: { name: 'crm_lead_fold_views_broken', text: 'select 1 / 0 as folded' } } as LeadSql;
     await new LeadViewFolder(Promise.resolve(pools[0]!), broken, logger).foldAll().catch(() => undefined);
     const row = (await counts())[1];
