@@ -2,7 +2,7 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Deal, DealIdempotencyKey } from './deals/deal.entity.js';
+import { Deal, DealGainReason, DealIdempotencyKey, DealLossReason } from './deals/deal.entity.js';
 import {
   Lead,
   LeadFollower,
@@ -52,6 +52,8 @@ export const dbDefinition: DbDefinition = {
     MarketingAcquisition,
     Deal,
     DealIdempotencyKey,
+    DealLossReason,
+    DealGainReason,
   ],
   migrations,
 };

@@ -18,6 +18,7 @@ export const Deal = defineEntity({
   indexes: [
     { name: 'deals_company_stage_idx', properties: ['companyId', 'stageId'] },
     { name: 'deals_company_created_idx', properties: ['companyId', 'createdAt', 'id'] },
+    { name: 'deals_company_lead_idx', properties: ['companyId', 'leadId'] },
   ],
 });
 export type Deal = InferEntity<typeof Deal>;
@@ -37,3 +38,18 @@ export const DealIdempotencyKey = defineEntity({
   },
 });
 export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;
+
+/** The reasons of a won or lost deal (named_items), in the order given: the first is `crm_gain_reason` / `crm_loss_reason`. */
+const dealReasons = <N extends string>(name: N, tableName: string) =>
+  defineEntity({
+    name,
+    tableName,
+    properties: {
+      dealId: p.uuid().primary(),
+      reasonId: p.uuid().primary(),
+      companyId: p.uuid(),
+      position: p.integer(),
+    },
+  });
+export const DealLossReason = dealReasons('DealLossReason', 'deal_loss_reasons');
+export const DealGainReason = dealReasons('DealGainReason', 'deal_gain_reasons');

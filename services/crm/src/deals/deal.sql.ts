@@ -3,7 +3,7 @@ import { EntityColumns, type Statement, statement } from '@svc/platform/db/nativ
 import { nextCodeSql, planOpenSql } from '../companies/plan.js';
 import { type IdempotencySql, idempotencySql } from '../leads/idempotency.js';
 import { noRelations } from '../leads/lead.snapshot.js';
-import type { LeadSql } from '../leads/lead.sql.js';
+import { type LeadSql, recordStatements, setReasonsStatement } from '../leads/lead.sql.js';
 import { salesRecordVisibleSql } from '../leads/lead.visibility.js';
 import { Deal } from './deal.entity.js';
 import type { DealRelations } from './deal.snapshot.js';
@@ -32,6 +32,17 @@ export class DealSql {
   /** $1 company, $2 uuid or null, $3 code or null: the deal's id and whether user $4 may see it. */
   readonly access: Statement;
   readonly keys: IdempotencySql;
+  /** The deal ($2 id) of company $1 and what its snapshot shows, its row locked for the caller's transaction. */
+  readonly snapshotForUpdate: Statement;
+  /** The same without the lock. */
+  readonly snapshot: Statement;
+  /** `recordStatements` of the deals table. */
+  readonly update: Statement;
+  readonly touch: Statement;
+  readonly idOf: Statement;
+  /** $1 company, $2 deal, $3 reason rows: the deal's loss / gain reasons become those. */
+  readonly setLossReasons: Statement;
+  readonly setGainReasons: Statement;
 
   constructor(
     orm: MikroORM,
@@ -62,12 +73,20 @@ export class DealSql {
        where d.company_id = $1 and (d.id = $2::uuid or ($2::uuid is null and d.code = $3::int))`,
     );
     this.keys = idempotencySql('deal', 'deal_idempotency_keys', 'deals', 'deal_id', `coalesce(r.measurement_consent, 'UNSPECIFIED')`);
+    const one = `select ${this.relationsSelect('d')} from deals d where d.company_id = $1 and d.id = $2`;
+    this.snapshotForUpdate = statement('crm_deal_snapshot_for_update', `${one} for update of d`);
+    this.snapshot = statement('crm_deal_snapshot', one);
+    ({ update: this.update, touch: this.touch, idOf: this.idOf } = recordStatements('deal', 'deals', this.deal, ['lead_id']));
+    this.setLossReasons = setReasonsStatement('crm_deal_set_loss_reasons', 'deal_loss_reasons', 'deal_id');
+    this.setGainReasons = setReasonsStatement('crm_deal_set_gain_reasons', 'deal_gain_reasons', 'deal_id');
   }
 
-  /** The deal (alias `alias`) and what its snapshot shows: stages, pipeline, users, its origin and its lead. */
+  /** The deal (alias `alias`) and what its snapshot shows: stages, pipeline, users, origin, reasons and its lead. */
   relationsSelect(alias: string): string {
     return `${this.deal.select(alias)}, ${this.leads.stagesAndUsersSelect(alias)},
       ${this.leads.leadSourcesSelect(alias, [`${alias}.lead_source_id`])} as "_leadSources",
+      ${this.leads.reasonsSelect(alias, 'deal_loss_reasons', 'deal_id')} as "_lossReasons",
+      ${this.leads.reasonsSelect(alias, 'deal_gain_reasons', 'deal_id')} as "_gainReasons",
       (select json_build_object('id', x.id, 'code', x.code, 'title', x.title) from leads x
         where x.company_id = ${alias}.company_id and x.id = ${alias}.lead_id) as "_lead"`;
   }
@@ -80,6 +99,8 @@ export class DealSql {
         ...this.leads.stagesAndUsersFromRow(row, deal.stageId),
         marketing: { latest: null, latestDecision: null, leadSources: this.leads.leadSourcesFromRow(row._leadSources) },
         ...noRelations(),
+        lossReasons: this.leads.namedFromRows((row._lossReasons as Json[] | null) ?? []),
+        gainReasons: this.leads.namedFromRows((row._gainReasons as Json[] | null) ?? []),
         lead: (row._lead as DealRelations['lead']) ?? null,
       },
     };

@@ -4,8 +4,8 @@ import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import type { LeadSource, NamedItem } from '../catalog/catalog.entity.js';
-import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
+import type { LeadSource } from '../catalog/catalog.entity.js';
+import type { AnswerInput, AnswerPlan } from '../catalog/custom-field.answers.js';
 import type { User } from '../companies/company.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.service.js';
 import { ContactSql, type PersonWithContacts } from '../contacts/contact.sql.js';
@@ -14,24 +14,15 @@ import { correctAcquisition } from '../marketing/correction.js';
 import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
 import { type AcquisitionDraft, originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
-import type { Pipeline } from '../pipelines/pipeline.entity.js';
 import { type CreationAnswer, createOnce } from './idempotency.js';
 import { type Lead, type LeadParticipant, LeadStatus, type LeadTag, type MeasurementConsent } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery, UpdateLeadBody } from './lead.schema.js';
 import { effectiveConsent, type LeadRelations, type LeadSnapshot, leadSnapshot, noRelations } from './lead.snapshot.js';
 import { type CreateReads, LeadSql, type RichReads } from './lead.sql.js';
-import {
-  type CustomFieldChange,
-  customFieldsWithAnswers,
-  namedSummary,
-  type RemovedCustomField,
-  stageDuration,
-  stageSummary,
-  tagSummary,
-  userSummary,
-} from './lead.summaries.js';
+import { type CustomFieldChange, customFieldsWithAnswers, stageDuration } from './lead.summaries.js';
 import { LeadViewFolder } from './lead.views.js';
 import { leadAccess } from './lead.visibility.js';
+import { holdsAnswers, type PendingEvent, requireQualityReason, SalesRecordActions, type SalesRecordKind } from './sales-record.actions.js';
 
 export interface Actor {
   companyId: string;
@@ -43,10 +34,29 @@ export interface LoadedLead {
   rel: LeadRelations;
 }
 
-interface PendingEvent {
-  key: string;
-  payload: Record<string, unknown>;
-}
+/** The lead as the shared change machinery sees it (sales-record.actions.ts). */
+const leadKind = (sql: LeadSql): SalesRecordKind<Lead, LoadedLead, LeadSnapshot> => ({
+  entity: 'lead',
+  label: 'Lead',
+  readLocked: sql.snapshotForUpdate,
+  read: sql.snapshot,
+  touch: sql.touch,
+  update: sql.updateLead,
+  idOf: sql.idOf,
+  setLossReasons: sql.setLossReasons,
+  setGainReasons: null,
+  enterStage: sql.enterStage,
+  tags: {
+    table: 'lead_tags',
+    removeTags: sql.removeTags,
+    row: (leadId, tagId, companyId, createdAt): LeadTag => ({ leadId, tagId, companyId, createdAt }),
+  },
+  load: (row) => sql.fromRow(row),
+  record: (loaded) => loaded.lead,
+  row: (lead) => sql.lead.row(lead),
+  snapshot: ({ lead, rel }) => leadSnapshot(lead, rel),
+  lostColumns: {},
+});
 
 type Json = Record<string, unknown>;
 
@@ -57,6 +67,8 @@ const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organiz
 export class Leads {
   readonly sql: LeadSql;
   readonly views: LeadViewFolder;
+  /** The change machinery and the admin API's dedicated actions (decision 0043). */
+  readonly actions: SalesRecordActions<Lead, LoadedLead, LeadSnapshot>;
   private readonly contacts: ContactSql;
   private readonly pool: Promise<Pool>;
 
@@ -65,6 +77,7 @@ export class Leads {
     this.contacts = new ContactSql(ctx.orm);
     this.pool = nativePool(ctx.orm);
     this.views = new LeadViewFolder(this.pool, this.sql, ctx.logger);
+    this.actions = new SalesRecordActions(leadKind(this.sql), this.sql, this.pool, ctx.schema);
   }
 
   /**
@@ -200,11 +213,7 @@ export class Leads {
   }
 
   private planAnswers(refs: Pick<RichReads, 'fields'>, answers: AnswerInput[], lead: Lead, allowFiles: boolean): AnswerPlan[] {
-    const fields = new Map<string, FieldDefinition>(refs.fields.map((f) => [f.field.id, f]));
-    const at = new Date();
-    return answers.map((a, i) =>
-      planAnswer(fields, a, `custom_fields[${i}]`, { companyId: lead.companyId, recordId: lead.id, at, allowFiles }),
-    );
+    return this.actions.planAnswers(refs.fields, answers, lead, allowFiles);
   }
 
   /** The creation's extra rows (persons, organization, participants, tags, answers), written before the lead. */
@@ -310,7 +319,7 @@ export class Leads {
     const pool = await this.pool;
     const [row] = await run(pool, st, [actor.companyId, byId ? ref : Number(ref), uuidv7(), actor.userId]);
     if (!row) {
-      const id = await this.idOf(pool, actor.companyId, ref);
+      const id = await this.actions.idOf(pool, actor.companyId, ref);
       throw id ? forbidden('The key creator may not see this lead') : notFound('Lead');
     }
     const { lead, rel } = this.sql.fromRow(row);
@@ -328,23 +337,15 @@ export class Leads {
         files: 0,
         activities: 0,
         proposals: 0,
-        deals: 0,
+        deals: rel.deals.length,
       },
     };
-  }
-
-  private async idOf(db: Pool | PoolClient, companyId: string, ref: string | number): Promise<string | null> {
-    const text = String(ref);
-    const byId = isUuid(text);
-    if (!byId && !/^[1-9]\d{0,9}$/.test(text)) return null;
-    const [row] = await run<{ id: string }>(db, this.sql.idOf, [companyId, byId ? text : null, byId ? null : Number(text)]);
-    return row?.id ?? null;
   }
 
   /** A lead the actor may see (404 absent or another company's, 403 hidden by visibility): its id. */
   private async visibleId(actor: Actor, ref: string): Promise<string> {
     const pool = await this.pool;
-    const id = await this.idOf(pool, actor.companyId, ref);
+    const id = await this.actions.idOf(pool, actor.companyId, ref);
     if (!id) throw notFound('Lead');
     const access = await leadAccess(pool, actor.companyId, id, actor.userId);
     if (access === 'absent') throw notFound('Lead');
@@ -489,37 +490,14 @@ export class Leads {
     }
   }
 
-  /**
-   * One change of a lead in a transaction: its row is locked and its snapshot read (relationsSelect), `work`
-   * writes, the snapshot is read again. When it differs (updated_at aside), updated_at moves and the events
-   * are written in the same transaction: the ones `events` derives, and lead.updated with the new snapshot.
-   */
-  async change(
+  /** One change of a lead (decision 0043): see SalesRecordActions.change. */
+  change(
     companyId: string,
     leadId: string,
     work: (client: PoolClient, before: LoadedLead) => Promise<void>,
-    events: (before: LoadedLead, after: LoadedLead, snapshot: LeadSnapshot) => PendingEvent[] = defaultEvents,
+    events?: (before: LoadedLead, after: LoadedLead, snapshot: LeadSnapshot) => PendingEvent[],
   ): Promise<LoadedLead> {
-    const pool = await this.pool;
-    return inTransaction(pool, async (client) => {
-      const [row] = await run(client, this.sql.snapshotForUpdate, [companyId, leadId]);
-      if (!row) throw notFound('Lead');
-      const before = this.sql.fromRow(row);
-      await work(client, before);
-      const [afterRow] = await run(client, this.sql.snapshot, [companyId, leadId]);
-      const after = this.sql.fromRow(afterRow!);
-      if (comparable(before) === comparable(after)) return after;
-      const [touched] = await run<{ updated_at: string }>(client, this.sql.touch, [companyId, leadId]);
-      after.lead.updatedAt = new Date(touched!.updated_at);
-      const snapshot = leadSnapshot(after.lead, after.rel);
-      const pending = [...events(before, after, snapshot), { key: 'lead.updated', payload: snapshot }];
-      await run(client, this.sql.events, [
-        companyId,
-        JSON.stringify(pending.map((e) => ({ id: uuidv7(), key: e.key, payload: e.payload }))),
-        outboxChannel(this.ctx.schema),
-      ]);
-      return after;
-    });
+    return this.actions.change(companyId, leadId, work, events);
   }
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
@@ -557,232 +535,16 @@ export class Leads {
     };
   }
 
-  // The CRM's dedicated actions (admin API): each fires its event (and lead.updated) in the change's transaction.
-
-  async requireLeadOf(companyId: string, ref: string): Promise<string> {
-    const id = await this.idOf(await this.pool, companyId, ref);
-    if (!id) throw notFound('Lead');
-    return id;
-  }
-
-  private async actingUser(companyId: string, userId: string): Promise<User> {
-    const [row] = await run(await this.pool, this.sql.createReads, [companyId, null, userId, userId]);
-    const user = this.sql.createReadsFromRow(row ?? {}).users.find((u) => u.id === userId);
-    if (!user) throw invalid('user_id: no such user in the company');
-    return user;
-  }
-
-  async win(companyId: string, ref: string, userId: string) {
-    const id = await this.requireLeadOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
-    const now = new Date();
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        const lead = { ...before.lead, status: LeadStatus.won, wonDate: now, lostDate: null, lostReasonDescription: null };
-        await run(client, this.sql.updateLead, [companyId, id, JSON.stringify(this.sql.lead.row(lead))]);
-        await run(client, this.sql.setLossReasons, [companyId, id, '[]']);
-      },
-      (_b, _a, snapshot) => [
-        { key: 'lead.won', payload: { lead: snapshot, won_date: now.toISOString(), won_by: userSummary(by), deal: null } },
-      ],
-    );
-  }
-
-  async lose(companyId: string, ref: string, userId: string, reasonIds: string[], description: string | null) {
-    const id = await this.requireLeadOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
-    const [row] = await run(await this.pool, this.sql.lossReasons, [companyId, reasonIds]);
-    const reasons = this.sql.namedFromRows((row?.reasons as Json[] | null) ?? []);
-    reasonIds.forEach((rid, i) => {
-      if (!reasons.some((r) => r.id === rid)) throw invalid(`loss_reason_ids[${i}]: unknown loss reason`);
-    });
-    const ordered = reasonIds.map((rid) => reasons.find((r) => r.id === rid)!) as NamedItem[];
-    const now = new Date();
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        const lead = { ...before.lead, status: LeadStatus.lost, lostDate: now, wonDate: null, lostReasonDescription: description };
-        await run(client, this.sql.updateLead, [companyId, id, JSON.stringify(this.sql.lead.row(lead))]);
-        await run(client, this.sql.setLossReasons, [
-          companyId,
-          id,
-          JSON.stringify(ordered.map((r, i) => ({ lead_id: id, reason_id: r.id, company_id: companyId, position: i + 1 }))),
-        ]);
-      },
-      (_b, _a, snapshot) => [
-        {
-          key: 'lead.lost',
-          payload: {
-            lead: snapshot,
-            lost_date: now.toISOString(),
-            lost_by: userSummary(by),
-            loss_reason: ordered[0] ? namedSummary(ordered[0]) : null,
-            loss_reasons: ordered.map(namedSummary),
-            loss_reason_description: description,
-          },
-        },
-      ],
-    );
-  }
-
-  async move(companyId: string, ref: string, userId: string, stageId: string) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    const [readRow] = await run(await this.pool, this.sql.createReads, [companyId, stageId, userId, userId]);
-    const target = stageOf(this.sql.createReadsFromRow(readRow ?? {}), stageId);
-    const now = new Date();
-    return this.change(companyId, id, async (client, before) => {
-      if (before.lead.stageId === target.stage.id) return;
-      const lead = { ...before.lead, stageId: target.stage.id, pipelineId: target.pipeline.id };
-      await run(client, this.sql.updateLead, [companyId, id, JSON.stringify(this.sql.lead.row(lead))]);
-      await run(client, this.sql.enterStage, [companyId, id, target.stage.id, now]);
+  /**
+   * Admin `win`: the lead is won (lead.won and lead.updated). With `deal`, `makeDeal` creates the deal in the same
+   * transaction (its deal.created with it) and lead.won carries its DealSnapshot (decision 0057); else `deal` is null.
+   */
+  win(companyId: string, ref: string, userId: string, makeDeal?: (client: PoolClient, lead: LoadedLead, by: User) => Promise<Json>) {
+    return this.actions.win(companyId, ref, userId, {
+      also: makeDeal && ((client, before, by) => makeDeal(client, before, by)),
+      payload: ({ snapshot, ...won }, deal) => ({ lead: snapshot, ...won, deal: deal ?? null }),
     });
   }
-
-  async addTags(companyId: string, ref: string, userId: string, tagIds: string[]) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    const refs = await this.richReads(await this.pool, companyId, { tags: tagIds });
-    tagIds.forEach((t, i) => {
-      if (!refs.tags.some((x) => x.id === t)) throw invalid(`tag_ids[${i}]: unknown tag`);
-    });
-    const at = new Date();
-    return this.change(
-      companyId,
-      id,
-      async (client) => {
-        const rows = [...new Set(tagIds)].map((tagId): LeadTag => ({ leadId: id, tagId, companyId, createdAt: at }));
-        await this.sql.insert(client, 'lead_tags', rows, true);
-      },
-      (before, after, snapshot) => {
-        const added = after.rel.tags.filter((t) => !before.rel.tags.some((b) => b.id === t.id));
-        return added.length ? [{ key: 'lead.tag_added', payload: { lead: snapshot, added_tags: added.map(tagSummary) } }] : [];
-      },
-    );
-  }
-
-  async removeTag(companyId: string, ref: string, userId: string, tagId: string) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        if (!before.rel.tags.some((t) => t.id === tagId)) throw notFound('Tag of the lead');
-        await run(client, this.sql.removeTags, [companyId, id, [tagId]]);
-      },
-      (before, after, snapshot) => {
-        const removed = before.rel.tags.filter((t) => !after.rel.tags.some((a) => a.id === t.id));
-        return [{ key: 'lead.tag_removed', payload: { lead: snapshot, removed_tags: removed.map(tagSummary) } }];
-      },
-    );
-  }
-
-  async setCustomField(companyId: string, ref: string, userId: string, answer: AnswerInput) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    const refs = await this.richReads(await this.pool, companyId, {});
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        const [plan] = this.planAnswers(refs, [answer], before.lead, true);
-        if (!plan) return;
-        if (!plan.rows.length) throw invalid('value: send value, option_id or option_ids; DELETE removes an answer');
-        if (holdsAnswers(before, plan)) return;
-        await run(client, this.sql.clearAnswers, [companyId, id, [plan.field.field.id]]);
-        await this.sql.insert(client, 'custom_field_values', plan.rows);
-      },
-      defaultEvents,
-    );
-  }
-
-  async removeCustomField(companyId: string, ref: string, userId: string, fieldId: string) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    return this.change(companyId, id, async (client, before) => {
-      if (!before.rel.customFields.some((f) => f.field.id === fieldId)) throw notFound('Custom field answer of the lead');
-      await run(client, this.sql.clearAnswers, [companyId, id, [fieldId]]);
-    });
-  }
-
-  async setQuality(companyId: string, ref: string, userId: string, rating: number, reason: string | null) {
-    const id = await this.requireLeadOf(companyId, ref);
-    await this.actingUser(companyId, userId);
-    return this.change(companyId, id, async (client, before) => {
-      requireQualityReason(before.rel.pipeline, rating, reason);
-      const lead = { ...before.lead, qualityRating: rating, qualityReason: reason };
-      await run(client, this.sql.updateLead, [companyId, id, JSON.stringify(this.sql.lead.row(lead))]);
-    });
-  }
-}
-
-/**
- * The events a change fires besides lead.updated, read off the two snapshots: stage_changed on a stage move,
- * custom_field_updated / custom_field_removed on answers created, changed or removed, quality_updated when the
- * qualification is created or changed.
- */
-function defaultEvents(before: LoadedLead, after: LoadedLead, snapshot: LeadSnapshot): PendingEvent[] {
-  const events: PendingEvent[] = [];
-  if (before.lead.stageId !== after.lead.stageId) {
-    events.push({
-      key: 'lead.stage_changed',
-      payload: {
-        previous_stage: stageSummary(before.rel.stage, before.rel.pipeline),
-        current_stage: stageSummary(after.rel.stage, after.rel.pipeline),
-        lead: snapshot,
-      },
-    });
-  }
-  const was = new Map(customFieldsWithAnswers(before.rel.customFields).map((f) => [f.field_id, f]));
-  const now = new Map(customFieldsWithAnswers(after.rel.customFields).map((f) => [f.field_id, f]));
-  const same = (a: { answers: { option_id: string | null; value: string | null }[] }, b: typeof a) =>
-    JSON.stringify(a.answers.map((x) => [x.option_id, x.value])) === JSON.stringify(b.answers.map((x) => [x.option_id, x.value]));
-  const changed: CustomFieldChange[] = [];
-  for (const [fieldId, field] of now) {
-    const previous = was.get(fieldId);
-    if (!previous || !same(previous, field)) changed.push({ ...field, previous_answers: previous?.answers ?? [] });
-  }
-  const removed: RemovedCustomField[] = [...was.values()]
-    .filter((f) => !now.has(f.field_id))
-    .map((f) => ({ field_id: f.field_id, field_name: f.field_name, field_type: f.field_type, previous_answers: f.answers }));
-  if (changed.length) events.push({ key: 'lead.custom_field_updated', payload: { lead: snapshot, custom_fields_changed: changed } });
-  if (removed.length) events.push({ key: 'lead.custom_field_removed', payload: { lead: snapshot, removed_fields: removed } });
-  const q0 = before.lead;
-  const q1 = after.lead;
-  if ((q0.qualityRating ?? null) !== (q1.qualityRating ?? null) || (q0.qualityReason ?? null) !== (q1.qualityReason ?? null)) {
-    events.push({
-      key: 'lead.quality_updated',
-      payload: {
-        lead: snapshot,
-        previous_quality: q0.qualityRating ?? null,
-        previous_quality_reason: q0.qualityReason ?? null,
-        new_quality: q1.qualityRating ?? null,
-        new_quality_reason: q1.qualityReason ?? null,
-      },
-    });
-  }
-  return events;
-}
-
-/** Whether the lead already holds exactly the answers a plan writes (rewriting them would change only their ids). */
-function holdsAnswers(before: LoadedLead, plan: AnswerPlan): boolean {
-  const key = (optionId: string | null | undefined, value: string | null | undefined) => `${optionId ?? ''}\u0000${value ?? ''}`;
-  const held = before.rel.customFields
-    .filter((c) => c.field.id === plan.field.field.id)
-    .map((c) => key(c.value.optionId, c.value.value))
-    .sort();
-  const planned = plan.rows.map((r) => key(r.optionId, r.value)).sort();
-  return held.length === planned.length && held.every((k, i) => k === planned[i]);
-}
-
-/** A snapshot as compared for "did anything change": updated_at and views aside. */
-function comparable({ lead, rel }: LoadedLead): string {
-  const { updated_at: _u, ...rest } = leadSnapshot(lead, rel);
-  return JSON.stringify(rest);
 }
 
 const hasAnswer = (a: AnswerInput) =>
@@ -790,13 +552,6 @@ const hasAnswer = (a: AnswerInput) =>
 
 function participantRow(lead: Pick<Lead, 'id' | 'companyId'>, personId: string, main: boolean, at: Date): LeadParticipant {
   return { id: uuidv7(), companyId: lead.companyId, leadId: lead.id, personId, main, role: null, notes: null, createdAt: at };
-}
-
-/** A qualification in a funnel that demands a reason needs one (decision 0040). */
-export function requireQualityReason(pipeline: Pipeline | undefined, rating: number | null, reason: string | null) {
-  if (pipeline?.requiresQualityReason && rating !== null && !reason?.trim()) {
-    throw invalid(`quality_reason: required by the pipeline ${pipeline.name} when quality_rating is set`);
-  }
 }
 
 export const encodeCursor = (lead: Lead) => Buffer.from(JSON.stringify([lead.createdAt.toISOString(), lead.id])).toString('base64url');

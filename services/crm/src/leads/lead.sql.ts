@@ -1,10 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
-import type { PoolClient } from 'pg';
+import { invalid } from '@svc/platform/errors';
+import type { Pool, PoolClient } from 'pg';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { User } from '../companies/company.entity.js';
 import { nextCodeSql, planOpenSql } from '../companies/plan.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
+import { Deal } from '../deals/deal.entity.js';
 import { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import { type IdempotencySql, idempotencySql } from './idempotency.js';
@@ -58,6 +60,7 @@ export class LeadSql {
   private readonly named: EntityColumns<NamedItem>;
   private readonly leadTag: EntityColumns<LeadTag>;
   private readonly note: EntityColumns<LeadNote>;
+  private readonly deal: EntityColumns<Deal>;
 
   /**
    * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): queues the view ($3 view id),
@@ -115,8 +118,10 @@ export class LeadSql {
   readonly removeTags: Statement;
   /** $1 company, $2 lead, $3 rows of lead_loss_reasons: replace the lead's loss reasons. */
   readonly setLossReasons: Statement;
-  /** $1 company, $2 ids: the company's loss reasons among them. */
-  readonly lossReasons: Statement;
+  /** $1 company, $2 kind (`loss_reason`, `gain_reason`, `follower_role`), $3 ids: the company's named items among them. */
+  readonly namedItems: Statement;
+  /** $1 company, $2 entity (`lead`, `deal`): the custom fields of that entity with their options (`fields`). */
+  readonly fields: Statement;
   private readonly inserts = new Map<string, { plain: Statement; ignoring: Statement }>();
 
   constructor(orm: MikroORM) {
@@ -138,6 +143,7 @@ export class LeadSql {
     this.named = new EntityColumns(orm, NamedItem);
     this.leadTag = new EntityColumns(orm, LeadTag);
     this.note = new EntityColumns(orm, LeadNote);
+    this.deal = new EntityColumns(orm, Deal);
 
     // The view goes to lead_view_queue (insert-only: concurrent GETs of one lead never wait for each other); the
     // count is the folded counter plus the queued views, plus this one (not visible to its own statement).
@@ -196,10 +202,7 @@ export class LeadSql {
         (select json_agg(json_build_object('person', ${this.person.json('p')}, 'contacts', ${this.contactsOf('p')}))
           from persons p where p.company_id = $1 and p.id = any($3::uuid[])) as persons,
         (select ${this.organization.json('o')} from organizations o where o.company_id = $1 and o.id = $4::uuid) as organization,
-        (select json_agg(json_build_object('field', ${this.field.json('f')}, 'options',
-            coalesce((select json_agg(${this.option.json('o')} order by o.position) from custom_field_options o
-              where o.company_id = f.company_id and o.field_id = f.id), '[]')) order by f.created_at, f.id)
-          from custom_fields f where f.company_id = $1 and f.entity = 'lead') as fields,
+        ${this.fieldsSelect("'lead'")} as fields,
         (select json_agg(${this.user.json('u')}) from users u where u.company_id = $1 and u.id = any($5::uuid[])) as users,
         (select json_agg(${this.named.json('n')}) from named_items n
           where n.company_id = $1 and n.kind = 'follower_role' and n.id = any($6::uuid[])) as roles`,
@@ -208,10 +211,6 @@ export class LeadSql {
     const one = `from leads l ${this.relationsJoin('l')} where l.company_id = $1 and l.id = $2`;
     this.snapshotForUpdate = statement('crm_lead_snapshot_for_update', `select ${this.relationsSelect('l')} ${one} for update of l`);
     this.snapshot = statement('crm_lead_snapshot', `select ${this.relationsSelect('l')} ${one}`);
-    this.idOf = statement(
-      'crm_lead_id_of',
-      'select id from leads where company_id = $1 and (id = $2::uuid or ($2::uuid is null and code = $3::int))',
-    );
     this.events = statement(
       'crm_lead_events',
       `with o as (
@@ -262,17 +261,7 @@ export class LeadSql {
       `coalesce(r.measurement_consent, (select a.measurement_consent from marketing_acquisitions a where a.company_id = r.company_id
          and a.lead_id = r.id and a.active and a.measurement_consent is not null order by a.created_at desc, a.id desc limit 1), 'UNSPECIFIED')`,
     );
-    const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'views_count', 'created_by_id']);
-    const changeable = Object.keys(this.lead.row({} as Lead)).filter((c) => !fixed.has(c));
-    this.updateLead = statement(
-      'crm_lead_update',
-      `update leads set (${changeable.join(', ')}) = (select ${changeable.map((c) => `r.${c}`).join(', ')}
-         from jsonb_populate_record(null::leads, $3::jsonb) r) where company_id = $1 and id = $2`,
-    );
-    this.touch = statement(
-      'crm_lead_touch',
-      `update leads set updated_at = greatest(now(), updated_at + interval '1 millisecond') where company_id = $1 and id = $2 returning updated_at`,
-    );
+    ({ update: this.updateLead, touch: this.touch, idOf: this.idOf } = recordStatements('lead', 'leads', this.lead, ['views_count']));
     this.enterStage = statement(
       'crm_lead_enter_stage',
       `with closed as (update lead_stage_periods set left_at = $4 where company_id = $1 and lead_id = $2 and left_at is null)
@@ -300,15 +289,30 @@ export class LeadSql {
       'crm_lead_remove_tags',
       'delete from lead_tags where company_id = $1 and lead_id = $2 and tag_id = any($3::uuid[])',
     );
-    this.setLossReasons = statement(
-      'crm_lead_set_loss_reasons',
-      `with d as (delete from lead_loss_reasons where company_id = $1 and lead_id = $2)
-       insert into lead_loss_reasons select (jsonb_populate_record(null::lead_loss_reasons, x)).* from jsonb_array_elements($3::jsonb) x`,
+    this.setLossReasons = setReasonsStatement('crm_lead_set_loss_reasons', 'lead_loss_reasons', 'lead_id');
+    this.namedItems = statement(
+      'crm_named_items',
+      `select json_agg(${this.named.json('n')}) as items from named_items n where n.company_id = $1 and n.kind = $2 and n.id = any($3::uuid[])`,
     );
-    this.lossReasons = statement(
-      'crm_loss_reasons',
-      `select json_agg(${this.named.json('n')}) as reasons from named_items n where n.company_id = $1 and n.kind = 'loss_reason' and n.id = any($2::uuid[])`,
-    );
+    this.fields = statement('crm_custom_fields_of', `select ${this.fieldsSelect('$2')} as fields`);
+  }
+
+  /** The company's named items of `kind` among `ids`, in the order of `ids`; an unknown one is a 400 naming `field[i]`. */
+  async namedItemsIn(db: Pool | PoolClient, companyId: string, kind: string, ids: string[], field: string): Promise<NamedItem[]> {
+    if (!ids.length) return [];
+    const [row] = await run(db, this.namedItems, [companyId, kind, ids]);
+    const found = this.namedFromRows((row?.items as Json[] | null) ?? []);
+    return ids.map((id, i) => {
+      const item = found.find((r) => r.id === id);
+      if (!item) throw invalid(`${field}[${i}]: unknown ${kind.replace('_', ' ')}`);
+      return item;
+    });
+  }
+
+  /** The custom fields of one entity with their options (`fields` of RichReads). */
+  async fieldsOf(db: Pool | PoolClient, companyId: string, entity: 'lead' | 'deal'): Promise<RichReads['fields']> {
+    const [row] = await run(db, this.fields, [companyId, entity]);
+    return this.richReadsFromRow({ fields: row?.fields }).fields;
   }
 
   /** Inserts entity rows (keyed by property names) into `table`; `ignoreConflicts` skips rows already there. */
@@ -342,6 +346,14 @@ export class LeadSql {
     const columns = byTable[table];
     if (!columns) throw new Error(`no columns for ${table}`);
     return columns as { row(entity: object): Json };
+  }
+
+  /** The custom fields of company $1 and entity `entity` (an SQL expression), each with its options. */
+  private fieldsSelect(entity: string): string {
+    return `(select json_agg(json_build_object('field', ${this.field.json('f')}, 'options',
+        coalesce((select json_agg(${this.option.json('o')} order by o.position) from custom_field_options o
+          where o.company_id = f.company_id and o.field_id = f.id), '[]')) order by f.created_at, f.id)
+      from custom_fields f where f.company_id = $1 and f.entity = ${entity})`;
   }
 
   private contactsOf(personAlias: string): string {
@@ -386,8 +398,20 @@ export class LeadSql {
         from lead_followers lf join users fu on fu.${same} and fu.id = lf.user_id
         left join named_items fr on fr.${same} and fr.id = lf.role_id
         where lf.${same} and lf.lead_id = ${alias}.id) as "_followers",
-      (select json_agg(${this.named.json('lr')} order by llr.position) from lead_loss_reasons llr
-        join named_items lr on lr.${same} and lr.id = llr.reason_id where llr.${same} and llr.lead_id = ${alias}.id) as "_lossReasons"${extras}`;
+      ${this.reasonsSelect(alias, 'lead_loss_reasons', 'lead_id')} as "_lossReasons",
+      (select json_agg(json_build_object('deal', ${this.deal.json('ld')}, 'stage', case when ds.id is null then null else ${this.stage.json('ds')} end,
+          'pipeline', case when dp.id is null then null else ${this.pipeline.json('dp')} end,
+          'responsible', case when du.id is null then null else ${this.user.json('du')} end) order by ld.created_at, ld.id)
+        from deals ld left join stages ds on ds.${same} and ds.id = ld.stage_id
+        left join pipelines dp on dp.${same} and dp.id = ld.pipeline_id left join users du on du.${same} and du.id = ld.responsible_id
+        where ld.${same} and ld.lead_id = ${alias}.id) as "_deals"${extras}`;
+  }
+
+  /** The JSON array of the reasons (named items) of record `alias` in `table` (its `column` names the record), in order. */
+  reasonsSelect(alias: string, table: string, column: string): string {
+    return `(select json_agg(${this.named.json('rn')} order by rr.position) from ${table} rr
+        join named_items rn on rn.company_id = rr.company_id and rn.id = rr.reason_id
+        where rr.company_id = ${alias}.company_id and rr.${column} = ${alias}.id)`;
   }
 
   /** The reads of a creation of a lead or a deal (`createReads`, `createReadsFromRow`). */
@@ -484,6 +508,12 @@ export class LeadSql {
           role: x.role ? this.named.hydrate(x.role as Json) : null,
         })),
         lossReasons: list(row._lossReasons).map((n) => this.named.hydrate(n)),
+        deals: list(row._deals).map((x) => ({
+          deal: this.deal.hydrate(x.deal as Json),
+          stage: x.stage ? this.stage.hydrate(x.stage as Json) : null,
+          pipeline: x.pipeline ? this.pipeline.hydrate(x.pipeline as Json) : null,
+          responsible: x.responsible ? this.user.hydrate(x.responsible as Json) : null,
+        })),
       },
     };
   }
@@ -532,3 +562,41 @@ export class LeadSql {
     return this.acquisition.row(a);
   }
 }
+
+/**
+ * The change statements of a sales record table (leads, deals), named `crm_<entity>_…`: `update` ($1 company,
+ * $2 id, $3 the record's row: its changeable columns are written), `touch` ($1 company, $2 id: updated_at moves
+ * strictly forward; returns it), `idOf` ($1 company, $2 uuid or null, $3 code or null).
+ */
+export function recordStatements<T extends object>(
+  entity: 'lead' | 'deal',
+  table: string,
+  columns: EntityColumns<T>,
+  fixedToo: string[] = [],
+) {
+  const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'created_by_id', ...fixedToo]);
+  const changeable = Object.keys(columns.row({} as T)).filter((c) => !fixed.has(c));
+  return {
+    update: statement(
+      `crm_${entity}_update`,
+      `update ${table} set (${changeable.join(', ')}) = (select ${changeable.map((c) => `r.${c}`).join(', ')}
+         from jsonb_populate_record(null::${table}, $3::jsonb) r) where company_id = $1 and id = $2`,
+    ),
+    touch: statement(
+      `crm_${entity}_touch`,
+      `update ${table} set updated_at = greatest(now(), updated_at + interval '1 millisecond') where company_id = $1 and id = $2 returning updated_at`,
+    ),
+    idOf: statement(
+      `crm_${entity}_id_of`,
+      `select id from ${table} where company_id = $1 and (id = $2::uuid or ($2::uuid is null and code = $3::int))`,
+    ),
+  };
+}
+
+/** $1 company, $2 record, $3 rows of `table` (reasons in order): the record's reasons become those. */
+export const setReasonsStatement = (name: string, table: string, recordColumn: string) =>
+  statement(
+    name,
+    `with d as (delete from ${table} where company_id = $1 and ${recordColumn} = $2)
+     insert into ${table} select (jsonb_populate_record(null::${table}, x)).* from jsonb_array_elements($3::jsonb) x`,
+  );

@@ -1,0 +1,98 @@
+import { requireUuid } from '@svc/platform/errors';
+import { requireAdmin } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
+import { Router } from 'express';
+import { z } from 'zod';
+import { customFieldAnswer } from './lead.schema.js';
+import type { SalesRecord } from './lead.snapshot.js';
+import type { LoadedRecord, SalesRecordActions } from './sales-record.actions.js';
+
+const userId = z.uuid('must be a UUID');
+const uuids = z.array(z.uuid('must be a UUID')).max(50);
+const description = z.string().trim().max(2000).nullable().optional();
+
+export const leadWinBody = z.strictObject({
+  user_id: userId,
+  deal: z
+    .strictObject({
+      title: z.string().trim().min(1, 'must not be empty').max(150, 'must be at most 150 characters'),
+      value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
+    })
+    .optional(),
+});
+export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
+export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
+const loseBody = z.strictObject({ user_id: userId, loss_reason_ids: uuids.optional(), description });
+const moveBody = z.strictObject({ user_id: userId, stage_id: z.uuid('must be a UUID') });
+const tagsBody = z.strictObject({ user_id: userId, tag_ids: z.array(z.uuid('must be a UUID')).min(1, 'must name a tag').max(100) });
+const answerBody = z.strictObject({ user_id: userId, ...customFieldAnswer.omit({ id: true }).shape });
+const qualityBody = z.strictObject({
+  user_id: userId,
+  quality_rating: z.number().int().min(1, 'must be an integer from 1 to 5').max(5, 'must be an integer from 1 to 5'),
+  quality_reason: z.string().trim().max(2000).nullable().optional(),
+});
+const userQuery = z.object({ user_id: userId });
+
+/** A router of the management API: the admin token is required on every route. */
+export function adminRouter(): Router {
+  const r = Router();
+  r.use((req, _res, next) => {
+    requireAdmin(req);
+    next();
+  });
+  return r;
+}
+
+/** `{cid}` of an admin path: not a UUID is a 404 (no such company). */
+export const companyParam = (cid: string) => requireUuid(cid, 'Company');
+
+/**
+ * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<path>/{id}/…`: lose, move,
+ * tags, custom fields and quality. Each answers the record's snapshot (`answer`). `win` differs per kind.
+ */
+export function salesRecordActionRoutes<R extends SalesRecord, L extends LoadedRecord, S extends Record<string, unknown>>(
+  r: Router,
+  path: 'leads' | 'deals',
+  actions: SalesRecordActions<R, L, S>,
+  answer: (loaded: L) => unknown,
+): void {
+  // Plain strings, so Express types the params as a dictionary.
+  const route = (suffix: string): string => `/companies/:cid/${path}/:id${suffix}`;
+  r.post(route('/lose'), async (req, res) => {
+    const body = parse(loseBody, req.body);
+    const cid = companyParam(String(req.params.cid));
+    res.json(answer(await actions.lose(cid, String(req.params.id), body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
+  });
+  r.post(route('/move'), async (req, res) => {
+    const body = parse(moveBody, req.body);
+    res.json(answer(await actions.move(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.stage_id)));
+  });
+  r.post(route('/tags'), async (req, res) => {
+    const body = parse(tagsBody, req.body);
+    res.json(answer(await actions.addTags(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.tag_ids)));
+  });
+  r.delete(route('/tags/:tagId'), async (req, res) => {
+    const { user_id } = parse(userQuery, req.query);
+    res.json(
+      answer(await actions.removeTag(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.tagId))),
+    );
+  });
+  r.put(route('/custom-fields/:fieldId'), async (req, res) => {
+    const { user_id, ...rest } = parse(answerBody, req.body);
+    const cid = companyParam(String(req.params.cid));
+    res.json(answer(await actions.setCustomField(cid, String(req.params.id), user_id, { id: String(req.params.fieldId), ...rest })));
+  });
+  r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
+    const { user_id } = parse(userQuery, req.query);
+    res.json(
+      answer(
+        await actions.removeCustomField(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.fieldId)),
+      ),
+    );
+  });
+  r.put(route('/quality'), async (req, res) => {
+    const body = parse(qualityBody, req.body);
+    const cid = companyParam(String(req.params.cid));
+    res.json(answer(await actions.setQuality(cid, String(req.params.id), body.user_id, body.quality_rating, body.quality_reason ?? null)));
+  });
+}
