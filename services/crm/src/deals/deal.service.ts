@@ -142,7 +142,7 @@ export class Deals {
    * Admin `POST /leads/{id}/win` with `deal`: the lead is won and, in the same transaction, a deal is created from
    * it (decision 0057): first stage of the primary pipeline, the lead's responsible (the master user when that one
    * is inactive or archived), the acting user as creator, the lead's visibility, effective consent, effective
-   * origin and organization, `value` sent or else the lead's. lead.won carries the DealSnapshot; deal.created fires.
+   * origin and organization, the `value` sent. lead.won carries the DealSnapshot; deal.created fires.
    */
   winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal) {
     return this.leads.win(companyId, ref, userId, async (client, { lead, rel: leadRel }, by) => {
@@ -163,7 +163,7 @@ export class Deals {
           now,
         ),
         organizationId: lead.organizationId ?? null,
-        value: body.value !== undefined ? body.value : (lead.value ?? null),
+        value: body.value ?? null,
         expectedCloseDate: null,
         temperature: null,
         wonReasonDescription: null,
