@@ -333,10 +333,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect400(await act('POST', `leads/${lead.id}/win`, { user_id: t.user.id, deal: { title: ' ' } }), 'deal.title');
       expect400(await act('POST', `leads/${lead.id}/win`, { user_id: t.user.id, deal: { title: 'x'.repeat(151) } }), 'deal.title');
       expect400(await act('POST', `leads/${lead.id}/win`, { user_id: t.user.id, deal: { title: 'D', value: -5 } }), 'deal.value');
-      expect400(
-        await act('POST', `leads/${lead.id}/win`, { user_id: t.user.id, deal: { title: 'D', stage_id: NO_SUCH } }),
-        'stage_id',
-      );
+      expect400(await act('POST', `leads/${lead.id}/win`, { user_id: t.user.id, deal: { title: 'D', stage_id: NO_SUCH } }), 'stage_id');
       expect400(await act('POST', `leads/${lead.id}/win`, { user_id: NO_SUCH, deal: { title: 'D' } }), 'user_id');
       const theirs = await act('POST', `leads/${lead.id}/win`, { user_id: other.master.id, deal: { title: 'D' } }, {
         company: other.company,

@@ -7,7 +7,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { LeadSource } from '../catalog/catalog.entity.js';
 import type { User } from '../companies/company.entity.js';
 import { type CreationAnswer, createOnce } from '../leads/idempotency.js';
-import { type Actor, creationBasics, type Leads, newSalesRecord, originOf, responsibleOf, stageOf } from '../leads/lead.service.js';
+import { type Actor, creationBasics, type Leads, newSalesRecord, originOf, responsibleOf } from '../leads/lead.service.js';
 import { effectiveConsent, noRelations } from '../leads/lead.snapshot.js';
 import { namedSummary } from '../leads/lead.summaries.js';
 import { LeadVisibility } from '../leads/lead.visibility.js';
