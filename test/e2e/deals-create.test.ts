@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { type CallResult, client } from '../support/client.js';
+import { type CallResult, client, expect400 } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
 import { DEAL_SNAPSHOT_FIELDS } from '../support/sales-events.js';
@@ -29,11 +29,6 @@ describe('POST and GET /integrations/external/deals', () => {
     return res.body as { id: string; code: number; title: string; measurement_consent: string };
   };
   const get = (ref: string | number, token = t.key.key) => call('GET', `/integrations/external/deals/${ref}`, { token });
-  const expect400 = (res: CallResult, field: string) => {
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-    expect(res.body.message, res.text).to.contain(field);
-  };
 
   before(async () => {
     stack = await startStack();

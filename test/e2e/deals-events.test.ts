@@ -1,69 +1,36 @@
 import { expect } from 'chai';
-import { type CallResult, client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { startReceiver } from '../support/receiver.js';
-import { DEAL_SNAPSHOT_FIELDS, LEAD_SNAPSHOT_FIELDS, salesEventsOn, salesRecordEvents } from '../support/sales-events.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { expect400 } from '../support/client.js';
+import { seedTenant, type Tenant } from '../support/fixtures.js';
+import {
+  LEAD_SNAPSHOT_FIELDS,
+  type SalesEventsStack,
+  salesEventsStack,
+  salesRecordEvents,
+  stageSummaryOf,
+} from '../support/sales-events.js';
 
 const NO_SUCH = '00000000-0000-7000-8000-000000000000';
 
 /** Every deal.* event the admin API's deal actions fire, seen by a real receiver through the outbox, JetStream and webhooks. */
 describe('deal events: the dedicated deal actions and a lead won with a deal, delivered with their payloads', () => {
-  let stack: Stack;
-  let call: ReturnType<typeof client>['call'];
-  let admin: ReturnType<typeof adminOf>;
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let events: ReturnType<typeof salesEventsOn>;
+  let s: SalesEventsStack;
+  let events: SalesEventsStack['events'];
   let t: Tenant;
   let other: Tenant;
   const ref: Record<string, any> = {};
 
-  const createDeal = async (body: Record<string, unknown> = {}) => {
-    const res = await call('POST', '/integrations/external/deals', { token: t.key.key, body: { title: 'Evented deal', ...body } });
-    expect(res.status, res.text).to.equal(201);
-    return res.body as { id: string; code: number };
-  };
-  const createLead = async (body: Record<string, unknown> = {}) => {
-    const res = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Evented lead', ...body } });
-    expect(res.status, res.text).to.equal(201);
-    return res.body as { id: string; code: number };
-  };
-  const act = (method: string, path: string, body?: unknown, tenant = t) => admin(method, `/companies/${tenant.company.id}/${path}`, body);
-  const action = async (method: string, path: string, body?: unknown) => {
-    const res = await act(method, path, body);
-    expect(res.status, res.text).to.equal(200);
-    return res.body;
-  };
-  const dealDetail = async (id: string) => {
-    const res = await call('GET', `/integrations/external/deals/${id}`, { token: t.key.key });
-    expect(res.status, res.text).to.equal(200);
-    const { pipeline_stages: _s, ...snapshot } = res.body;
-    return snapshot;
-  };
-  const leadDetail = async (id: string) => (await call('GET', `/integrations/external/leads/${id}`, { token: t.key.key })).body;
-  const expectDeal = (deal: any, id: string) => {
-    expect(deal).to.include.all.keys(...DEAL_SNAPSHOT_FIELDS);
-    expect(deal.id).to.equal(id);
-  };
-  const expect400 = (res: CallResult, field: string) => {
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-    expect(res.body.message, res.text).to.contain(field);
-  };
+  const createDeal = (body: Record<string, unknown> = {}) => s.create('deal', body);
+  const createLead = (body: Record<string, unknown> = {}) => s.create('lead', body);
+  const act = (method: string, path: string, body?: unknown, tenant = t) => s.act(method, path, body, tenant.company.id);
+  const action = (method: string, path: string, body?: unknown) => s.action(method, path, body);
+  const dealDetail = (id: string) => s.detail('deal', id);
+  const leadDetail = (id: string) => s.detail('lead', id);
+  const expectDeal = (deal: any, id: string) => s.expectSnapshot('deal', deal, id);
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    receiver = await startReceiver();
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
-    events = salesEventsOn(receiver.received, `/${t.company.id}`);
-    const sub = await act('POST', 'webhooks', {
-      url: receiver.url(`/${t.company.id}`),
-      events: [...salesRecordEvents('deal'), ...salesRecordEvents('lead')],
-    });
-    expect(sub.status, sub.text).to.equal(201);
+    s = await salesEventsStack([...salesRecordEvents('deal'), ...salesRecordEvents('lead')]);
+    ({ t, events } = s);
+    other = await seedTenant(s.call, s.stack.adminToken);
     const make = async (path: string, body: unknown, tenant = t) => {
       const res = await act('POST', path, body, tenant);
       expect(res.status, res.text).to.equal(201);
@@ -80,10 +47,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       stages: [{ name: 'Open' }, { name: 'Closing' }],
     });
   });
-  after(async () => {
-    await receiver?.close();
-    await stack?.stop();
-  });
+  after(() => s?.close());
 
   it('gain reasons are a per-company catalog of the admin API: {id, name}, 201, a blank name is a 400', async () => {
     expect(ref.budget).to.have.keys('id', 'name');
@@ -105,11 +69,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expectDeal(won.deal, deal.id);
     expect(won.won_by).to.deep.equal({ id: t.master.id, name: 'Master', avatar: null });
     expect(won.customer_id).to.equal(null);
-    expect(won.gain_reason).to.deep.equal({ id: ref.fit.id, name: 'Fit' });
-    expect(won.gain_reasons).to.deep.equal([
-      { id: ref.fit.id, name: 'Fit' },
-      { id: ref.budget.id, name: 'Budget' },
-    ]);
+    expect(won.gain_reason).to.deep.equal(ref.fit);
+    expect(won.gain_reasons).to.deep.equal([ref.fit, ref.budget]);
     expect(won.won_reason_description).to.equal('Signed today');
     expect(won.won_date).to.equal(won.deal.won_date).and.to.be.a('string');
     expect(won.deal).to.include({ status: 2, lost_date: null, won_reason_description: 'Signed today' });
@@ -135,11 +96,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect(lost).to.have.all.keys('deal', 'lost_date', 'lost_by', 'loss_reason', 'loss_reasons', 'loss_reason_description');
     expectDeal(lost.deal, deal.id);
     expect(lost.lost_by).to.deep.equal({ id: t.user.id, name: 'Integrator', avatar: null });
-    expect(lost.loss_reason).to.deep.equal({ id: ref.timing.id, name: 'Timing' });
-    expect(lost.loss_reasons).to.deep.equal([
-      { id: ref.timing.id, name: 'Timing' },
-      { id: ref.price.id, name: 'Price' },
-    ]);
+    expect(lost.loss_reason).to.deep.equal(ref.timing);
+    expect(lost.loss_reasons).to.deep.equal([ref.timing, ref.price]);
     expect(lost.loss_reason_description).to.equal('Too late');
     expect(lost.lost_date).to.equal(lost.deal.lost_date).and.to.be.a('string');
     expect(lost.deal).to.include({
@@ -160,20 +118,13 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
     const changed = await events.one(deal.id, 'deal.stage_changed');
     expect(changed).to.have.all.keys('previous_stage', 'current_stage', 'deal');
-    expect(changed.previous_stage).to.deep.equal({
-      id: t.pipeline.stages[0].id,
-      name: 'New',
-      pipeline: { id: t.pipeline.id, name: 'Sales' },
-    });
-    expect(changed.current_stage).to.deep.equal({
-      id: ref.strict.stages[1].id,
-      name: 'Closing',
-      pipeline: { id: ref.strict.id, name: 'Strict' },
-    });
+    expect(changed.previous_stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
+    expect(changed.current_stage).to.deep.equal(stageSummaryOf(ref.strict, 1));
+    expect(changed.current_stage.name).to.equal('Closing');
     expectDeal(changed.deal, deal.id);
     const updated = await events.one(deal.id, 'deal.updated');
     expect(updated.stage).to.deep.equal(changed.current_stage);
-    const detail = await call('GET', `/integrations/external/deals/${deal.id}`, { token: t.key.key });
+    const detail = await s.call('GET', `/integrations/external/deals/${deal.id}`, { token: t.key.key });
     expect(detail.body.pipeline_stages.map((s: any) => s.name)).to.deep.equal(['Open', 'Closing']);
     const again = await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
     expect(again.updated_at).to.equal(updated.updated_at);
@@ -238,7 +189,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
 
   it('the admin token is required: an integration key on a deal action is a 401', async () => {
     const deal = await createDeal();
-    const res = await call('POST', `/admin/v1/companies/${t.company.id}/deals/${deal.id}/win`, {
+    const res = await s.call('POST', `/admin/v1/companies/${t.company.id}/deals/${deal.id}/win`, {
       token: t.key.key,
       body: { user_id: t.user.id },
     });
@@ -274,8 +225,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
         measurement_consent: 'DENIED',
         quality_rating: null,
       });
-      expect(deal.lead).to.deep.equal({ id: lead.id, code: lead.code, title: 'Evented lead' });
-      expect(deal.stage).to.deep.equal({ id: t.pipeline.stages[0].id, name: 'New', pipeline: { id: t.pipeline.id, name: 'Sales' } });
+      expect(deal.lead).to.deep.equal({ id: lead.id, code: lead.code, title: 'Evented' });
+      expect(deal.stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
       expect(deal.responsible.id).to.equal(t.user.id);
       expect(deal.created_by.id).to.equal(t.master.id);
       expect(deal.deal_source).to.include({ id: source.id, name: 'Fair' });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
-import { type CallResult, client } from '../support/client.js';
+import { type CallResult, client, expect400 } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
 
@@ -42,11 +42,6 @@ describe('POST /integrations/external/leads: the full contract', () => {
         (select count(*)::int from crm.lead_tags) tags, (select count(*)::int from crm.custom_field_values) answers,
         (select count(*)::int from crm.outbox where event_key = 'lead.created') events`)
     )[0];
-  const expect400 = (res: CallResult, field: string) => {
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-    expect(res.body.message, res.text).to.contain(field);
-  };
   const adminCreate = async (path: string, body: unknown, tenant = t) => {
     const res = await admin('POST', `/companies/${tenant.company.id}/${path}`, body);
     expect(res.status, res.text).to.equal(201);

@@ -1,5 +1,10 @@
+import { EVENT_KEYS } from '@svc/platform/events/catalog';
 import { eventually } from '@svc/platform/testing';
-import type { ReceivedRequest } from './receiver.js';
+import { expect } from 'chai';
+import { client } from './client.js';
+import { adminOf, seedTenant } from './fixtures.js';
+import { type ReceivedRequest, startReceiver } from './receiver.js';
+import { startStack } from './stack.js';
 
 /** The LeadSnapshot fields the spec lists (Lead payloads). */
 export const LEAD_SNAPSHOT_FIELDS = [
@@ -61,20 +66,15 @@ export const DEAL_SNAPSHOT_FIELDS = [
   'temperature',
 ];
 
-/** Every key of the catalog's Lead and Deal groups. */
-export const salesRecordEvents = (entity: 'lead' | 'deal') =>
-  [
-    'created',
-    'updated',
-    'stage_changed',
-    'won',
-    'lost',
-    'tag_added',
-    'tag_removed',
-    'custom_field_updated',
-    'custom_field_removed',
-    'quality_updated',
-  ].map((verb) => `${entity}.${verb}`);
+/** Every key of the catalog's Lead or Deal group. */
+export const salesRecordEvents = (entity: 'lead' | 'deal') => EVENT_KEYS.filter((k) => k.startsWith(`${entity}.`));
+
+/** The StageSummary of stage `index` of a pipeline as the admin API answered it. */
+export const stageSummaryOf = (pipeline: { id: string; name: string; stages: { id: string; name: string }[] }, index: number) => ({
+  id: pipeline.stages[index]!.id,
+  name: pipeline.stages[index]!.name,
+  pipeline: { id: pipeline.id, name: pipeline.name },
+});
 
 /**
  * The lead.* and deal.* events a receiver got on `path`, by record: `<entity>.updated` carries the snapshot itself,
@@ -99,3 +99,61 @@ export function salesEventsOn(received: ReceivedRequest[], path: string) {
     received.filter((r) => r.path === path && recordIdOf(r.body.event_key, r.body.payload) === recordId).map((r) => r.body.event_key);
   return { of, one, keys };
 }
+
+/**
+ * The set-up of the sales-record event tests: the stack, a tenant (fixtures.seedTenant) whose webhook subscription
+ * to `keys` points at a loopback receiver, and the calls those tests make on the tenant's records.
+ */
+export async function salesEventsStack(keys: string[]) {
+  const stack = await startStack();
+  const { call } = client(stack.gatewayUrl);
+  const admin = adminOf(call, stack.adminToken);
+  const receiver = await startReceiver();
+  const t = await seedTenant(call, stack.adminToken);
+  const path = `/${t.company.id}`;
+  const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(path), events: keys });
+  expect(sub.status, sub.text).to.equal(201);
+  const plural = (entity: Entity) => `${entity}s`;
+  return {
+    stack,
+    call,
+    admin,
+    receiver,
+    t,
+    events: salesEventsOn(receiver.received, path),
+    /** POST /leads or /deals with the tenant's key (201 expected). */
+    async create(entity: Entity, body: Record<string, unknown>) {
+      const res = await call('POST', `/integrations/external/${plural(entity)}`, { token: t.key.key, body: { title: 'Evented', ...body } });
+      expect(res.status, res.text).to.equal(201);
+      return res.body as { id: string; code: number };
+    },
+    /** An admin call under the tenant's company (`/companies/{cid}/<path>`), or another tenant's. */
+    act: (method: string, rest: string, body?: unknown, companyId: string = t.company.id) =>
+      admin(method, `/companies/${companyId}/${rest}`, body),
+    /** A dedicated action (200 expected): its answer, the record's snapshot. */
+    async action(method: string, rest: string, body?: unknown) {
+      const res = await admin(method, `/companies/${t.company.id}/${rest}`, body);
+      expect(res.status, res.text).to.equal(200);
+      return res.body;
+    },
+    /** GET /leads/{id} or /deals/{id} with the tenant's key (the deal's `pipeline_stages` left out: the DealSnapshot). */
+    async detail(entity: Entity, id: string) {
+      const res = await call('GET', `/integrations/external/${plural(entity)}/${id}`, { token: t.key.key });
+      expect(res.status, res.text).to.equal(200);
+      if (entity === 'lead') return res.body;
+      const { pipeline_stages: _s, ...snapshot } = res.body;
+      return snapshot;
+    },
+    /** A LeadSnapshot / DealSnapshot with every field the spec lists, of record `id`. */
+    expectSnapshot(entity: Entity, snapshot: any, id: string) {
+      expect(snapshot).to.include.all.keys(...(entity === 'lead' ? LEAD_SNAPSHOT_FIELDS : DEAL_SNAPSHOT_FIELDS));
+      expect(snapshot.id).to.equal(id);
+    },
+    async close() {
+      await receiver.close();
+      await stack.stop();
+    },
+  };
+}
+export type SalesEventsStack = Awaited<ReturnType<typeof salesEventsStack>>;
+type Entity = 'lead' | 'deal';

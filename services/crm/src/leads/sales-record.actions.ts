@@ -204,6 +204,12 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
     return JSON.stringify(reasons.map((r, i) => ({ [column]: record.id, reason_id: r.id, company_id: record.companyId, position: i + 1 })));
   }
 
+  /** The record `ref` of the company (404 otherwise) and the acting user `userId` (400 when not the company's). */
+  private async target(companyId: string, ref: string, userId: string): Promise<{ id: string; by: User }> {
+    const id = await this.requireOf(companyId, ref);
+    return { id, by: await this.actingUser(companyId, userId) };
+  }
+
   /**
    * Marks the record won (won_date now; lost_date, loss reasons and their description cleared; `columns` and
    * `also` add what the kind writes besides) and fires `<entity>.won` with the payload `payload` builds.
@@ -219,71 +225,76 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
       payload: (won: { snapshot: S; won_date: string; won_by: UserSummary | null }, extra: X | undefined) => Json;
     },
   ): Promise<L> {
-    const id = await this.requireOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
-    const now = new Date();
-    let extra: X | undefined;
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        const record = {
-          ...this.kind.record(before),
-          status: LeadStatus.won,
-          wonDate: now,
-          lostDate: null,
-          lostReasonDescription: null,
-          ...opts.columns,
-        };
-        await this.write(client, record);
-        await run(client, this.kind.setLossReasons, [companyId, id, '[]']);
-        if (this.kind.setGainReasons) {
-          await run(client, this.kind.setGainReasons, [companyId, id, this.reasonRows(record, opts.gainReasons ?? [])]);
-        }
-        if (opts.also) extra = await opts.also(client, before, by, now);
-      },
-      (_b, _a, snapshot) => [
-        {
-          key: `${this.kind.entity}.won`,
-          payload: opts.payload({ snapshot, won_date: now.toISOString(), won_by: userSummary(by) }, extra),
-        },
-      ],
-    );
+    return this.close(await this.target(companyId, ref, userId), {
+      won: true,
+      lostReasonDescription: null,
+      columns: opts.columns ?? {},
+      lossReasons: [],
+      gainReasons: opts.gainReasons ?? [],
+      also: opts.also,
+      payload: ({ snapshot, at, by }, extra) => opts.payload({ snapshot, won_date: at, won_by: by }, extra),
+    });
   }
 
   /** Marks the record lost (lost_date now; won_date and what the kind's win set cleared) and fires `<entity>.lost`. */
   async lose(companyId: string, ref: string, userId: string, reasonIds: string[], description: string | null) {
-    const id = await this.requireOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
+    const target = await this.target(companyId, ref, userId);
     const reasons = await this.reasons(companyId, 'loss_reason', reasonIds, 'loss_reason_ids');
+    return this.close(target, {
+      won: false,
+      lostReasonDescription: description,
+      columns: this.kind.lostColumns,
+      lossReasons: reasons,
+      gainReasons: [],
+      payload: ({ snapshot, at, by }) => ({
+        [this.kind.entity]: snapshot,
+        lost_date: at,
+        lost_by: by,
+        loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+        loss_reasons: reasons.map(namedSummary),
+        loss_reason_description: description,
+      }),
+    });
+  }
+
+  /** Closes the record as won or lost with its reasons and fires `<entity>.won` / `<entity>.lost` (and updated). */
+  private async close<X>(
+    { id, by }: { id: string; by: User },
+    outcome: {
+      won: boolean;
+      lostReasonDescription: string | null;
+      columns: Partial<R>;
+      lossReasons: NamedItem[];
+      gainReasons: NamedItem[];
+      also?: ((client: PoolClient, before: L, by: User, now: Date) => Promise<X>) | undefined;
+      payload: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => Json;
+    },
+  ): Promise<L> {
     const now = new Date();
+    let extra: X | undefined;
     return this.change(
-      companyId,
+      by.companyId,
       id,
       async (client, before) => {
         const record = {
           ...this.kind.record(before),
-          status: LeadStatus.lost,
-          lostDate: now,
-          wonDate: null,
-          lostReasonDescription: description,
-          ...this.kind.lostColumns,
+          status: outcome.won ? LeadStatus.won : LeadStatus.lost,
+          wonDate: outcome.won ? now : null,
+          lostDate: outcome.won ? null : now,
+          lostReasonDescription: outcome.lostReasonDescription,
+          ...outcome.columns,
         };
         await this.write(client, record);
-        await run(client, this.kind.setLossReasons, [companyId, id, this.reasonRows(record, reasons)]);
-        if (this.kind.setGainReasons) await run(client, this.kind.setGainReasons, [companyId, id, '[]']);
+        await run(client, this.kind.setLossReasons, [record.companyId, id, this.reasonRows(record, outcome.lossReasons)]);
+        if (this.kind.setGainReasons) {
+          await run(client, this.kind.setGainReasons, [record.companyId, id, this.reasonRows(record, outcome.gainReasons)]);
+        }
+        if (outcome.also) extra = await outcome.also(client, before, by, now);
       },
       (_b, _a, snapshot) => [
         {
-          key: `${this.kind.entity}.lost`,
-          payload: {
-            [this.kind.entity]: snapshot,
-            lost_date: now.toISOString(),
-            lost_by: userSummary(by),
-            loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
-            loss_reasons: reasons.map(namedSummary),
-            loss_reason_description: description,
-          },
+          key: `${this.kind.entity}.${outcome.won ? 'won' : 'lost'}`,
+          payload: outcome.payload({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra),
         },
       ],
     );
@@ -291,8 +302,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
 
   /** Moves the record to a stage of any pipeline of the company (stage_changed and updated); the same stage: nothing. */
   async move(companyId: string, ref: string, userId: string, stageId: string) {
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     const [readRow] = await run(await this.pool, this.sql.createReads, [companyId, stageId, userId, userId]);
     const { stage, pipeline } = this.sql.createReadsFromRow(readRow ?? {});
     if (!stage || !pipeline) throw invalid('stage_id: no such stage in the company');
@@ -313,8 +323,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
   /** Adds tags; only those not already on the record fire `<entity>.tag_added` (none new: no event). */
   async addTags(companyId: string, ref: string, userId: string, tagIds: string[]) {
     const store = this.tagStore();
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     const [row] = await run(await this.pool, this.sql.richReads, [companyId, tagIds, [], null, [], []]);
     const known = this.sql.richReadsFromRow(row ?? {}).tags;
     tagIds.forEach((t, i) => {
@@ -340,8 +349,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
   /** Removes one tag (`<entity>.tag_removed`); a tag the record does not carry is a 404. */
   async removeTag(companyId: string, ref: string, userId: string, tagId: string) {
     const store = this.tagStore();
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     return this.change(
       companyId,
       id,
@@ -369,8 +377,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
 
   /** Replaces one field's answers (custom_field_updated); answers already held change nothing and fire nothing. */
   async setCustomField(companyId: string, ref: string, userId: string, answer: AnswerInput) {
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     const fields = await this.sql.fieldsOf(await this.pool, companyId, this.kind.entity);
     return this.change(companyId, id, async (client, before) => {
       const [plan] = this.planAnswers(fields, [answer], this.kind.record(before), true);
@@ -384,8 +391,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
 
   /** Removes one field's answers (custom_field_removed); a field without answers on the record is a 404. */
   async removeCustomField(companyId: string, ref: string, userId: string, fieldId: string) {
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     return this.change(companyId, id, async (client, before) => {
       if (!before.rel.customFields.some((f) => f.field.id === fieldId)) throw notFound(`Custom field answer of the ${this.kind.entity}`);
       await run(client, this.sql.clearAnswers, [companyId, id, [fieldId]]);
@@ -394,8 +400,7 @@ export class SalesRecordActions<R extends SalesRecord, L extends LoadedRecord, S
 
   /** Sets the qualification (quality_updated); the pipeline's reason rule applies. */
   async setQuality(companyId: string, ref: string, userId: string, rating: number, reason: string | null) {
-    const id = await this.requireOf(companyId, ref);
-    await this.actingUser(companyId, userId);
+    const { id } = await this.target(companyId, ref, userId);
     return this.change(companyId, id, async (client, before) => {
       requireQualityReason(before.rel.pipeline, rating, reason);
       await this.write(client, { ...this.kind.record(before), qualityRating: rating, qualityReason: reason });
