@@ -23,7 +23,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
-    return { leads, deals: new Deals(ctx, leads.sql) };
+    return { leads, deals: new Deals(ctx) };
   },
   http:
     (ctx, { leads }) =>
