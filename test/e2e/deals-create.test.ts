@@ -1,63 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { type CallResult, client } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
+import { DEAL_SNAPSHOT_FIELDS, expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
-
-/** DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with deal_source and lead, plus the deal's own. */
-const DEAL_SNAPSHOT_FIELDS = [
-  'id',
-  'code',
-  'title',
-  'created_at',
-  'updated_at',
-  'status',
-  'value',
-  'valuation',
-  'projection_context',
-  'measurement_consent',
-  'qualification_metric',
-  'score',
-  'score_criteria_count',
-  'score_updated_at',
-  'icp',
-  'icps',
-  'visibility',
-  'negotiation_mode',
-  'quality_rating',
-  'quality_reason',
-  'archived_at',
-  'won_date',
-  'lost_date',
-  'lost_reason_description',
-  'crm_loss_reason',
-  'crm_loss_reasons',
-  'last_activity_at',
-  'responsible',
-  'created_by',
-  'stage',
-  'deal_source',
-  'marketing_lead_source',
-  'participants',
-  'partners',
-  'organization',
-  'custom_fields',
-  'tags',
-  'proposals',
-  'lead',
-  'followers',
-  'has_channel_chat',
-  'channel_chats',
-  'has_whatsapp_chat',
-  'whatsapp_chats',
-  'crm_gain_reason',
-  'crm_gain_reasons',
-  'won_reason_description',
-  'expected_close_date',
-  'temperature',
-];
 
 /** POST /deals and GET /deals/{id} through the gateway: defaults, 400s, tenancy, visibility, idempotency, deal.created. */
 describe('POST and GET /integrations/external/deals', () => {
@@ -81,11 +29,6 @@ describe('POST and GET /integrations/external/deals', () => {
     return res.body as { id: string; code: number; title: string; measurement_consent: string };
   };
   const get = (ref: string | number, token = t.key.key) => call('GET', `/integrations/external/deals/${ref}`, { token });
-  const expect400 = (res: CallResult, field: string) => {
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-    expect(res.body.message, res.text).to.contain(field);
-  };
 
   before(async () => {
     stack = await startStack();

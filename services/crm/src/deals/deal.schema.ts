@@ -26,6 +26,7 @@ export type CreateDealBody = z.infer<typeof createDealBody>;
 export const updateDealBody = updateLeadFields
   .extend({
     ...dealFields,
+    tags: z.array(z.uuid('must be a UUID')).max(100).optional(),
     status: z.union([z.literal(1), z.literal(2), z.literal(3)], { message: 'must be 1 (open), 2 (won) or 3 (lost)' }).optional(),
   })
   .superRefine(updateConflicts);

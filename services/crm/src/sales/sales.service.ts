@@ -50,6 +50,9 @@ export interface PendingEvent {
 
 type Json = Record<string, unknown>;
 
+/** An update body: PUT /leads' fields, plus `tags` where the kind's PUT takes them (deals, decision 0052). */
+type SalesUpdateBody = UpdateLeadBody & { tags?: string[] | undefined };
+
 /** The fields of a creation that only a richer creation (extra writes in a transaction) handles. */
 const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organization', 'custom_fields', 'followers', 'note'] as const;
 
@@ -397,9 +400,14 @@ export abstract class SalesRecords<
     const reads = this.sql.createReadsFromRow(readRow ?? {});
     const target = body.stage_id ? stageOf(reads, body.stage_id) : null;
     const responsible = body.responsible_id ? responsibleOf(reads, body.responsible_id) : null;
+    const { tags } = body as SalesUpdateBody;
     const refs = await this.richReads(pool, actor.companyId, {
+      tags,
       persons_id: (body.persons_id ?? []).filter((p) => !p.delete).map((p) => p.person_id),
       organization_id: body.organization_id ?? undefined,
+    });
+    (tags ?? []).forEach((tagId, i) => {
+      if (!refs.tags.some((t) => t.id === tagId)) throw invalid(`tags[${i}]: unknown tag`);
     });
     (body.persons_id ?? []).forEach((p, i) => {
       if (!p.delete && !refs.persons.some((x) => x.person.id === p.person_id)) throw invalid(`persons_id[${i}].person_id: unknown person`);
@@ -470,6 +478,7 @@ export abstract class SalesRecords<
         if (record.stageId !== before.record.stageId)
           await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
         await this.updateParticipants(client, record, before, body, refs, now);
+        if (tags) await this.replaceTags(client, before, tags, now);
         const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
         if (changedPlans.length) {
           await run(client, this.sql.clearAnswers, [record.companyId, record.id, changedPlans.map((p) => p.field.field.id)]);
@@ -519,6 +528,15 @@ export abstract class SalesRecords<
       if (body.email) holder = await this.contacts.addContact(client, holder, CONTACT_TYPES.email, body.email);
       if (body.phone) await this.contacts.addContact(client, holder, CONTACT_TYPES.phone, body.phone);
     }
+  }
+
+  /** The record's tags become exactly `tagIds` (an update body's tags: no tag events, spec). */
+  private async replaceTags(client: PoolClient, before: Loaded<R, Rel>, tagIds: string[], at: Date) {
+    const { id, companyId } = before.record;
+    const dropped = before.rel.tags.filter((t) => !tagIds.includes(t.id)).map((t) => t.id);
+    if (dropped.length) await run(client, this.sql.removeTags, [companyId, id, dropped]);
+    const rows = [...new Set(tagIds)].map((tagId): SalesTag => ({ recordId: id, tagId, companyId, createdAt: at }));
+    await this.sql.insert(client, 'tags', rows, true);
   }
 
   /**
