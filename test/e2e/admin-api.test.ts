@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type CallResult, client, expect400 } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 describe('management API (/admin/v1): tenancy, access and reference data', () => {

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { type CallResult, client, expect400 } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
-import { DEAL_SNAPSHOT_FIELDS } from '../support/sales-events.js';
+import { DEAL_SNAPSHOT_FIELDS, expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** POST /deals and GET /deals/{id} through the gateway: defaults, 400s, tenancy, visibility, idempotency, deal.created. */
@@ -126,7 +126,7 @@ describe('POST and GET /integrations/external/deals', () => {
     expect400(await create({ title: 'D', lead_source: 'x' }), 'lead_source');
     expect400(await create({ title: 'D', organization_id: randomUUID(), organization: { name: 'O' } }), 'organization_id');
     expect400(await create({ title: 'D', crm_lead_source_id: randomUUID() }), 'crm_lead_source_id');
-    expect400(await create({ title: 'D', tags: [randomUUID()] }), 'tags');
+    expect400(await create({ title: 'D', tags: [randomUUID()] }), 'tags[0]');
     expect400(await create({ title: 'D', idempotency_key: 'k'.repeat(256) }), 'idempotency_key');
     const after = await created({ title: 'After' });
     expect(after.code).to.equal(before.code + 1);
@@ -181,7 +181,7 @@ describe('POST and GET /integrations/external/deals', () => {
     expect(payload.deal).to.include.all.keys(...DEAL_SNAPSHOT_FIELDS);
     expect(payload.deal).to.include({ id: deal.id, code: deal.code, title: 'Evented', status: 1, value: 99, temperature: 2 });
     expect(payload.deal.expected_close_date).to.equal('2027-01-02T00:00:00.000Z');
-    const { pipeline_stages: _s, ...detail } = (await get(deal.id)).body;
+    const { pipeline_stages: _s, stage_durations: _d, associations_count: _a, ...detail } = (await get(deal.id)).body;
     expect(payload.deal).to.deep.equal(detail);
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { expect400 } from '../support/client.js';
 import { seedTenant, type Tenant } from '../support/fixtures.js';
+import { expect400 } from '../support/sales.js';
 import {
   LEAD_SNAPSHOT_FIELDS,
   type SalesEventsStack,
@@ -23,7 +23,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
   const createLead = (body: Record<string, unknown> = {}) => s.create('lead', body);
   const act = (method: string, path: string, body?: unknown, tenant = t) => s.act(method, path, body, tenant.company.id);
   const action = (method: string, path: string, body?: unknown) => s.action(method, path, body);
-  const dealDetail = (id: string) => s.detail('deal', id);
+  const dealDetail = (id: string) => s.snapshotOf('deal', id);
   const leadDetail = (id: string) => s.detail('lead', id);
   const expectDeal = (deal: any, id: string) => s.expectSnapshot('deal', deal, id);
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
-import { type CallResult, client, expect400 } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** POST /leads: every body field of the spec's table, its seven rules, and idempotency, through the gateway. */

@@ -1,5 +1,3 @@
-import { expect } from 'chai';
-
 /** A small HTTP client for tests: JSON in and out, the raw text kept for failure messages. */
 export interface CallResult<T = any> {
   status: number;
@@ -32,11 +30,4 @@ export function client(baseUrl: string) {
     return { status: res.status, body, text, headers: res.headers };
   };
   return { call };
-}
-
-/** A 400 with the error body whose message names `field` (validation errors name the field). */
-export function expect400(res: CallResult, field: string): void {
-  expect(res.status, res.text).to.equal(400);
-  expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-  expect(res.body.message, res.text).to.contain(field);
 }

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { client } from './client.js';
 import { adminOf, seedTenant } from './fixtures.js';
 import { type ReceivedRequest, startReceiver } from './receiver.js';
+import { DEAL_SNAPSHOT_FIELDS } from './sales.js';
 import { startStack } from './stack.js';
 
 /** The LeadSnapshot fields the spec lists (Lead payloads). */
@@ -54,18 +55,6 @@ export const LEAD_SNAPSHOT_FIELDS = [
   'whatsapp_chats',
 ];
 
-/** DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with deal_source and lead, plus the deal's own. */
-export const DEAL_SNAPSHOT_FIELDS = [
-  ...LEAD_SNAPSHOT_FIELDS.filter((f) => f !== 'lead_source' && f !== 'deals'),
-  'deal_source',
-  'lead',
-  'crm_gain_reason',
-  'crm_gain_reasons',
-  'won_reason_description',
-  'expected_close_date',
-  'temperature',
-];
-
 /** Every key of the catalog's Lead or Deal group. */
 export const salesRecordEvents = (entity: 'lead' | 'deal') => EVENT_KEYS.filter((k) => k.startsWith(`${entity}.`));
 
@@ -114,6 +103,11 @@ export async function salesEventsStack(keys: string[]) {
   const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(path), events: keys });
   expect(sub.status, sub.text).to.equal(201);
   const plural = (entity: Entity) => `${entity}s`;
+  const detail = async (entity: Entity, id: string) => {
+    const res = await call('GET', `/integrations/external/${plural(entity)}/${id}`, { token: t.key.key });
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
   return {
     stack,
     call,
@@ -136,12 +130,11 @@ export async function salesEventsStack(keys: string[]) {
       expect(res.status, res.text).to.equal(200);
       return res.body;
     },
-    /** GET /leads/{id} or /deals/{id} with the tenant's key (the deal's `pipeline_stages` left out: the DealSnapshot). */
-    async detail(entity: Entity, id: string) {
-      const res = await call('GET', `/integrations/external/${plural(entity)}/${id}`, { token: t.key.key });
-      expect(res.status, res.text).to.equal(200);
-      if (entity === 'lead') return res.body;
-      const { pipeline_stages: _s, ...snapshot } = res.body;
+    /** GET /leads/{id} or /deals/{id} with the tenant's key (200 expected). */
+    detail,
+    /** The snapshot part of the detail (what events carry): the detail without its detail-only fields. */
+    async snapshotOf(entity: Entity, id: string) {
+      const { pipeline_stages: _p, stage_durations: _s, associations_count: _a, views_count: _v, ...snapshot } = await detail(entity, id);
       return snapshot;
     },
     /** A LeadSnapshot / DealSnapshot with every field the spec lists, of record `id`. */

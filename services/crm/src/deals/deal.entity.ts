@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { salesRecordProperties } from '../leads/lead.entity.js';
+import { salesReasonsEntity, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 /** A deal (opportunity): the columns it shares with a lead, plus its own (spec "Deal payloads"). */
 export const Deal = defineEntity({
@@ -39,17 +39,8 @@ export const DealIdempotencyKey = defineEntity({
 });
 export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;
 
-/** The reasons of a won or lost deal (named_items), in the order given: the first is `crm_gain_reason` / `crm_loss_reason`. */
-const dealReasons = <N extends string>(name: N, tableName: string) =>
-  defineEntity({
-    name,
-    tableName,
-    properties: {
-      dealId: p.uuid().primary(),
-      reasonId: p.uuid().primary(),
-      companyId: p.uuid(),
-      position: p.integer(),
-    },
-  });
-export const DealLossReason = dealReasons('DealLossReason', 'deal_loss_reasons');
-export const DealGainReason = dealReasons('DealGainReason', 'deal_gain_reasons');
+/** The deal's relation tables (deal_tags, deal_participants, ...): the lead's, keyed by deal_id (decision 0051). */
+export const DealRelationEntities = salesRelationEntities('deal');
+
+/** The gain reasons of a won deal (decision 0056). */
+export const DealGainReason = salesReasonsEntity('deal', 'gain');

@@ -6,10 +6,9 @@ import { hasPermission, type Identity } from '@svc/platform/identity';
 import type { Router } from 'express';
 import { z } from 'zod';
 import type { Deals } from '../deals/deal.service.js';
+import { adminRouter, companyParam, leadWinBody, salesActionRoutes } from '../sales/sales.http.js';
 import { createLeadBody, idempotencyKey, listLeadsQuery, updateLeadBody } from './lead.schema.js';
-import type { Leads, LoadedLead } from './lead.service.js';
-import { leadSnapshot } from './lead.snapshot.js';
-import { adminRouter, companyParam, leadWinBody, salesRecordActionRoutes } from './sales-record.http.js';
+import type { Leads } from './lead.service.js';
 
 export const need = (identity: Identity, permission: string) => {
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
@@ -48,15 +47,14 @@ export function leadRoutes(leads: Leads): ApiRouter {
 /** The CRM's dedicated lead actions of the management API (admin-api.md); each answers the LeadSnapshot. */
 export function leadAdminRoutes(leads: Leads, deals: Deals): Router {
   const r = adminRouter();
-  const answer = (loaded: LoadedLead) => leadSnapshot(loaded.lead, loaded.rel);
   r.post('/companies/:cid/leads/:id/win', async (req, res) => {
     const body = parse(leadWinBody, req.body);
     const cid = companyParam(req.params.cid);
     const won = body.deal
       ? await deals.winLead(cid, req.params.id, body.user_id, body.deal)
       : await leads.win(cid, req.params.id, body.user_id);
-    res.json(answer(won));
+    res.json(leads.snapshotOf(won));
   });
-  salesRecordActionRoutes(r, 'leads', leads.actions, answer);
+  salesActionRoutes(r, leads);
   return r;
 }

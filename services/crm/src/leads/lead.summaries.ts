@@ -11,7 +11,7 @@ import { iso } from '../companies/company.views.js';
 import type { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import type { Deal } from '../deals/deal.entity.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
-import type { LeadFollower, LeadParticipant } from './lead.entity.js';
+import type { SalesFollower, SalesParticipant } from '../sales/sales.entity.js';
 
 /** UserSummary (also ActorSummary: won_by, lost_by): `{id, name, avatar}`. */
 export interface UserSummary {
@@ -55,7 +55,7 @@ export const organizationSummary = (o: Organization | null | undefined) => (o ? 
 
 /** A participant: `{id, main, role, notes, person: {id, name, contacts: [{id, type, value, primary}]}}`. */
 export interface ParticipantRelation {
-  participant: LeadParticipant;
+  participant: SalesParticipant;
   person: Person;
   contacts: PersonContact[];
 }
@@ -73,7 +73,7 @@ export const participantSummary = ({ participant, person, contacts }: Participan
 
 /** FollowerSummary: `{role: {id, name} | null, user: UserSummary, notes}`. */
 export interface FollowerRelation {
-  follower: LeadFollower;
+  follower: SalesFollower;
   user: User;
   role: NamedItem | null;
 }

@@ -3,9 +3,9 @@ import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { Router } from 'express';
 import { z } from 'zod';
-import { customFieldAnswer } from './lead.schema.js';
-import type { SalesRecord } from './lead.snapshot.js';
-import type { LoadedRecord, SalesRecordActions } from './sales-record.actions.js';
+import { customFieldAnswer } from '../leads/lead.schema.js';
+import type { LeadRelations, SalesRecord } from '../leads/lead.snapshot.js';
+import type { SalesRecords } from './sales.service.js';
 
 const userId = z.uuid('must be a UUID');
 const uuids = z.array(z.uuid('must be a UUID')).max(50);
@@ -47,52 +47,52 @@ export function adminRouter(): Router {
 export const companyParam = (cid: string) => requireUuid(cid, 'Company');
 
 /**
- * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<path>/{id}/…`: lose, move,
- * tags, custom fields and quality. Each answers the record's snapshot (`answer`). `win` differs per kind.
+ * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<kind>s/{id}/…`: lose, move,
+ * tags, custom fields and quality. Each answers the record's snapshot. `win` differs per kind.
  */
-export function salesRecordActionRoutes<R extends SalesRecord, L extends LoadedRecord, S extends Record<string, unknown>>(
+export function salesActionRoutes<R extends SalesRecord, Rel extends LeadRelations, S extends { updated_at: string }>(
   r: Router,
-  path: 'leads' | 'deals',
-  actions: SalesRecordActions<R, L, S>,
-  answer: (loaded: L) => unknown,
+  records: SalesRecords<R, Rel, S>,
 ): void {
+  const path = `${records.kind}s`;
+  const answer = (loaded: { record: R; rel: Rel }) => records.snapshotOf(loaded);
   // Plain strings, so Express types the params as a dictionary.
   const route = (suffix: string): string => `/companies/:cid/${path}/:id${suffix}`;
   r.post(route('/lose'), async (req, res) => {
     const body = parse(loseBody, req.body);
     const cid = companyParam(String(req.params.cid));
-    res.json(answer(await actions.lose(cid, String(req.params.id), body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
+    res.json(answer(await records.lose(cid, String(req.params.id), body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
   });
   r.post(route('/move'), async (req, res) => {
     const body = parse(moveBody, req.body);
-    res.json(answer(await actions.move(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.stage_id)));
+    res.json(answer(await records.move(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.stage_id)));
   });
   r.post(route('/tags'), async (req, res) => {
     const body = parse(tagsBody, req.body);
-    res.json(answer(await actions.addTags(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.tag_ids)));
+    res.json(answer(await records.addTags(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.tag_ids)));
   });
   r.delete(route('/tags/:tagId'), async (req, res) => {
     const { user_id } = parse(userQuery, req.query);
     res.json(
-      answer(await actions.removeTag(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.tagId))),
+      answer(await records.removeTag(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.tagId))),
     );
   });
   r.put(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id, ...rest } = parse(answerBody, req.body);
     const cid = companyParam(String(req.params.cid));
-    res.json(answer(await actions.setCustomField(cid, String(req.params.id), user_id, { id: String(req.params.fieldId), ...rest })));
+    res.json(answer(await records.setCustomField(cid, String(req.params.id), user_id, { id: String(req.params.fieldId), ...rest })));
   });
   r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id } = parse(userQuery, req.query);
     res.json(
       answer(
-        await actions.removeCustomField(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.fieldId)),
+        await records.removeCustomField(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.fieldId)),
       ),
     );
   });
   r.put(route('/quality'), async (req, res) => {
     const body = parse(qualityBody, req.body);
     const cid = companyParam(String(req.params.cid));
-    res.json(answer(await actions.setQuality(cid, String(req.params.id), body.user_id, body.quality_rating, body.quality_reason ?? null)));
+    res.json(answer(await records.setQuality(cid, String(req.params.id), body.user_id, body.quality_rating, body.quality_reason ?? null)));
   });
 }
