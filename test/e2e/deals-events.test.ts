@@ -1,20 +1,13 @@
 import { expect } from 'chai';
 import { seedTenant, type Tenant } from '../support/fixtures.js';
-import { expect400 } from '../support/sales.js';
-import {
-  LEAD_SNAPSHOT_FIELDS,
-  type SalesEventsStack,
-  salesEventsStack,
-  salesRecordEvents,
-  stageSummaryOf,
-} from '../support/sales-events.js';
+import { expect400, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
+import { type SalesEventsStack, salesEventsStack, stageSummaryOf } from '../support/sales-events.js';
 
 const NO_SUCH = '00000000-0000-7000-8000-000000000000';
 
 /** Every deal.* event the admin API's deal actions fire, seen by a real receiver through the outbox, JetStream and webhooks. */
 describe('deal events: the dedicated deal actions and a lead won with a deal, delivered with their payloads', () => {
   let s: SalesEventsStack;
-  let events: SalesEventsStack['events'];
   let t: Tenant;
   let other: Tenant;
   const ref: Record<string, any> = {};
@@ -28,8 +21,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
   const expectDeal = (deal: any, id: string) => s.expectSnapshot('deal', deal, id);
 
   before(async () => {
-    s = await salesEventsStack([...salesRecordEvents('deal'), ...salesRecordEvents('lead')]);
-    ({ t, events } = s);
+    s = await salesEventsStack([...salesEventKeys('deal'), ...salesEventKeys('lead')]);
+    t = s.t;
     other = await seedTenant(s.call, s.stack.adminToken);
     const make = async (path: string, body: unknown, tenant = t) => {
       const res = await act('POST', path, body, tenant);
@@ -64,7 +57,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       description: '  Signed today ',
     });
     expect(answer).to.include({ id: deal.id, status: 2, won_reason_description: 'Signed today' });
-    const won = await events.one(deal.id, 'deal.won');
+    const won = await s.one(deal.id, 'deal.won');
     expect(won).to.have.all.keys('deal', 'won_date', 'won_by', 'customer_id', 'gain_reason', 'gain_reasons', 'won_reason_description');
     expectDeal(won.deal, deal.id);
     expect(won.won_by).to.deep.equal({ id: t.master.id, name: 'Master', avatar: null });
@@ -76,23 +69,23 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect(won.deal).to.include({ status: 2, lost_date: null, won_reason_description: 'Signed today' });
     expect(won.deal.crm_gain_reason).to.deep.equal(won.gain_reason);
     expect(won.deal.crm_gain_reasons).to.deep.equal(won.gain_reasons);
-    const updated = await events.one(deal.id, 'deal.updated');
+    const updated = await s.one(deal.id, 'deal.updated');
     expectDeal(updated, deal.id);
     expect(updated).to.deep.equal(won.deal);
     expect(await dealDetail(deal.id)).to.deep.equal(updated);
-    expect(events.keys(deal.id)).to.have.members(['deal.created', 'deal.won', 'deal.updated']);
+    expect(s.keys('deal', deal.id)).to.have.members(['deal.created', 'deal.won', 'deal.updated']);
   });
 
   it('lose after a win: deal.lost with lost_date, lost_by, the loss reasons and description; the gain reasons are cleared', async () => {
     const deal = await createDeal();
     await action('POST', `deals/${deal.code}/win`, { user_id: t.user.id, gain_reason_ids: [ref.budget.id], description: 'Won' });
-    await events.one(deal.id, 'deal.won');
+    await s.one(deal.id, 'deal.won');
     await action('POST', `deals/${deal.id}/lose`, {
       user_id: t.user.id,
       loss_reason_ids: [ref.timing.id, ref.price.id],
       description: 'Too late',
     });
-    const lost = await events.one(deal.id, 'deal.lost');
+    const lost = await s.one(deal.id, 'deal.lost');
     expect(lost).to.have.all.keys('deal', 'lost_date', 'lost_by', 'loss_reason', 'loss_reasons', 'loss_reason_description');
     expectDeal(lost.deal, deal.id);
     expect(lost.lost_by).to.deep.equal({ id: t.user.id, name: 'Integrator', avatar: null });
@@ -109,40 +102,40 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     });
     expect(lost.deal.crm_gain_reasons).to.deep.equal([]);
     expect(lost.deal.crm_loss_reasons).to.deep.equal(lost.loss_reasons);
-    expect((await events.one(deal.id, 'deal.updated', 2)).status).to.equal(3);
+    expect((await s.one(deal.id, 'deal.updated', 2)).status).to.equal(3);
     expect(await dealDetail(deal.id)).to.deep.equal(lost.deal);
   });
 
   it('move: deal.stage_changed with the previous and current StageSummary, then deal.updated; the same stage again fires nothing', async () => {
     const deal = await createDeal();
     await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
-    const changed = await events.one(deal.id, 'deal.stage_changed');
+    const changed = await s.one(deal.id, 'deal.stage_changed');
     expect(changed).to.have.all.keys('previous_stage', 'current_stage', 'deal');
     expect(changed.previous_stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
     expect(changed.current_stage).to.deep.equal(stageSummaryOf(ref.strict, 1));
     expect(changed.current_stage.name).to.equal('Closing');
     expectDeal(changed.deal, deal.id);
-    const updated = await events.one(deal.id, 'deal.updated');
+    const updated = await s.one(deal.id, 'deal.updated');
     expect(updated.stage).to.deep.equal(changed.current_stage);
     const detail = await s.call('GET', `/integrations/external/deals/${deal.id}`, { token: t.key.key });
     expect(detail.body.pipeline_stages.map((s: any) => s.name)).to.deep.equal(['Open', 'Closing']);
     const again = await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
     expect(again.updated_at).to.equal(updated.updated_at);
-    await createDeal({ title: 'Later' }).then((d) => events.one(d.id, 'deal.created'));
-    expect(events.of(deal.id, 'deal.stage_changed')).to.have.length(1);
-    expect(events.of(deal.id, 'deal.updated')).to.have.length(1);
+    await createDeal({ title: 'Later' }).then((d) => s.one(d.id, 'deal.created'));
+    expect(s.of(deal.id, 'deal.stage_changed')).to.have.length(1);
+    expect(s.of(deal.id, 'deal.updated')).to.have.length(1);
   });
 
   it('quality: deal.quality_updated with the previous and new qualification; the pipeline`s reason rule applies', async () => {
     const deal = await createDeal({ quality_rating: 2, quality_reason: 'Cold', stage_id: ref.strict.stages[0].id });
     expect400(await act('PUT', `deals/${deal.id}/quality`, { user_id: t.user.id, quality_rating: 4 }), 'quality_reason');
     await action('PUT', `deals/${deal.id}/quality`, { user_id: t.user.id, quality_rating: 4, quality_reason: 'Warm' });
-    const q = await events.one(deal.id, 'deal.quality_updated');
+    const q = await s.one(deal.id, 'deal.quality_updated');
     expect(q).to.deep.include({ previous_quality: 2, previous_quality_reason: 'Cold', new_quality: 4, new_quality_reason: 'Warm' });
     expectDeal(q.deal, deal.id);
     expect(q.deal).to.include({ quality_rating: 4, quality_reason: 'Warm' });
-    expect((await events.one(deal.id, 'deal.updated')).quality_rating).to.equal(4);
-    expect(events.of(deal.id, 'deal.quality_updated')).to.have.length(1);
+    expect((await s.one(deal.id, 'deal.updated')).quality_rating).to.equal(4);
+    expect(s.of(deal.id, 'deal.quality_updated')).to.have.length(1);
   });
 
   it('each invalid action is a 400 naming the field and changes nothing; another company`s deal is a 404', async () => {
@@ -183,8 +176,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect((await act('POST', `deals/${NO_SUCH}/win`, { user_id: t.user.id })).status).to.equal(404);
     expect((await act('POST', 'deals/abc/win', { user_id: t.user.id })).status).to.equal(404);
     expect(await dealDetail(deal.id)).to.deep.equal(before);
-    await createDeal({ title: 'Later' }).then((d) => events.one(d.id, 'deal.created'));
-    expect(events.keys(deal.id)).to.deep.equal(['deal.created']);
+    await createDeal({ title: 'Later' }).then((d) => s.one(d.id, 'deal.created'));
+    expect(s.keys('deal', deal.id)).to.deep.equal(['deal.created']);
   });
 
   it('the admin token is required: an integration key on a deal action is a 401', async () => {
@@ -211,7 +204,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(answer).to.include({ id: lead.id, status: 2 });
       expect(answer.deals).to.have.length(1);
 
-      const won = await events.one(lead.id, 'lead.won');
+      const won = await s.one(lead.id, 'lead.won');
       expect(won).to.have.all.keys('lead', 'won_date', 'won_by', 'deal');
       expect(won.lead).to.include.all.keys(...LEAD_SNAPSHOT_FIELDS);
       expect(won.won_by).to.deep.equal({ id: t.master.id, name: 'Master', avatar: null });
@@ -231,7 +224,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(deal.created_by.id).to.equal(t.master.id);
       expect(deal.deal_source).to.include({ id: source.id, name: 'Fair' });
 
-      const created = await events.one(deal.id, 'deal.created');
+      const created = await s.one(deal.id, 'deal.created');
       expect(created.deal).to.deep.equal(deal);
       expect(await dealDetail(deal.id)).to.deep.equal(deal);
 
@@ -253,7 +246,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       const detail = await leadDetail(lead.id);
       expect(detail.deals).to.deep.equal([summary]);
       expect(detail.associations_count.deals).to.equal(1);
-      expect((await events.one(lead.id, 'lead.updated')).deals).to.deep.equal([summary]);
+      expect((await s.one(lead.id, 'lead.updated')).deals).to.deep.equal([summary]);
     });
 
     it('takes the value sent; an inactive responsible of the lead hands the deal to the master user', async () => {
@@ -261,7 +254,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       const lead = await createLead({ responsible_id: user.id });
       expect((await act('PATCH', `users/${user.id}`, { active: false })).status).to.equal(200);
       await action('POST', `leads/${lead.code}/win`, { user_id: t.user.id, deal: { title: 'Bigger', value: 2500.5 } });
-      const won = await events.one(lead.id, 'lead.won');
+      const won = await s.one(lead.id, 'lead.won');
       expect(won.deal).to.include({ value: 2500.5, visibility: 0, measurement_consent: 'GRANTED' });
       expect(won.deal.responsible.id).to.equal(t.master.id);
       expect(won.deal.created_by.id).to.equal(t.user.id);
@@ -271,7 +264,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     it('without deal, lead.won carries deal null and no deal is created', async () => {
       const lead = await createLead();
       await action('POST', `leads/${lead.id}/win`, { user_id: t.user.id });
-      const won = await events.one(lead.id, 'lead.won');
+      const won = await s.one(lead.id, 'lead.won');
       expect(won.deal).to.equal(null);
       expect(won.lead.deals).to.deep.equal([]);
       expect((await leadDetail(lead.id)).associations_count.deals).to.equal(0);
@@ -292,8 +285,8 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(theirs.status, theirs.text).to.equal(404);
       const after = await leadDetail(lead.id);
       expect(after).to.deep.include({ status: 1, updated_at: before.updated_at, deals: [] });
-      await createLead({ title: 'Later' }).then((l) => events.one(l.id, 'lead.created'));
-      expect(events.keys(lead.id)).to.deep.equal(['lead.created']);
+      await createLead({ title: 'Later' }).then((l) => s.one(l.id, 'lead.created'));
+      expect(s.keys('lead', lead.id)).to.deep.equal(['lead.created']);
     });
   });
 });

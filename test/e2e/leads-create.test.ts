@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
-import { client } from '../support/client.js';
+import { type CallResult, client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { expect400 } from '../support/sales.js';
+import { adminCreator, seedSalesReferences } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** POST /leads: every body field of the spec's table, its seven rules, and idempotency, through the gateway. */
@@ -43,6 +43,11 @@ describe('POST /integrations/external/leads: the full contract', () => {
         (select count(*)::int from crm.lead_tags) tags, (select count(*)::int from crm.custom_field_values) answers,
         (select count(*)::int from crm.outbox where event_key = 'lead.created') events`)
     )[0];
+  const expect400 = (res: CallResult, field: string) => {
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
+    expect(res.body.message, res.text).to.contain(field);
+  };
   const adminCreate = async (path: string, body: unknown, tenant = t) => {
     const res = await admin('POST', `/companies/${tenant.company.id}/${path}`, body);
     expect(res.status, res.text).to.equal(201);
@@ -57,25 +62,15 @@ describe('POST /integrations/external/leads: the full contract', () => {
     await db.connect();
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
-    ref.hot = await adminCreate('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
-    ref.cold = await adminCreate('tags', { name: 'Cold' });
-    ref.foreignTag = await adminCreate('tags', { name: 'Foreign' }, other);
-    ref.ana = await adminCreate('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
-    ref.foreignPerson = await adminCreate('persons', { name: 'Zed', contacts: [] }, other);
-    ref.acme = await adminCreate('organizations', { name: 'Acme' });
-    ref.foreignOrg = await adminCreate('organizations', { name: 'Foreign Org' }, other);
-    ref.size = await adminCreate('custom-fields', { entity: 'lead', name: 'Size', type: 'number' });
-    ref.segment = await adminCreate('custom-fields', { entity: 'lead', name: 'Segment', type: 'select', options: ['SMB', 'Enterprise'] });
-    ref.channels = await adminCreate('custom-fields', {
-      entity: 'lead',
-      name: 'Channels',
-      type: 'multiselect',
-      options: ['Web', 'Phone', 'Store'],
-    });
-    ref.contract = await adminCreate('custom-fields', { entity: 'lead', name: 'Contract', type: 'file' });
+    Object.assign(
+      ref,
+      await seedSalesReferences(
+        adminCreator(admin, () => t),
+        'lead',
+        other,
+      ),
+    );
     ref.dealOnly = await adminCreate('custom-fields', { entity: 'deal', name: 'Deal only', type: 'text' });
-    ref.role = await adminCreate('follower-roles', { name: 'Helper' });
-    ref.colleague = await adminCreate('users', { name: 'Colleague', email: `colleague-${randomUUID()}@example.test` });
   });
   after(async () => {
     await db?.end();

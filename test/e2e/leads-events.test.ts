@@ -1,34 +1,53 @@
 import { expect } from 'chai';
-import { seedTenant, type Tenant } from '../support/fixtures.js';
-import {
-  LEAD_SNAPSHOT_FIELDS,
-  type SalesEventsStack,
-  salesEventsStack,
-  salesRecordEvents,
-  stageSummaryOf,
-} from '../support/sales-events.js';
+import { client } from '../support/client.js';
+import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { startReceiver } from '../support/receiver.js';
+import { deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
+import { type Stack, startStack } from '../support/stack.js';
 
 /** Every lead.* event of the catalog, seen by a real receiver through the outbox, JetStream and webhooks. */
 describe('lead events: every trigger of the catalog, delivered with its payload', () => {
-  let s: SalesEventsStack;
+  let stack: Stack;
+  let call: ReturnType<typeof client>['call'];
+  let admin: ReturnType<typeof adminOf>;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let t: Tenant;
   const ref: Record<string, any> = {};
 
-  const received = (leadId: string, key: string) => s.events.of(leadId, key);
-  const one = (leadId: string, key: string, count = 1) => s.events.one(leadId, key, count);
-  const create = (body: Record<string, unknown>) => s.create('lead', body);
+  const received = (leadId: string, key: string) => deliveriesOf(receiver, 'lead', leadId, key);
+  const one = (leadId: string, key: string, count = 1) => deliveredPayload(receiver, 'lead', leadId, key, count);
+  const create = async (body: Record<string, unknown>) => {
+    const res = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Evented', ...body } });
+    expect(res.status, res.text).to.equal(201);
+    return res.body as { id: string; code: number };
+  };
   const put = async (id: string, body: Record<string, unknown>) => {
-    const res = await s.call('PUT', `/integrations/external/leads/${id}`, { token: t.key.key, body: { title: 'Evented', ...body } });
+    const res = await call('PUT', `/integrations/external/leads/${id}`, { token: t.key.key, body: { title: 'Evented', ...body } });
     expect(res.status, res.text).to.equal(200);
   };
-  const action = (method: string, path: string, body?: unknown) => s.action(method, `leads/${path}`, body);
-  const detail = (id: string) => s.detail('lead', id);
-  const expectSnapshot = (lead: any, id: string) => s.expectSnapshot('lead', lead, id);
+  const action = async (method: string, path: string, body?: unknown) => {
+    const res = await admin(method, `/companies/${t.company.id}/leads/${path}`, body);
+    expect(res.status, res.text).to.equal(200);
+    return res.body;
+  };
+  const detail = async (id: string) => (await call('GET', `/integrations/external/leads/${id}`, { token: t.key.key })).body;
+  const expectSnapshot = (lead: any, id: string) => {
+    expect(lead).to.include.all.keys(...LEAD_SNAPSHOT_FIELDS);
+    expect(lead.id).to.equal(id);
+  };
 
   before(async () => {
-    s = await salesEventsStack(salesRecordEvents('lead'));
-    t = s.t;
-    const make = async (path: string, body: unknown) => (await s.act('POST', path, body)).body;
+    stack = await startStack();
+    call = client(stack.gatewayUrl).call;
+    admin = adminOf(call, stack.adminToken);
+    receiver = await startReceiver();
+    t = await seedTenant(call, stack.adminToken);
+    const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, {
+      url: receiver.url(`/${t.company.id}`),
+      events: salesEventKeys('lead'),
+    });
+    expect(sub.status, sub.text).to.equal(201);
+    const make = async (path: string, body: unknown) => (await admin('POST', `/companies/${t.company.id}/${path}`, body)).body;
     ref.hot = await make('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
     ref.vip = await make('tags', { name: 'VIP' });
     ref.size = await make('custom-fields', { entity: 'lead', name: 'Size', type: 'number' });
@@ -37,7 +56,10 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     ref.timing = await make('loss-reasons', { name: 'Timing' });
     ref.ana = await make('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
   });
-  after(() => s?.close());
+  after(async () => {
+    await receiver?.close();
+    await stack?.stop();
+  });
 
   it('lead.created: the snapshot (equal to the detail), the creation`s custom field changes and quality; body tags fire no tag event', async () => {
     const lead = await create({
@@ -71,9 +93,16 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     const lead = await create({});
     await put(lead.id, { stage_id: t.pipeline.stages[1].id, title: 'Moved by PUT' });
     const changed = await one(lead.id, 'lead.stage_changed');
-    expect(changed.previous_stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
-    expect(changed.current_stage).to.deep.equal(stageSummaryOf(t.pipeline, 1));
-    expect(changed.current_stage.name).to.equal('Qualified');
+    expect(changed.previous_stage).to.deep.equal({
+      id: t.pipeline.stages[0].id,
+      name: 'New',
+      pipeline: { id: t.pipeline.id, name: 'Sales' },
+    });
+    expect(changed.current_stage).to.deep.equal({
+      id: t.pipeline.stages[1].id,
+      name: 'Qualified',
+      pipeline: { id: t.pipeline.id, name: 'Sales' },
+    });
     expectSnapshot(changed.lead, lead.id);
     const updated = await one(lead.id, 'lead.updated');
     expectSnapshot(updated, lead.id);
@@ -134,14 +163,17 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
       });
       const lost = await one(lead.id, 'lead.lost');
       expect(lost.lost_by).to.deep.equal({ id: t.user.id, name: 'Integrator', avatar: null });
-      expect(lost.loss_reason).to.deep.equal(ref.timing);
-      expect(lost.loss_reasons).to.deep.equal([ref.timing, ref.price]);
+      expect(lost.loss_reason).to.deep.equal({ id: ref.timing.id, name: 'Timing' });
+      expect(lost.loss_reasons).to.deep.equal([
+        { id: ref.timing.id, name: 'Timing' },
+        { id: ref.price.id, name: 'Price' },
+      ]);
       expect(lost.loss_reason_description).to.equal('Too late');
       expect(lost.lost_date).to.equal(lost.lead.lost_date);
       expect(lost.lead).to.include({ status: 3, lost_reason_description: 'Too late' });
       expect(lost.lead.crm_loss_reasons).to.deep.equal(lost.loss_reasons);
       const d = await detail(lead.id);
-      expect(d.crm_loss_reason).to.deep.equal(ref.timing);
+      expect(d.crm_loss_reason).to.deep.equal({ id: ref.timing.id, name: 'Timing' });
     });
     it('move: lead.stage_changed and lead.updated', async () => {
       const lead = await create({});
@@ -183,7 +215,7 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     it('refuses an unknown acting user, stage, tag or loss reason with a 400 and another company`s lead with 404', async () => {
       const lead = await create({});
       const bad = async (method: string, path: string, body: unknown, field: string) => {
-        const res = await s.act(method, `leads/${path}`, body);
+        const res = await admin(method, `/companies/${t.company.id}/leads/${path}`, body);
         expect(res.status, `${path} ${res.text}`).to.equal(400);
         expect(res.body.message).to.contain(field);
       };
@@ -197,8 +229,8 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
         'loss_reason_ids[0]',
       );
       await bad('PUT', `${lead.id}/quality`, { user_id: t.user.id, quality_rating: 9 }, 'quality_rating');
-      const other = await seedTenant(s.call, s.stack.adminToken);
-      const res = await s.act('POST', `leads/${lead.id}/win`, { user_id: other.master.id }, other.company.id);
+      const other = await seedTenant(call, stack.adminToken);
+      const res = await admin('POST', `/companies/${other.company.id}/leads/${lead.id}/win`, { user_id: other.master.id });
       expect(res.status).to.equal(404);
       expect((await detail(lead.id)).status).to.equal(1);
     });

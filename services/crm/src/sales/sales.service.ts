@@ -482,7 +482,7 @@ export abstract class SalesRecords<
           await run(client, this.sql.setAcquisitionSource, [record.companyId, before.rel.marketing.latest.id, manualSource?.id ?? null]);
         }
         await this.updateOwnFields(client, record, body, before);
-        await run(client, this.sql.updateRecord, [record.companyId, record.id, JSON.stringify(this.sql.record.row(record))]);
+        await this.writeRecord(client, record);
         if (record.stageId !== before.record.stageId)
           await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
         await this.updateParticipants(client, record, before, body, refs, now);
@@ -721,7 +721,7 @@ export abstract class SalesRecords<
         };
         await this.closing(client, record, outcome.won);
         if (outcome.also) extra = await outcome.also(client, record, before, by);
-        await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+        await this.writeRecord(client, record);
         await this.setLossReasons(client, companyId, id, outcome.lossReasons);
       },
       (_b, _a, snapshot) => [
@@ -735,6 +735,11 @@ export abstract class SalesRecords<
 
   /** What closing a record as won or lost changes in the kind's own columns and relations (`record` is being written). */
   protected async closing(_client: PoolClient, _record: R, _won: boolean): Promise<void> {}
+
+  /** Writes the record's changeable columns. */
+  protected async writeRecord(client: PoolClient, record: R) {
+    await run(client, this.sql.updateRecord, [record.companyId, record.id, JSON.stringify(this.sql.record.row(record))]);
+  }
 
   /** Replaces the record's loss reasons with `reasons`, in their order. */
   protected async setLossReasons(client: PoolClient, companyId: string, id: string, reasons: NamedItem[]) {
@@ -751,7 +756,7 @@ export abstract class SalesRecords<
     return this.change(companyId, id, async (client, before) => {
       if (before.record.stageId === target.stage.id) return;
       const record = { ...before.record, stageId: target.stage.id, pipelineId: target.pipeline.id };
-      await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+      await this.writeRecord(client, record);
       await run(client, this.sql.enterStage, [companyId, id, target.stage.id, now]);
     });
   }
@@ -826,7 +831,7 @@ export abstract class SalesRecords<
     return this.change(companyId, id, async (client, before) => {
       requireQualityReason(before.rel.pipeline, rating, reason);
       const record = { ...before.record, qualityRating: rating, qualityReason: reason };
-      await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+      await this.writeRecord(client, record);
     });
   }
 }
