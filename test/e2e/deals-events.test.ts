@@ -34,6 +34,12 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     ref.price = await make('loss-reasons', { name: 'Price' });
     ref.timing = await make('loss-reasons', { name: 'Timing' });
     ref.otherGain = await make('gain-reasons', { name: 'Elsewhere' }, other);
+    ref.hot = await make('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
+    ref.vip = await make('tags', { name: 'VIP' });
+    ref.foreignTag = await make('tags', { name: 'Foreign' }, other);
+    ref.size = await make('custom-fields', { entity: 'deal', name: 'Size', type: 'number' });
+    ref.segment = await make('custom-fields', { entity: 'deal', name: 'Segment', type: 'select', options: ['SMB', 'Enterprise'] });
+    ref.leadField = await make('custom-fields', { entity: 'lead', name: 'Lead only', type: 'text' });
     ref.strict = await make('pipelines', {
       name: 'Strict',
       requires_quality_reason: true,
@@ -73,7 +79,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expectDeal(updated, deal.id);
     expect(updated).to.deep.equal(won.deal);
     expect(await dealDetail(deal.id)).to.deep.equal(updated);
-    expect(s.keys('deal', deal.id)).to.have.members(['deal.created', 'deal.won', 'deal.updated']);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1, 'deal.won': 1, 'deal.updated': 1 });
   });
 
   it('lose after a win: deal.lost with lost_date, lost_by, the loss reasons and description; the gain reasons are cleared', async () => {
@@ -121,9 +127,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect(detail.body.pipeline_stages.map((s: any) => s.name)).to.deep.equal(['Open', 'Closing']);
     const again = await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
     expect(again.updated_at).to.equal(updated.updated_at);
-    await createDeal({ title: 'Later' }).then((d) => s.one(d.id, 'deal.created'));
-    expect(s.of(deal.id, 'deal.stage_changed')).to.have.length(1);
-    expect(s.of(deal.id, 'deal.updated')).to.have.length(1);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1, 'deal.stage_changed': 1, 'deal.updated': 1 });
   });
 
   it('quality: deal.quality_updated with the previous and new qualification; the pipeline`s reason rule applies', async () => {
@@ -135,7 +139,80 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expectDeal(q.deal, deal.id);
     expect(q.deal).to.include({ quality_rating: 4, quality_reason: 'Warm' });
     expect((await s.one(deal.id, 'deal.updated')).quality_rating).to.equal(4);
-    expect(s.of(deal.id, 'deal.quality_updated')).to.have.length(1);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1, 'deal.quality_updated': 1, 'deal.updated': 1 });
+  });
+
+  it('tags: deal.tag_added with only the tags not already on the deal, deal.tag_removed with the tag removed', async () => {
+    const deal = await createDeal({ tags: [ref.hot.id] });
+    await s.one(deal.id, 'deal.created');
+    await action('POST', `deals/${deal.id}/tags`, { user_id: t.user.id, tag_ids: [ref.hot.id, ref.vip.id, ref.vip.id] });
+    const added = await s.one(deal.id, 'deal.tag_added');
+    expect(added).to.have.all.keys('deal', 'added_tags');
+    expect(added.added_tags).to.deep.equal([{ ...ref.vip, color: { background: null, foreground: null } }]);
+    expectDeal(added.deal, deal.id);
+    expect(added.deal.tags.map((x: any) => x.name)).to.deep.equal(['Hot', 'VIP']);
+    expect((await s.one(deal.id, 'deal.updated')).tags).to.deep.equal(added.deal.tags);
+
+    const again = await action('POST', `deals/${deal.id}/tags`, { user_id: t.user.id, tag_ids: [ref.vip.id] });
+    expect(again.updated_at).to.equal(added.deal.updated_at);
+
+    await action('DELETE', `deals/${deal.code}/tags/${ref.hot.id}?user_id=${t.user.id}`);
+    const removed = await s.one(deal.id, 'deal.tag_removed');
+    expect(removed).to.have.all.keys('deal', 'removed_tags');
+    expect(removed.removed_tags).to.deep.equal([ref.hot]);
+    expect(removed.deal.tags.map((x: any) => x.name)).to.deep.equal(['VIP']);
+    expect(await dealDetail(deal.id)).to.deep.equal(removed.deal);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1, 'deal.tag_added': 1, 'deal.tag_removed': 1, 'deal.updated': 2 });
+  });
+
+  it('tags sent in POST /deals and PUT /deals fire no tag events; the snapshots of created and updated show them', async () => {
+    const deal = await createDeal({ tags: [ref.hot.id, ref.vip.id] });
+    const created = await s.one(deal.id, 'deal.created');
+    expect(created.deal.tags.map((x: any) => x.name)).to.deep.equal(['Hot', 'VIP']);
+    const put = await s.call('PUT', `/integrations/external/deals/${deal.id}`, {
+      token: t.key.key,
+      body: { title: 'Evented', tags: [ref.vip.id] },
+    });
+    expect(put.status, put.text).to.equal(200);
+    expect((await s.one(deal.id, 'deal.updated')).tags.map((x: any) => x.name)).to.deep.equal(['VIP']);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1, 'deal.updated': 1 });
+  });
+
+  it('custom fields: deal.custom_field_updated with the previous answers, deal.custom_field_removed with what the field held', async () => {
+    const deal = await createDeal({ custom_fields: [{ id: ref.size.id, value: '3' }] });
+    await action('PUT', `deals/${deal.id}/custom-fields/${ref.size.id}`, { user_id: t.user.id, value: 30 });
+    const updated = await s.one(deal.id, 'deal.custom_field_updated');
+    expect(updated).to.have.all.keys('deal', 'custom_fields_changed');
+    expect(updated.custom_fields_changed).to.have.length(1);
+    expect(updated.custom_fields_changed[0]).to.deep.include({ field_id: ref.size.id, field_name: 'Size', field_type: 2 });
+    expect(updated.custom_fields_changed[0].previous_answers.map((a: any) => a.value)).to.deep.equal(['3']);
+    expect(updated.custom_fields_changed[0].answers.map((a: any) => a.value)).to.deep.equal(['30']);
+    expectDeal(updated.deal, deal.id);
+
+    await action('PUT', `deals/${deal.id}/custom-fields/${ref.segment.id}`, { user_id: t.user.id, option_id: ref.segment.options[1].id });
+    const selected = await s.one(deal.id, 'deal.custom_field_updated', 2);
+    expect(selected.custom_fields_changed[0]).to.deep.include({ field_id: ref.segment.id, previous_answers: [] });
+    expect(selected.custom_fields_changed[0].answers[0]).to.include({ option_id: ref.segment.options[1].id, option_value: 'Enterprise' });
+    const same = await action('PUT', `deals/${deal.id}/custom-fields/${ref.segment.id}`, {
+      user_id: t.user.id,
+      option_id: ref.segment.options[1].id,
+    });
+    expect(same.updated_at).to.equal(selected.deal.updated_at);
+
+    await action('DELETE', `deals/${deal.id}/custom-fields/${ref.size.id}?user_id=${t.user.id}`);
+    const removed = await s.one(deal.id, 'deal.custom_field_removed');
+    expect(removed).to.have.all.keys('deal', 'removed_fields');
+    expect(removed.removed_fields).to.have.length(1);
+    expect(removed.removed_fields[0]).to.deep.include({ field_id: ref.size.id, field_name: 'Size', field_type: 2 });
+    expect(removed.removed_fields[0].previous_answers.map((a: any) => a.value)).to.deep.equal(['30']);
+    expect(removed.deal.custom_fields.map((f: any) => f.field_id)).to.deep.equal([ref.segment.id]);
+    expect(await dealDetail(deal.id)).to.deep.equal(removed.deal);
+    await s.expectExactly('deal', deal.id, {
+      'deal.created': 1,
+      'deal.custom_field_updated': 2,
+      'deal.custom_field_removed': 1,
+      'deal.updated': 3,
+    });
   });
 
   it('each invalid action is a 400 naming the field and changes nothing; another company`s deal is a 404', async () => {
@@ -158,6 +235,19 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     await bad('POST', 'move', { user_id: t.user.id }, 'stage_id');
     await bad('PUT', 'quality', { user_id: t.user.id, quality_rating: 9 }, 'quality_rating');
     await bad('PUT', 'quality', { user_id: t.user.id }, 'quality_rating');
+    await bad('POST', 'tags', { user_id: t.user.id, tag_ids: [ref.hot.id, NO_SUCH] }, 'tag_ids[1]');
+    await bad('POST', 'tags', { user_id: t.user.id, tag_ids: [ref.foreignTag.id] }, 'tag_ids[0]');
+    await bad('POST', 'tags', { user_id: t.user.id, tag_ids: [] }, 'tag_ids');
+    await bad('DELETE', `tags/${ref.hot.id}`, undefined, 'user_id');
+    await bad('PUT', `custom-fields/${NO_SUCH}`, { user_id: t.user.id, value: '1' }, 'field_id');
+    await bad('PUT', `custom-fields/${ref.leadField.id}`, { user_id: t.user.id, value: 'x' }, 'field_id');
+    await bad('PUT', `custom-fields/${ref.size.id}`, { user_id: t.user.id, value: 'many' }, 'value');
+    await bad('PUT', `custom-fields/${ref.size.id}`, { user_id: t.user.id }, 'value');
+    await bad('PUT', `custom-fields/${ref.segment.id}`, { user_id: t.user.id, option_id: NO_SUCH }, 'option_id');
+    const notCarried = await act('DELETE', `deals/${deal.id}/tags/${ref.hot.id}?user_id=${t.user.id}`);
+    expect(notCarried.status, notCarried.text).to.equal(404);
+    const unanswered = await act('DELETE', `deals/${deal.id}/custom-fields/${ref.size.id}?user_id=${t.user.id}`);
+    expect(unanswered.status, unanswered.text).to.equal(404);
     expect(await dealDetail(deal.id)).to.deep.equal(before);
 
     const theirs = { company: other.company } as Tenant;
@@ -166,6 +256,10 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       ['POST', 'lose', { user_id: other.master.id }],
       ['POST', 'move', { user_id: other.master.id, stage_id: other.pipeline.stages[1].id }],
       ['PUT', 'quality', { user_id: other.master.id, quality_rating: 3 }],
+      ['POST', 'tags', { user_id: other.master.id, tag_ids: [ref.foreignTag.id] }],
+      ['DELETE', `tags/${ref.hot.id}?user_id=${other.master.id}`, undefined],
+      ['PUT', `custom-fields/${ref.size.id}`, { user_id: other.master.id, value: '1' }],
+      ['DELETE', `custom-fields/${ref.size.id}?user_id=${other.master.id}`, undefined],
     ] as const) {
       for (const id of [deal.id, deal.code]) {
         const res = await act(method, `deals/${id}/${path}`, body, theirs);
@@ -176,8 +270,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect((await act('POST', `deals/${NO_SUCH}/win`, { user_id: t.user.id })).status).to.equal(404);
     expect((await act('POST', 'deals/abc/win', { user_id: t.user.id })).status).to.equal(404);
     expect(await dealDetail(deal.id)).to.deep.equal(before);
-    await createDeal({ title: 'Later' }).then((d) => s.one(d.id, 'deal.created'));
-    expect(s.keys('deal', deal.id)).to.deep.equal(['deal.created']);
+    await s.expectExactly('deal', deal.id, { 'deal.created': 1 });
   });
 
   it('the admin token is required: an integration key on a deal action is a 401', async () => {
@@ -222,6 +315,9 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(deal.stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
       expect(deal.responsible.id).to.equal(t.user.id);
       expect(deal.created_by.id).to.equal(t.master.id);
+      expect(deal.organization).to.deep.include({ name: 'Acme' });
+      expect(deal.organization).to.deep.equal(won.lead.organization);
+      expect(deal).to.deep.include({ tags: [], participants: [], custom_fields: [], followers: [] });
       expect(deal.deal_source).to.include({ id: source.id, name: 'Fair' });
 
       const created = await s.one(deal.id, 'deal.created');
@@ -285,8 +381,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(theirs.status, theirs.text).to.equal(404);
       const after = await leadDetail(lead.id);
       expect(after).to.deep.include({ status: 1, updated_at: before.updated_at, deals: [] });
-      await createLead({ title: 'Later' }).then((l) => s.one(l.id, 'lead.created'));
-      expect(s.keys('lead', lead.id)).to.deep.equal(['lead.created']);
+      await s.expectExactly('lead', lead.id, { 'lead.created': 1 });
     });
   });
 });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { client } from './client.js';
 import { adminOf, seedTenant } from './fixtures.js';
 import { startReceiver } from './receiver.js';
-import { DEAL_SNAPSHOT_FIELDS, deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS } from './sales.js';
+import { DEAL_SNAPSHOT_FIELDS, deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from './sales.js';
 import { startStack } from './stack.js';
 
 type Kind = 'lead' | 'deal';
@@ -27,6 +27,11 @@ export async function salesEventsStack(keys: string[]) {
   const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: keys });
   expect(sub.status, sub.text).to.equal(201);
   const kindOf = (key: string) => key.split('.')[0] as Kind;
+  const create = async (kind: Kind, body: Record<string, unknown>) => {
+    const res = await call('POST', `/integrations/external/${kind}s`, { token: t.key.key, body: { title: 'Evented', ...body } });
+    expect(res.status, res.text).to.equal(201);
+    return res.body as { id: string; code: number };
+  };
   const detail = async (kind: Kind, id: string) => {
     const res = await call('GET', `/integrations/external/${kind}s/${id}`, { token: t.key.key });
     expect(res.status, res.text).to.equal(200);
@@ -38,20 +43,21 @@ export async function salesEventsStack(keys: string[]) {
     admin,
     receiver,
     t,
-    /** The deliveries of `key` about record `id` so far. */
-    of: (id: string, key: string) => deliveriesOf(receiver, kindOf(key), id, key),
     /** The payload of the `count`th delivery of `key` about record `id`, waited for. */
     one: (id: string, key: string, count = 1) => deliveredPayload(receiver, kindOf(key), id, key, count),
-    /** The keys of the `kind` events received about record `id` so far, in arrival order. */
-    keys: (kind: Kind, id: string) =>
-      receiver.received
-        .filter((r) => kindOf(r.body?.event_key ?? '') === kind && deliveriesOf({ received: [r] }, kind, id, r.body.event_key).length)
-        .map((r) => r.body.event_key as string),
     /** POST /leads or /deals with the tenant's key (201 expected). */
-    async create(kind: Kind, body: Record<string, unknown>) {
-      const res = await call('POST', `/integrations/external/${kind}s`, { token: t.key.key, body: { title: 'Evented', ...body } });
-      expect(res.status, res.text).to.equal(201);
-      return res.body as { id: string; code: number };
+    create,
+    /**
+     * Waits for `counts[key]` deliveries of each key about record `id`, then for the `<kind>.created` of a record
+     * created after them (events issued before it have had their turn), and checks that exactly those arrived: no
+     * more of them, none of the kind's other keys.
+     */
+    async expectExactly(kind: Kind, id: string, counts: Record<string, number>) {
+      for (const [key, n] of Object.entries(counts)) if (n > 0) await deliveredPayload(receiver, kind, id, key, n);
+      const later = await create(kind, { title: 'Later' });
+      await deliveredPayload(receiver, kind, later.id, `${kind}.created`);
+      const got = Object.fromEntries(salesEventKeys(kind).map((key) => [key, deliveriesOf(receiver, kind, id, key).length]));
+      expect(got).to.deep.equal(Object.fromEntries(salesEventKeys(kind).map((key) => [key, counts[key] ?? 0])));
     },
     /** An admin call under the tenant's company (`/companies/{cid}/<rest>`), or another company's. */
     act: (method: string, rest: string, body?: unknown, companyId: string = t.company.id) =>

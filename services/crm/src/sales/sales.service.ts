@@ -234,12 +234,17 @@ export abstract class SalesRecords<
     return this.planAnswers(refs, body.custom_fields ?? [], record, false);
   }
 
-  protected planAnswers(refs: Pick<RichReads, 'fields'>, answers: AnswerInput[], record: R, allowFiles: boolean): AnswerPlan[] {
+  /** The plans of `answers` (named `custom_fields[i]` in errors, or by their own fields when `path` is ''). */
+  protected planAnswers(
+    refs: Pick<RichReads, 'fields'>,
+    answers: AnswerInput[],
+    record: R,
+    allowFiles: boolean,
+    path = (i: number) => `custom_fields[${i}]`,
+  ): AnswerPlan[] {
     const fields = new Map<string, FieldDefinition>(refs.fields.map((f) => [f.field.id, f]));
     const at = new Date();
-    return answers.map((a, i) =>
-      planAnswer(fields, a, `custom_fields[${i}]`, { companyId: record.companyId, recordId: record.id, at, allowFiles }),
-    );
+    return answers.map((a, i) => planAnswer(fields, a, path(i), { companyId: record.companyId, recordId: record.id, at, allowFiles }));
   }
 
   /** The creation's extra rows (persons, organization, participants, tags, answers), written before the record. */
@@ -806,8 +811,9 @@ export abstract class SalesRecords<
     const id = await this.requireOf(companyId, ref);
     await this.actingUser(companyId, userId);
     const refs = await this.richReads(await this.pool, companyId, {});
+    if (!refs.fields.some((f) => f.field.id === answer.id)) throw invalid(`field_id: no ${this.kind} custom field with this id`);
     return this.change(companyId, id, async (client, before) => {
-      const [plan] = this.planAnswers(refs, [answer], before.record, true);
+      const [plan] = this.planAnswers(refs, [answer], before.record, true, () => '');
       if (!plan) return;
       if (!plan.rows.length) throw invalid('value: send value, option_id or option_ids; DELETE removes an answer');
       if (holdsAnswers(before, plan)) return;
