@@ -197,8 +197,16 @@ describe('PUT /integrations/external/deals/{id}', () => {
     expect(Date.parse(d.won_date)).to.be.closeTo(Date.now(), 60_000);
     await ok(deal.id, { status: 2 });
     expect((await deals.detail(deal.id)).won_date).to.equal(d.won_date);
+    const reason = await admin('POST', `/companies/${t.company.id}/gain-reasons`, { name: 'Fit' });
+    await db.query('insert into crm.deal_gain_reasons (deal_id, reason_id, company_id, position) values ($1, $2, $3, 1)', [
+      deal.id,
+      reason.body.id,
+      t.company.id,
+    ]);
+    await db.query(`update crm.deals set won_reason_description = 'Fit' where id = $1`, [deal.id]);
     await ok(deal.id, { status: 1 });
-    expect(await deals.detail(deal.id)).to.include({ status: 1, won_date: null, lost_date: null });
+    expect(await deals.detail(deal.id)).to.include({ status: 1, won_date: null, lost_date: null, won_reason_description: null });
+    expect((await db.query('select * from crm.deal_gain_reasons where deal_id = $1', [deal.id])).rows).to.deep.equal([]);
   });
 
   it('crm_lead_source_id and lead_source {name} set the origin shown as deal_source; marketing corrects the acquisition', async () => {
