@@ -1,9 +1,7 @@
 import { run } from '@svc/platform/db/native';
 import { invalid, notFound } from '@svc/platform/errors';
-import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
-import { v7 as uuidv7 } from 'uuid';
 import type { NamedItem } from '../catalog/catalog.entity.js';
 import { LeadStatus } from '../leads/lead.entity.js';
 import type { Leads } from '../leads/lead.service.js';
@@ -114,8 +112,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
   }
 
   private async setGainReasons(client: PoolClient, deal: Pick<Deal, 'id' | 'companyId'>, reasons: NamedItem[]) {
-    const rows = reasons.map((r, i) => ({ deal_id: deal.id, reason_id: r.id, company_id: deal.companyId, position: i + 1 }));
-    await run(client, this.sql.setGainReasons, [deal.companyId, deal.id, JSON.stringify(rows)]);
+    await this.setReasons(client, this.sql.setGainReasons, deal.companyId, deal.id, reasons);
   }
 
   /**
@@ -158,15 +155,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
         }),
         lead: { id: lead.id, code: lead.code, title: lead.title },
       };
-      const [created] = await run<{ code: number }>(client, this.sql.create, [
-        companyId,
-        JSON.stringify(this.sql.record.row(deal)),
-        '[]',
-        uuidv7(),
-        JSON.stringify(this.createdPayload(this.snapshot(deal, rel))),
-        outboxChannel(this.ctx.schema),
-      ]);
-      deal.code = Number(created!.code);
+      await this.insertRecord(client, deal, null, this.createdPayload(this.snapshot(deal, rel)));
       return this.snapshot(deal, rel);
     });
   }

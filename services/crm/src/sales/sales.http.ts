@@ -1,9 +1,10 @@
 import { requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import { z } from 'zod';
-import { customFieldAnswer } from '../leads/lead.schema.js';
+import { dealFields } from '../deals/deal.schema.js';
+import { createLeadFields, customFieldAnswer } from '../leads/lead.schema.js';
 import type { LeadRelations, SalesRecord } from '../leads/lead.snapshot.js';
 import type { SalesRecords } from './sales.service.js';
 
@@ -13,12 +14,8 @@ const description = z.string().trim().max(2000).nullable().optional();
 
 export const leadWinBody = z.strictObject({
   user_id: userId,
-  deal: z
-    .strictObject({
-      title: z.string().trim().min(1, 'must not be empty').max(150, 'must be at most 150 characters'),
-      value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
-    })
-    .optional(),
+  /** The deal created with the win (decision 0057): the creation's title and value rules. */
+  deal: z.strictObject({ title: createLeadFields.shape.title, value: dealFields.value }).optional(),
 });
 export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
 export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
@@ -58,41 +55,41 @@ export function salesActionRoutes<R extends SalesRecord, Rel extends LeadRelatio
   const answer = (loaded: { record: R; rel: Rel }) => records.snapshotOf(loaded);
   // Plain strings, so Express types the params as a dictionary.
   const route = (suffix: string): string => `/companies/:cid/${path}/:id${suffix}`;
+  const param = (req: Request, name: string) => String(req.params[name]);
+  const target = (req: Request) => ({ cid: companyParam(param(req, 'cid')), id: param(req, 'id') });
   r.post(route('/lose'), async (req, res) => {
     const body = parse(loseBody, req.body);
-    const cid = companyParam(String(req.params.cid));
-    res.json(answer(await records.lose(cid, String(req.params.id), body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
+    const { cid, id } = target(req);
+    res.json(answer(await records.lose(cid, id, body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
   });
   r.post(route('/move'), async (req, res) => {
     const body = parse(moveBody, req.body);
-    res.json(answer(await records.move(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.stage_id)));
+    const { cid, id } = target(req);
+    res.json(answer(await records.move(cid, id, body.user_id, body.stage_id)));
   });
   r.post(route('/tags'), async (req, res) => {
     const body = parse(tagsBody, req.body);
-    res.json(answer(await records.addTags(companyParam(String(req.params.cid)), String(req.params.id), body.user_id, body.tag_ids)));
+    const { cid, id } = target(req);
+    res.json(answer(await records.addTags(cid, id, body.user_id, body.tag_ids)));
   });
   r.delete(route('/tags/:tagId'), async (req, res) => {
     const { user_id } = parse(userQuery, req.query);
-    res.json(
-      answer(await records.removeTag(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.tagId))),
-    );
+    const { cid, id } = target(req);
+    res.json(answer(await records.removeTag(cid, id, user_id, param(req, 'tagId'))));
   });
   r.put(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id, ...rest } = parse(answerBody, req.body);
-    const cid = companyParam(String(req.params.cid));
-    res.json(answer(await records.setCustomField(cid, String(req.params.id), user_id, { id: String(req.params.fieldId), ...rest })));
+    const { cid, id } = target(req);
+    res.json(answer(await records.setCustomField(cid, id, user_id, { id: param(req, 'fieldId'), ...rest })));
   });
   r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id } = parse(userQuery, req.query);
-    res.json(
-      answer(
-        await records.removeCustomField(companyParam(String(req.params.cid)), String(req.params.id), user_id, String(req.params.fieldId)),
-      ),
-    );
+    const { cid, id } = target(req);
+    res.json(answer(await records.removeCustomField(cid, id, user_id, param(req, 'fieldId'))));
   });
   r.put(route('/quality'), async (req, res) => {
     const body = parse(qualityBody, req.body);
-    const cid = companyParam(String(req.params.cid));
-    res.json(answer(await records.setQuality(cid, String(req.params.id), body.user_id, body.quality_rating, body.quality_reason ?? null)));
+    const { cid, id } = target(req);
+    res.json(answer(await records.setQuality(cid, id, body.user_id, body.quality_rating, body.quality_reason ?? null)));
   });
 }

@@ -1,4 +1,4 @@
-import { inTransaction, nativePool, run } from '@svc/platform/db/native';
+import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
@@ -24,6 +24,7 @@ import {
   type UserSummary,
   userSummary,
 } from '../leads/lead.summaries.js';
+import type { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { correctAcquisition } from '../marketing/correction.js';
 import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
@@ -165,16 +166,7 @@ export abstract class SalesRecords<
         ...this.createdPayload(this.snapshot(record, rel), record, body),
         ...(changes ? { custom_fields_changed: changes } : {}),
       };
-      const [created] = await run<{ id: string; code: number }>(db, this.sql.create, [
-        actor.companyId,
-        JSON.stringify(this.sql.record.row(record)),
-        JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
-        uuidv7(),
-        JSON.stringify(payload),
-        outboxChannel(this.ctx.schema),
-      ]);
-      if (!created) throw new Error(`${this.kind} insert returned no row`);
-      record.code = Number(created.code);
+      await this.insertRecord(db, record, acquisition, payload);
     };
     if (!refs) {
       await write(pool);
@@ -198,6 +190,23 @@ export abstract class SalesRecords<
       if (body.followers?.length || body.note) await this.afterCreation(actor, record, body, refs);
     }
     return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
+  }
+
+  /**
+   * Writes a new record with its acquisition and its `<kind>.created` (`payload`, whose record code the statement
+   * fills in) in the one creation statement (decision 0010), and sets the record's code.
+   */
+  protected async insertRecord(db: Pool | PoolClient, record: R, acquisition: MarketingAcquisition | null, payload: Json) {
+    const [created] = await run<{ id: string; code: number }>(db, this.sql.create, [
+      record.companyId,
+      JSON.stringify(this.sql.record.row(record)),
+      JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
+      uuidv7(),
+      JSON.stringify(payload),
+      outboxChannel(this.ctx.schema),
+    ]);
+    if (!created) throw new Error(`${this.kind} insert returned no row`);
+    record.code = Number(created.code);
   }
 
   /** The tags, persons, organization, custom fields (of the kind), users and follower roles a request names. */
@@ -748,8 +757,13 @@ export abstract class SalesRecords<
 
   /** Replaces the record's loss reasons with `reasons`, in their order. */
   protected async setLossReasons(client: PoolClient, companyId: string, id: string, reasons: NamedItem[]) {
+    await this.setReasons(client, this.sql.setLossReasons, companyId, id, reasons);
+  }
+
+  /** Replaces the record's reasons in the table of `st` (a `SalesSql.setReasons` statement) with `reasons`, in order. */
+  protected async setReasons(client: PoolClient, st: Statement, companyId: string, id: string, reasons: NamedItem[]) {
     const rows = reasons.map((r, i) => ({ [this.sql.fk]: id, reason_id: r.id, company_id: companyId, position: i + 1 }));
-    await run(client, this.sql.setLossReasons, [companyId, id, JSON.stringify(rows)]);
+    await run(client, st, [companyId, id, JSON.stringify(rows)]);
   }
 
   async move(companyId: string, ref: string, userId: string, stageId: string) {
