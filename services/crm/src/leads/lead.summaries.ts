@@ -1,8 +1,9 @@
 /**
  * The element shapes the spec names but leaves open (StageSummary, UserSummary, ActorSummary, TagSummary,
- * LossReasonSummary, FollowerSummary, CustomFieldChange, RemovedCustomField, ...), defined once here for the
- * lead detail, the PUT response and every lead.* event payload. Documented for subscribers in
- * docs/webhooks/lead-events.md; a change here is a change of that contract.
+ * LossReasonSummary, GainReasonSummary, FollowerSummary, CustomFieldChange, RemovedCustomField, DealSummary, ...),
+ * defined once here for the lead and deal details, the PUT responses and every lead.* and deal.* event payload.
+ * Documented for subscribers in docs/webhooks/lead-events.md (deal-events.md refers to it); a change here is a
+ * change of that contract.
  */
 import type { CustomField, CustomFieldOption, CustomFieldValue, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { CUSTOM_FIELD_TYPES } from '../catalog/catalog.service.js';
