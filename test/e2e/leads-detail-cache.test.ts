@@ -89,6 +89,7 @@ describe('GET lead detail cache: current across crm processes', () => {
       custom_fields: [{ id: ref.segment.id, option_id: ref.segment.options[0].id }],
       followers: [{ user_id: ref.colleague.id, role_id: ref.role.id }],
     });
+    let dealId: string | undefined;
     // Cached in both processes, under both references.
     for (const r of [lead.id, lead.code, lead.id, lead.code]) same(...((await detailBoth(r)) as [any, any]));
 
@@ -185,6 +186,37 @@ describe('GET lead detail cache: current across crm processes', () => {
             [randomUUID(), t.company.id, lead.id],
           ),
         (d) => expect(d.associations_count.notes).to.equal(1),
+      ],
+      [
+        'a win with a deal (admin action)',
+        async () => {
+          const res = await admin('POST', `/companies/${t.company.id}/leads/${lead.id}/win`, {
+            user_id: t.user.id,
+            deal: { title: 'Contract', value: 100 },
+          });
+          dealId = res.body?.deals?.[0]?.id;
+          return res;
+        },
+        (d) => {
+          expect(d.status).to.equal(2);
+          expect(d.deals.map((x: any) => [x.id, x.title, x.value])).to.deep.equal([[dealId, 'Contract', 100]]);
+          expect(d.associations_count.deals).to.equal(1);
+        },
+      ],
+      [
+        "the deal's title (PUT /deals through the first process)",
+        () => call('PUT', `/integrations/external/deals/${dealId}`, { token: t.key.key, body: { title: 'Contract B' } }),
+        (d) => expect(d.deals[0].title).to.equal('Contract B'),
+      ],
+      [
+        "the deal's value (direct SQL)",
+        () => sql('update crm.deals set value = 250 where id = $1', [dealId]),
+        (d) => expect(d.deals[0].value).to.equal(250),
+      ],
+      [
+        "the deal's stage (admin action on the deal)",
+        () => admin('POST', `/companies/${t.company.id}/deals/${dealId}/move`, { user_id: t.user.id, stage_id: t.pipeline.stages[1].id }),
+        (d) => expect(d.deals[0].stage.id).to.equal(t.pipeline.stages[1].id),
       ],
     ];
     for (const [what, change, check] of changes) {

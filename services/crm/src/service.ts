@@ -6,7 +6,7 @@ import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
-import { dealRoutes } from './deals/deal.http.js';
+import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
@@ -23,12 +23,12 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
-    return { leads, deals: new Deals(ctx, leads.sql) };
+    return { leads, deals: new Deals(ctx, leads) };
   },
   http:
-    (ctx, { leads }) =>
+    (ctx, { leads, deals }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads));
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
     },
   api: (ctx, { leads, deals }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },

@@ -1,8 +1,10 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
+import type { Router } from 'express';
 import { headerKey, need } from '../leads/lead.http.js';
-import { createDealBody } from './deal.schema.js';
+import { adminRouter, companyParam, dealWinBody, salesActionRoutes } from '../sales/sales.http.js';
+import { createDealBody, updateDealBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
 /** The external deal routes (served without Express, decision 0014). */
@@ -20,5 +22,22 @@ export function dealRoutes(deals: Deals): ApiRouter {
     need(identity, 'crm/deal.read');
     res.json(await deals.detail(identity, req.params.ref ?? ''));
   });
+  r.put('/deals/:ref', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/deal.update');
+    res.json(await deals.update(identity, req.params.ref ?? '', parse(updateDealBody, req.body)));
+  });
+  return r;
+}
+
+/** The CRM's dedicated deal actions of the management API (admin-api.md); each answers the DealSnapshot. */
+export function dealAdminRoutes(deals: Deals): Router {
+  const r = adminRouter();
+  r.post('/companies/:cid/deals/:id/win', async (req, res) => {
+    const body = parse(dealWinBody, req.body);
+    const cid = companyParam(req.params.cid);
+    res.json(deals.snapshotOf(await deals.win(cid, req.params.id, body.user_id, body.gain_reason_ids ?? [], body.description ?? null)));
+  });
+  salesActionRoutes(r, deals);
   return r;
 }

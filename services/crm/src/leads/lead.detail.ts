@@ -3,9 +3,10 @@ import { isUuid } from '@svc/platform/errors';
 import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { type LeadDetailExtras, leadSnapshot, stageSecondsAt } from './lead.snapshot.js';
+import type { DetailParts } from '../sales/sales.service.js';
+import type { Lead } from './lead.entity.js';
+import { type LeadDetailExtras, stageDurationsAt } from './lead.snapshot.js';
 import type { LeadSql } from './lead.sql.js';
-import { stageDuration } from './lead.summaries.js';
 
 type Json = Record<string, unknown>;
 
@@ -109,6 +110,8 @@ export class LeadDetails {
   constructor(
     private readonly pool: Promise<Pool>,
     private readonly sql: LeadSql,
+    /** The parts of a detail read by the detail statements (SalesRecords.detailParts). */
+    private readonly parts: (row: Json) => DetailParts<Lead>,
     options: { maxEntries?: number } = {},
   ) {
     this.cache = new LRUCache({ max: options.maxEntries ?? 10_000 });
@@ -179,29 +182,14 @@ export class LeadDetails {
   }
 
   private store(key: string, row: Json): CachedDetail {
-    const { lead, rel } = this.sql.fromRow(row);
-    const extras = this.sql.detailExtrasFromRow(row);
-    const base = {
-      ...leadSnapshot(lead, rel),
-      pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
-    };
-    const associations = {
-      items: 0,
-      tasks: 0,
-      qualifications: 0,
-      notes: extras.notesCount,
-      files: 0,
-      activities: 0,
-      proposals: 0,
-      deals: 0,
-    };
+    const { record, head, stagePeriods, associations } = this.parts(row);
     const detail: CachedDetail = {
-      id: lead.id,
-      version: lead.detailVersion,
+      id: record.id,
+      version: record.detailVersion,
       catalogVersion: Number(row._catalogVersion),
-      head: JSON.stringify(base).slice(0, -1),
+      head: JSON.stringify(head).slice(0, -1),
       tail: `,"associations_count":${JSON.stringify(associations)}}`,
-      stagePeriods: extras.stagePeriods,
+      stagePeriods,
     };
     const held = this.cache.get(key);
     if (!held || held.version < detail.version || held.catalogVersion < detail.catalogVersion) this.cache.set(key, detail);
@@ -209,7 +197,6 @@ export class LeadDetails {
   }
 
   private body(detail: CachedDetail, nowUs: number, views: number): string {
-    const durations = detail.stagePeriods.map((p) => stageDuration(p.stage, stageSecondsAt(p, nowUs)));
-    return `${detail.head},"stage_durations":${JSON.stringify(durations)},"views_count":${views}${detail.tail}`;
+    return `${detail.head},"stage_durations":${JSON.stringify(stageDurationsAt(detail.stagePeriods, nowUs))},"views_count":${views}${detail.tail}`;
   }
 }

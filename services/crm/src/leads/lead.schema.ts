@@ -36,6 +36,12 @@ export type CustomFieldAnswerInput = z.infer<typeof customFieldAnswer>;
 
 const uniqueIds = <T>(items: T[], id: (t: T) => string) => new Set(items.map(id)).size === items.length;
 
+/** The `custom_fields` of a create or update body: each field answered at most once. */
+const customFieldAnswers = z
+  .array(customFieldAnswer)
+  .max(500)
+  .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice');
+
 /**
  * POST /leads. Strict: a field the contract forbids (top-level phone, email, lead_source) or does not
  * know is a 400 naming it, never silently dropped.
@@ -52,11 +58,7 @@ export const createLeadFields = z.strictObject({
   person: personInput.nullable().optional(),
   organization_id: uuid.nullable().optional(),
   organization: organizationInput.nullable().optional(),
-  custom_fields: z
-    .array(customFieldAnswer)
-    .max(500)
-    .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-    .optional(),
+  custom_fields: customFieldAnswers.optional(),
   measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
   /** The marketing tracking object; null is the same as not sending it. */
   marketing: marketingBody.nullable().optional(),
@@ -87,45 +89,52 @@ export function idempotencyKey() {
   return z.string().trim().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
 }
 
-/** PUT /leads/{id} (spec): title required; omitted fields keep their value. */
-export const updateLeadBody = z
-  .strictObject({
-    title,
-    stage_id: uuid.optional(),
-    responsible_id: uuid.optional(),
-    quality_rating: qualityRating.nullable().optional(),
-    quality_reason: qualityReason.nullable().optional(),
-    phone: text(100).min(1, 'must not be empty').optional(),
-    email: z.email('must be an e-mail address').max(320).optional(),
-    visibility: visibility.optional(),
-    persons_id: z
-      .array(z.strictObject({ person_id: uuid, delete: z.boolean().optional() }))
-      .max(100)
-      .refine((a) => uniqueIds(a, (x) => x.person_id), 'must not name a person twice')
-      .optional(),
-    person: personInput.nullable().optional(),
-    organization_id: uuid.nullable().optional(),
-    organization: organizationInput.nullable().optional(),
-    custom_fields: z
-      .array(customFieldAnswer)
-      .max(500)
-      .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-      .optional(),
-    marketing: marketingBody.nullable().optional(),
-    crm_lead_source_id: uuid.nullable().optional(),
-    lead_source: z
-      .strictObject({ name: text(200).min(1, 'must not be empty') })
-      .nullable()
-      .optional(),
-  })
-  .superRefine((b, ctx) => {
-    if (b.organization_id !== undefined && b.organization) {
-      ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
-    }
-    if (b.crm_lead_source_id && b.lead_source) {
-      ctx.addIssue({ code: 'custom', path: ['lead_source'], message: 'conflicts with crm_lead_source_id; send one of them' });
-    }
-  });
+/** PUT /leads/{id} (spec): title required; omitted fields keep their value. PUT /deals/{id} extends it. */
+export const updateLeadFields = z.strictObject({
+  title,
+  stage_id: uuid.optional(),
+  responsible_id: uuid.optional(),
+  quality_rating: qualityRating.nullable().optional(),
+  quality_reason: qualityReason.nullable().optional(),
+  phone: text(100).min(1, 'must not be empty').optional(),
+  email: z.email('must be an e-mail address').max(320).optional(),
+  visibility: visibility.optional(),
+  persons_id: z
+    .array(z.strictObject({ person_id: uuid, delete: z.boolean().optional() }))
+    .max(100)
+    .refine((a) => uniqueIds(a, (x) => x.person_id), 'must not name a person twice')
+    .optional(),
+  person: personInput.nullable().optional(),
+  organization_id: uuid.nullable().optional(),
+  organization: organizationInput.nullable().optional(),
+  custom_fields: customFieldAnswers.optional(),
+  marketing: marketingBody.nullable().optional(),
+  crm_lead_source_id: uuid.nullable().optional(),
+  lead_source: z
+    .strictObject({ name: text(200).min(1, 'must not be empty') })
+    .nullable()
+    .optional(),
+});
+
+/** An update's conflicting pairs: organization_id with organization, crm_lead_source_id with lead_source. */
+export function updateConflicts(
+  b: {
+    organization_id?: string | null | undefined;
+    organization?: unknown;
+    crm_lead_source_id?: string | null | undefined;
+    lead_source?: unknown;
+  },
+  ctx: z.RefinementCtx,
+) {
+  if (b.organization_id !== undefined && b.organization) {
+    ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
+  }
+  if (b.crm_lead_source_id && b.lead_source) {
+    ctx.addIssue({ code: 'custom', path: ['lead_source'], message: 'conflicts with crm_lead_source_id; send one of them' });
+  }
+}
+
+export const updateLeadBody = updateLeadFields.superRefine(updateConflicts);
 export type UpdateLeadBody = z.infer<typeof updateLeadBody>;
 
 const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).or(z.iso.date());

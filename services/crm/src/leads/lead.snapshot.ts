@@ -9,12 +9,15 @@ import type { Lead, MeasurementConsent } from './lead.entity.js';
 import {
   type CustomFieldRelation,
   customFieldsWithAnswers,
+  type DealOfLead,
+  dealSummary,
   type FollowerRelation,
   followerSummary,
   namedSummary,
   organizationSummary,
   type ParticipantRelation,
   participantSummary,
+  stageDuration,
   stageSummary,
   tagSummary,
   userSummary,
@@ -36,20 +39,24 @@ export interface LeadRelations {
   customFields: CustomFieldRelation[];
   followers: FollowerRelation[];
   lossReasons: NamedItem[];
+  /** The deals that came from the lead (empty for a deal). */
+  deals: DealOfLead[];
 }
 
 /**
  * What only the detail shows: the time spent per stage (in first-entered order) and the note count. A stage's time
- * is its closed periods (`closedUs`) plus, at the time of the read, its open one (started at `openFromUs`).
+ * is its closed periods (`closedUs`) plus, at the time of the read (`nowUs`, the database's), its open one (started
+ * at `openFromUs`).
  */
 export interface LeadDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
+  nowUs: number;
 }
 
-/** Seconds spent in a stage of `stagePeriods` at `nowUs` (the database's time of the read, in microseconds). */
-export const stageSecondsAt = (period: LeadDetailExtras['stagePeriods'][number], nowUs: number): number =>
-  (period.closedUs + period.openFromUs.reduce((sum, from) => sum + (nowUs - from), 0)) / 1e6;
+/** The detail's `stage_durations` at `nowUs` (the database's time of the read, in microseconds). */
+export const stageDurationsAt = (periods: LeadDetailExtras['stagePeriods'], nowUs: number) =>
+  periods.map((p) => stageDuration(p.stage, (p.closedUs + p.openFromUs.reduce((sum, from) => sum + (nowUs - from), 0)) / 1e6));
 
 export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipelineStages'> => ({
   tags: [],
@@ -58,6 +65,7 @@ export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipe
   customFields: [],
   followers: [],
   lossReasons: [],
+  deals: [],
 });
 
 /**
@@ -138,7 +146,7 @@ export function leadSnapshot(lead: SalesRecord, rel: LeadRelations) {
     custom_fields: customFieldsWithAnswers(rel.customFields),
     tags: rel.tags.map(tagSummary),
     proposals: [],
-    deals: [],
+    deals: rel.deals.map(dealSummary),
     followers: rel.followers.map(followerSummary),
     has_channel_chat: false,
     channel_chats: [],

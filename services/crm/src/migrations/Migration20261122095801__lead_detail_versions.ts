@@ -1,6 +1,10 @@
 import { Migration } from '@mikro-orm/migrations';
 
-/** Lead-specific tables the lead detail reads, and the column naming the lead (decision 0015). */
+/**
+ * Lead-specific tables the lead detail reads, and the column naming the lead (decision 0015): the deals too, which
+ * the detail lists (`deals`, decision 0057: a deal's columns and, through the catalog, its stage and responsible).
+ * Rows of a deal (acquisitions, custom field answers) name no lead and bump nothing.
+ */
 const LEAD_TABLES: [string, string][] = [
   ['lead_tags', 'lead_id'],
   ['lead_participants', 'lead_id'],
@@ -10,6 +14,7 @@ const LEAD_TABLES: [string, string][] = [
   ['lead_stage_periods', 'lead_id'],
   ['marketing_acquisitions', 'lead_id'],
   ['custom_field_values', 'record_id'],
+  ['deals', 'lead_id'],
 ];
 /** Contacts the detail shows through lead_participants, and the column naming the person. */
 const PERSON_TABLES: [string, string][] = [
