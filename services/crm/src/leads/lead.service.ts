@@ -524,37 +524,10 @@ export class Leads {
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
   async list(actor: Actor, q: ListLeadsQuery) {
-    const take = q.take ?? 20;
-    const cursor = q.cursor ? decodeCursor(q.cursor) : null;
-    const search = q.search ? `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    const [row] = await run<{ total: number; records: Json[] }>(await this.pool, this.sql.list, [
-      actor.companyId,
-      actor.userId,
-      q.stage_id ?? null,
-      q.pipeline_id ?? null,
-      q.responsible_id ?? null,
-      q.status ?? null,
-      q.tag_id ?? null,
-      q.lead_source_id ?? null,
-      q.created_from ?? null,
-      q.created_to ?? null,
-      q.updated_from ?? null,
-      q.updated_to ?? null,
-      q.only_new ?? false,
-      search,
-      cursor?.at ?? null,
-      cursor?.id ?? null,
-      q.skip ?? 0,
-      take,
-    ]);
-    const records = (row?.records ?? []).map((r) => this.sql.fromRow(r));
-    const page = records.slice(0, take);
-    const last = page[page.length - 1];
-    return {
-      total: Number(row?.total ?? 0),
-      records: page.map(({ lead, rel }) => leadSnapshot(lead, rel)),
-      next_cursor: records.length > take && last ? encodeCursor(last.lead) : null,
-    };
+    return this.sql.list.page(await this.pool, actor, q, (row) => {
+      const { lead, rel } = this.sql.fromRow(row);
+      return leadSnapshot(lead, rel);
+    });
   }
 
   // The CRM's dedicated actions (admin API): each fires its event (and lead.updated) in the change's transaction.
@@ -797,18 +770,6 @@ export function requireQualityReason(pipeline: Pipeline | undefined, rating: num
   if (pipeline?.requiresQualityReason && rating !== null && !reason?.trim()) {
     throw invalid(`quality_reason: required by the pipeline ${pipeline.name} when quality_rating is set`);
   }
-}
-
-export const encodeCursor = (lead: Lead) => Buffer.from(JSON.stringify([lead.createdAt.toISOString(), lead.id])).toString('base64url');
-
-export function decodeCursor(cursor: string): { at: string; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof at === 'string' && !Number.isNaN(Date.parse(at)) && isUuid(id)) return { at, id };
-  } catch {
-    // falls through to the 400
-  }
-  throw invalid('cursor: not a cursor of this list');
 }
 
 /**

@@ -9,8 +9,10 @@ import { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import { type IdempotencySql, idempotencySql } from './idempotency.js';
 import { Lead, LeadFollower, LeadNote, LeadParticipant, LeadTag, type MeasurementConsent } from './lead.entity.js';
+import type { ListLeadsQuery } from './lead.schema.js';
 import type { LeadDetailExtras, LeadRelations } from './lead.snapshot.js';
 import { leadVisibleSql } from './lead.visibility.js';
+import { SalesList, salesRecordFilters, searchFilter, VIEWER } from './sales-list.js';
 
 /** What the create statement's reads return: the stage and pipeline to use, and the users involved. */
 export interface CreateReads {
@@ -93,8 +95,8 @@ export class LeadSql {
    * company's plan is valid.
    */
   readonly events: Statement;
-  /** GET /leads: the parameters are listed where it is built. */
-  readonly list: Statement;
+  /** GET /leads (sales-list.ts): stage, pipeline, responsible, status, ranges, tag, effective origin, only_new, search. */
+  readonly list: SalesList<ListLeadsQuery>;
   /** The idempotency keys of POST /leads (decision 0042). */
   readonly keys: IdempotencySql;
   /** $1 company, $2 lead, $3 the lead row: its changeable columns (EntityColumns) are written. */
@@ -223,35 +225,37 @@ export class LeadSql {
        select count(*)::int as written, pg_notify($3, '') from o`,
     );
 
-    // $1 company, $2 viewer, $3 stage, $4 pipeline, $5 responsible, $6 status, $7 tag, $8 lead source (effective),
-    // $9/$10 created from/to, $11/$12 updated from/to, $13 only_new, $14 search, $15/$16 cursor (created_at, id),
-    // $17 skip, $18 take (one more is read to tell whether a next page exists).
-    const filters = `l.company_id = $1 and ${leadVisibleSql('l', '$2')}
-      and ($3::uuid is null or l.stage_id = $3::uuid)
-      and ($4::uuid is null or l.pipeline_id = $4::uuid)
-      and ($5::uuid is null or l.responsible_id = $5::uuid)
-      and ($6::int is null or l.status = $6::int)
-      and ($7::uuid is null or exists (select 1 from lead_tags ft where ft.lead_id = l.id and ft.tag_id = $7::uuid))
-      and ($8::uuid is null or coalesce((select fa.lead_source_id from marketing_acquisitions fa
-            where fa.company_id = l.company_id and fa.lead_id = l.id and fa.active order by fa.created_at desc, fa.id desc limit 1),
-          l.lead_source_id) = $8::uuid)
-      and ($9::timestamptz is null or l.created_at >= $9::timestamptz)
-      and ($10::timestamptz is null or l.created_at <= $10::timestamptz)
-      and ($11::timestamptz is null or l.updated_at >= $11::timestamptz)
-      and ($12::timestamptz is null or l.updated_at <= $12::timestamptz)
-      and (not $13::boolean or not (exists (select 1 from lead_views fv where fv.lead_id = l.id and fv.user_id = $2::uuid)
-            or exists (select 1 from lead_view_queue fq where fq.lead_id = l.id and fq.user_id = $2::uuid)))
-      and ($14::text is null or l.title ilike $14::text or exists (
-            select 1 from lead_participants fp join persons fpp on fpp.id = fp.person_id
-            where fp.lead_id = l.id and fp.company_id = l.company_id and (fpp.name ilike $14::text or exists (
-              select 1 from person_contacts fc where fc.person_id = fpp.id and fc.company_id = l.company_id and fc.value ilike $14::text))))`;
-    this.list = statement(
+    this.list = new SalesList<ListLeadsQuery>(
       'crm_lead_list',
-      `select (select count(*)::int from leads l where ${filters}) as total,
-        coalesce((select json_agg(to_json(x) order by x."createdAt" desc, x.id desc) from (
-          select ${this.relationsSelect('l')} from leads l ${this.relationsJoin('l')}
-          where ${filters} and ($15::timestamptz is null or (l.created_at, l.id) < ($15::timestamptz, $16::uuid))
-          order by l.created_at desc, l.id desc offset $17::int limit $18::int + 1) x), '[]') as records`,
+      {
+        table: 'leads',
+        alias: 'l',
+        select: this.relationsSelect('l'),
+        join: this.relationsJoin('l'),
+        visible: leadVisibleSql('l', VIEWER),
+      },
+      [
+        ...salesRecordFilters('l'),
+        {
+          type: 'uuid',
+          value: (q) => q.tag_id,
+          where: (p) => `exists (select 1 from lead_tags ft where ft.lead_id = l.id and ft.tag_id = ${p})`,
+        },
+        {
+          type: 'uuid',
+          value: (q) => q.lead_source_id,
+          where: (p) => `coalesce((select fa.lead_source_id from marketing_acquisitions fa
+            where fa.company_id = l.company_id and fa.lead_id = l.id and fa.active order by fa.created_at desc, fa.id desc limit 1),
+            l.lead_source_id) = ${p}`,
+        },
+        {
+          type: 'boolean',
+          value: (q) => q.only_new || null,
+          where: () => `not (exists (select 1 from lead_views fv where fv.lead_id = l.id and fv.user_id = ${VIEWER})
+            or exists (select 1 from lead_view_queue fq where fq.lead_id = l.id and fq.user_id = ${VIEWER}))`,
+        },
+        searchFilter('l', { table: 'lead_participants', column: 'lead_id' }),
+      ],
     );
 
     this.keys = idempotencySql(
