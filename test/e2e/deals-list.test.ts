@@ -58,11 +58,20 @@ describe('GET /integrations/external/deals', () => {
     const make = async (path: string, body: unknown, tenant = t) =>
       (await admin('POST', `/companies/${tenant.company.id}/${path}`, body)).body;
     ref.source = await make('lead-sources', { name: 'Fair' });
+    ref.tag = await make('tags', { name: 'Hot' });
+    ref.person = await make('persons', { name: 'Joana Prado', contacts: [{ type: 2, value: '+55 21 95555-1234' }] });
+    ref.otherTag = await make('tags', { name: 'Hot' }, other);
     ref.colleague = await make('users', { name: 'Colleague', email: `c-${randomUUID()}@example.test` });
     ref.second = await make('pipelines', { name: 'Second', is_primary: false, stages: [{ name: 'Only' }] });
     ref.colleagueKey = (await make('keys', { created_by_user_id: ref.colleague.id, permissions: ['*'] })).key;
     ref.masterKey = (await make('keys', { created_by_user_id: t.master.id, permissions: ['*'] })).key;
-    deals.alpha = await create({ title: 'Alpha 100% deal', value: 1000, expected_close_date: '2027-01-10T12:00:00Z', visibility: 1 });
+    deals.alpha = await create({
+      title: 'Alpha 100% deal',
+      value: 1000,
+      expected_close_date: '2027-01-10T12:00:00Z',
+      visibility: 1,
+      tags: [ref.tag.id],
+    });
     deals.beta = await create({
       title: 'Beta',
       stage_id: t.pipeline.stages[1].id,
@@ -70,8 +79,14 @@ describe('GET /integrations/external/deals', () => {
       value: 5000.5,
       expected_close_date: '2027-02-01',
       visibility: 1,
+      persons_id: [ref.person.id],
     });
-    deals.gamma = await create({ title: 'Gamma', responsible_id: ref.colleague.id, expected_close_date: '2027-03-01T00:00:00Z' });
+    deals.gamma = await create({
+      title: 'Gamma',
+      responsible_id: ref.colleague.id,
+      expected_close_date: '2027-03-01T00:00:00Z',
+      marketing: { utm_source: 'fair', utm_campaign: 'spring' },
+    });
     deals.delta = await create({ title: 'Delta', stage_id: ref.second.stages[0].id, value: 0 });
     deals.hidden = await create({ title: 'Colleague only' }, ref.colleagueKey);
     deals.assigned = await create({ title: 'Assigned to me', responsible_id: t.user.id }, ref.colleagueKey);
@@ -99,10 +114,10 @@ describe('GET /integrations/external/deals', () => {
       'stage',
       'responsible',
     );
-    expect(beta).to.not.have.any.keys('lead_source', 'deals', 'pipeline_stages');
+    expect(beta).to.not.have.any.keys('lead_source', 'deals', 'pipeline_stages', 'stage_durations', 'associations_count');
     expect(beta.deal_source.id).to.equal(ref.source.id);
     const detail = await call('GET', `/integrations/external/deals/${deals.beta.id}`, { token: t.key.key });
-    const { pipeline_stages: _stages, ...snapshot } = detail.body;
+    const { pipeline_stages: _p, stage_durations: _s, associations_count: _a, ...snapshot } = detail.body;
     expect(beta).to.deep.equal(snapshot);
   });
 
@@ -123,6 +138,15 @@ describe('GET /integrations/external/deals', () => {
     expect((await list(`?responsible_id=${other.user.id}`)).total).to.equal(0);
   });
 
+  it('filters by tag and person, and searches the persons` names and contacts', async () => {
+    expect(await titles(`?tag_id=${ref.tag.id}`)).to.deep.equal(['Alpha 100% deal']);
+    expect(await titles(`?tag_id=${ref.otherTag.id}`)).to.deep.equal([]);
+    expect(await titles(`?person_id=${ref.person.id}`)).to.deep.equal(['Beta']);
+    expect(await titles('?search=joana')).to.deep.equal(['Beta']);
+    expect(await titles('?search=95555')).to.deep.equal(['Beta']);
+    expect(await titles(`?person_id=${ref.person.id}&tag_id=${ref.tag.id}`)).to.deep.equal([]);
+  });
+
   it('filters by stage, pipeline, responsible, status and deal source', async () => {
     expect(await titles(`?stage_id=${t.pipeline.stages[1].id}`)).to.deep.equal(['Beta']);
     expect(await titles(`?pipeline_id=${ref.second.id}`)).to.deep.equal(['Delta']);
@@ -132,7 +156,8 @@ describe('GET /integrations/external/deals', () => {
     expect(await titles('?status=2')).to.deep.equal(['Delta']);
     expect(await titles('?status=1')).to.deep.equal(['Alpha 100% deal', 'Assigned to me', 'Beta', 'Gamma']);
     expect(await titles('?status=3')).to.deep.equal([]);
-    expect(await titles(`?deal_source_id=${ref.source.id}`)).to.deep.equal(['Beta']);
+    // Beta names the source; Gamma's acquisition (utm_source "fair") finds it by name.
+    expect(await titles(`?deal_source_id=${ref.source.id}`)).to.deep.equal(['Beta', 'Gamma']);
   });
 
   it('filters by value and expected_close_date ranges, bounds included; deals without a value or date are outside any range', async () => {
@@ -203,6 +228,8 @@ describe('GET /integrations/external/deals', () => {
       ['?take=ten', 'take'],
       ['?stage_id=nope', 'stage_id'],
       ['?deal_source_id=nope', 'deal_source_id'],
+      ['?tag_id=nope', 'tag_id'],
+      ['?person_id=1', 'person_id'],
       ['?value_min=abc', 'value_min'],
       ['?value_max=1e3', 'value_max'],
       ['?expected_close_from=tomorrow', 'expected_close_from'],

@@ -2,19 +2,8 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Deal, DealIdempotencyKey } from './deals/deal.entity.js';
-import {
-  Lead,
-  LeadFollower,
-  LeadIdempotencyKey,
-  LeadLossReason,
-  LeadNote,
-  LeadParticipant,
-  LeadStagePeriod,
-  LeadTag,
-  LeadView,
-  LeadViewQueued,
-} from './leads/lead.entity.js';
+import { Deal, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
+import { Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
@@ -42,16 +31,12 @@ export const dbDefinition: DbDefinition = {
     Lead,
     LeadView,
     LeadViewQueued,
-    LeadTag,
-    LeadParticipant,
-    LeadFollower,
-    LeadNote,
-    LeadLossReason,
-    LeadStagePeriod,
+    ...Object.values(LeadRelationEntities),
     LeadIdempotencyKey,
     MarketingAcquisition,
     Deal,
     DealIdempotencyKey,
+    ...Object.values(DealRelationEntities),
   ],
   migrations,
 };

@@ -25,7 +25,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
-    const deals = new Deals(ctx, leads.sql);
+    const deals = new Deals(ctx);
     return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
   },
   http:

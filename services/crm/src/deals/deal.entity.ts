@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { salesRecordProperties } from '../leads/lead.entity.js';
+import { salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 /** A deal (opportunity): the columns it shares with a lead, plus its own (spec "Deal payloads"). */
 export const Deal = defineEntity({
@@ -37,3 +37,6 @@ export const DealIdempotencyKey = defineEntity({
   },
 });
 export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;
+
+/** The deal's relation tables (deal_tags, deal_participants, ...): the lead's, keyed by deal_id (decision 0051). */
+export const DealRelationEntities = salesRelationEntities('deal');

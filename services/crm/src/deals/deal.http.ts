@@ -2,7 +2,7 @@ import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { headerKey, need } from '../leads/lead.http.js';
-import { createDealBody } from './deal.schema.js';
+import { createDealBody, updateDealBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
 /** The external deal routes (served without Express, decision 0014). */
@@ -19,6 +19,11 @@ export function dealRoutes(deals: Deals): ApiRouter {
     const identity = integrationOf(req);
     need(identity, 'crm/deal.read');
     res.json(await deals.detail(identity, req.params.ref ?? ''));
+  });
+  r.put('/deals/:ref', async (req, res) => {
+    const identity = integrationOf(req);
+    need(identity, 'crm/deal.update');
+    res.json(await deals.update(identity, req.params.ref ?? '', parse(updateDealBody, req.body)));
   });
   return r;
 }

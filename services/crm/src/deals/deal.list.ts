@@ -1,9 +1,8 @@
 /**
- * GET /deals (decision 0046): the lead list's statement, paging and filters (sales-list.ts) on the deals table,
+ * GET /deals (decision 0046): the lead list's statement, paging and filters (sales/sales.list.ts) on the deals,
  * with the deal's own filters (deal_source_id, value and expected_close_date ranges) and without only_new (deals
  * record no views). Records are DealSnapshots, read with the same select as GET /deals/{id}.
  */
-
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { nativePool } from '@svc/platform/db/native';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
@@ -12,20 +11,20 @@ import { parse } from '@svc/platform/http/parse';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { need } from '../leads/lead.http.js';
-import type { Actor } from '../leads/lead.service.js';
 import {
   dateTimeParam,
   type ListPage,
+  listed,
   numberParam,
+  originFilter,
   rangeFilters,
   SalesList,
   salesListQueryShape,
   salesRecordFilters,
-  searchFilter,
-  VIEWER,
-} from '../leads/sales-list.js';
+} from '../sales/sales.list.js';
+import type { Actor } from '../sales/sales.service.js';
 import { type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
-import { type DealSql, dealVisibleSql } from './deal.sql.js';
+import type { DealSql } from './deal.sql.js';
 
 /** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
 export const listDealsQuery = z.strictObject({
@@ -47,34 +46,29 @@ export class DealList {
     private readonly sql: DealSql,
   ) {
     this.pool = nativePool(orm);
-    this.list = new SalesList<ListDealsQuery>(
-      'crm_deal_list',
-      { table: 'deals', alias: 'd', select: sql.relationsSelect('d'), visible: dealVisibleSql('d', VIEWER) },
-      [
-        ...salesRecordFilters('d'),
-        { type: 'uuid', value: (q) => q.deal_source_id, where: (p) => `d.lead_source_id = ${p}` },
-        ...rangeFilters<ListDealsQuery>(
-          'd.value',
-          'numeric',
-          (q) => q.value_min,
-          (q) => q.value_max,
-        ),
-        ...rangeFilters<ListDealsQuery>(
-          'd.expected_close_date',
-          'timestamptz',
-          (q) => q.expected_close_from,
-          (q) => q.expected_close_to,
-        ),
-        searchFilter('d', null),
-      ],
-    );
+    this.list = new SalesList<ListDealsQuery>('crm_deal_list', sql, [
+      ...salesRecordFilters(sql),
+      originFilter<ListDealsQuery>(sql, (q) => q.deal_source_id),
+      ...rangeFilters<ListDealsQuery>(
+        listed('value'),
+        'numeric',
+        (q) => q.value_min,
+        (q) => q.value_max,
+      ),
+      ...rangeFilters<ListDealsQuery>(
+        listed('expected_close_date'),
+        'timestamptz',
+        (q) => q.expected_close_from,
+        (q) => q.expected_close_to,
+      ),
+    ]);
   }
 
   /** The deals the key creator may see, newest first (decision 0046). */
   async page(actor: Actor, q: ListDealsQuery): Promise<ListPage<DealSnapshot>> {
     return this.list.page(await this.pool, actor, q, (row) => {
-      const { deal, rel } = this.sql.fromRow(row);
-      return dealSnapshot(deal, rel);
+      const { record, rel } = this.sql.fromRow(row);
+      return dealSnapshot(record, rel);
     });
   }
 }

@@ -1,22 +1,33 @@
 import { z } from 'zod';
-import { createLeadFields, organizationConflict } from '../leads/lead.schema.js';
+import { createLeadFields, organizationConflict, updateConflicts, updateLeadFields } from '../leads/lead.schema.js';
+
+/** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
+const dealFields = {
+  value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
+  expected_close_date: z.iso
+    .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
+    .or(z.iso.date({ message: 'must be an ISO 8601 date-time' }))
+    .nullable()
+    .optional(),
+  temperature: z
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(-2147483648, 'must be a 32-bit integer')
+    .max(2147483647, 'must be a 32-bit integer')
+    .nullable()
+    .optional(),
+};
 
 /** POST /deals: the body of POST /leads plus `value`, `expected_close_date` and `temperature` (spec). */
-export const createDealBody = createLeadFields
-  .extend({
-    value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
-    expected_close_date: z.iso
-      .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
-      .or(z.iso.date({ message: 'must be an ISO 8601 date-time' }))
-      .nullable()
-      .optional(),
-    temperature: z
-      .number({ message: 'must be an integer' })
-      .int('must be an integer')
-      .min(-2147483648, 'must be a 32-bit integer')
-      .max(2147483647, 'must be a 32-bit integer')
-      .nullable()
-      .optional(),
-  })
-  .superRefine(organizationConflict);
+export const createDealBody = createLeadFields.extend(dealFields).superRefine(organizationConflict);
 export type CreateDealBody = z.infer<typeof createDealBody>;
+
+/** PUT /deals/{id} (decision 0052): the body of PUT /leads plus the deal's own fields and `status`. */
+export const updateDealBody = updateLeadFields
+  .extend({
+    ...dealFields,
+    tags: z.array(z.uuid('must be a UUID')).max(100).optional(),
+    status: z.union([z.literal(1), z.literal(2), z.literal(3)], { message: 'must be 1 (open), 2 (won) or 3 (lost)' }).optional(),
+  })
+  .superRefine(updateConflicts);
+export type UpdateDealBody = z.infer<typeof updateDealBody>;

@@ -7,7 +7,6 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { createLeadBody, customFieldAnswer, idempotencyKey, listLeadsQuery, updateLeadBody } from './lead.schema.js';
 import type { Leads, LoadedLead } from './lead.service.js';
-import { leadSnapshot } from './lead.snapshot.js';
 
 export const need = (identity: Identity, permission: string) => {
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
@@ -70,7 +69,7 @@ export function leadAdminRoutes(leads: Leads): Router {
     requireAdmin(req);
     next();
   });
-  const answer = (loaded: LoadedLead) => leadSnapshot(loaded.lead, loaded.rel);
+  const answer = (loaded: LoadedLead) => leads.snapshotOf(loaded);
   const company = (cid: string) => requireUuid(cid, 'Company');
   r.post('/companies/:cid/leads/:id/win', async (req, res) => {
     const body = parse(winBody, req.body);

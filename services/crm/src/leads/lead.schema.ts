@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { contactInput, createOrganizationBody } from '../contacts/contact.service.js';
 import { marketingBody } from '../marketing/marketing.schema.js';
+import { salesListQueryShape } from '../sales/sales.list.js';
 import { MEASUREMENT_CONSENTS } from './lead.entity.js';
-import { salesListQueryShape } from './sales-list.js';
 
 const uuid = z.uuid('must be a UUID');
 const title = z.string().trim().min(1, 'must be 1 to 150 characters').max(150, 'must be 1 to 150 characters');
@@ -88,51 +88,61 @@ export function idempotencyKey() {
   return z.string().trim().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
 }
 
-/** PUT /leads/{id} (spec): title required; omitted fields keep their value. */
-export const updateLeadBody = z
-  .strictObject({
-    title,
-    stage_id: uuid.optional(),
-    responsible_id: uuid.optional(),
-    quality_rating: qualityRating.nullable().optional(),
-    quality_reason: qualityReason.nullable().optional(),
-    phone: text(100).min(1, 'must not be empty').optional(),
-    email: z.email('must be an e-mail address').max(320).optional(),
-    visibility: visibility.optional(),
-    persons_id: z
-      .array(z.strictObject({ person_id: uuid, delete: z.boolean().optional() }))
-      .max(100)
-      .refine((a) => uniqueIds(a, (x) => x.person_id), 'must not name a person twice')
-      .optional(),
-    person: personInput.nullable().optional(),
-    organization_id: uuid.nullable().optional(),
-    organization: organizationInput.nullable().optional(),
-    custom_fields: z
-      .array(customFieldAnswer)
-      .max(500)
-      .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-      .optional(),
-    marketing: marketingBody.nullable().optional(),
-    crm_lead_source_id: uuid.nullable().optional(),
-    lead_source: z
-      .strictObject({ name: text(200).min(1, 'must not be empty') })
-      .nullable()
-      .optional(),
-  })
-  .superRefine((b, ctx) => {
-    if (b.organization_id !== undefined && b.organization) {
-      ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
-    }
-    if (b.crm_lead_source_id && b.lead_source) {
-      ctx.addIssue({ code: 'custom', path: ['lead_source'], message: 'conflicts with crm_lead_source_id; send one of them' });
-    }
-  });
+/** PUT /leads/{id} (spec): title required; omitted fields keep their value. PUT /deals/{id} extends it. */
+export const updateLeadFields = z.strictObject({
+  title,
+  stage_id: uuid.optional(),
+  responsible_id: uuid.optional(),
+  quality_rating: qualityRating.nullable().optional(),
+  quality_reason: qualityReason.nullable().optional(),
+  phone: text(100).min(1, 'must not be empty').optional(),
+  email: z.email('must be an e-mail address').max(320).optional(),
+  visibility: visibility.optional(),
+  persons_id: z
+    .array(z.strictObject({ person_id: uuid, delete: z.boolean().optional() }))
+    .max(100)
+    .refine((a) => uniqueIds(a, (x) => x.person_id), 'must not name a person twice')
+    .optional(),
+  person: personInput.nullable().optional(),
+  organization_id: uuid.nullable().optional(),
+  organization: organizationInput.nullable().optional(),
+  custom_fields: z
+    .array(customFieldAnswer)
+    .max(500)
+    .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
+    .optional(),
+  marketing: marketingBody.nullable().optional(),
+  crm_lead_source_id: uuid.nullable().optional(),
+  lead_source: z
+    .strictObject({ name: text(200).min(1, 'must not be empty') })
+    .nullable()
+    .optional(),
+});
+
+/** An update's conflicting pairs: organization_id with organization, crm_lead_source_id with lead_source. */
+export function updateConflicts(
+  b: {
+    organization_id?: string | null | undefined;
+    organization?: unknown;
+    crm_lead_source_id?: string | null | undefined;
+    lead_source?: unknown;
+  },
+  ctx: z.RefinementCtx,
+) {
+  if (b.organization_id !== undefined && b.organization) {
+    ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
+  }
+  if (b.crm_lead_source_id && b.lead_source) {
+    ctx.addIssue({ code: 'custom', path: ['lead_source'], message: 'conflicts with crm_lead_source_id; send one of them' });
+  }
+}
+
+export const updateLeadBody = updateLeadFields.superRefine(updateConflicts);
 export type UpdateLeadBody = z.infer<typeof updateLeadBody>;
 
 /** GET /leads query (decision 0045). Unknown parameters are a 400 like unknown body fields. */
 export const listLeadsQuery = z.strictObject({
   ...salesListQueryShape,
-  tag_id: uuid.optional(),
   lead_source_id: uuid.optional(),
   only_new: z
     .enum(['true', 'false'], { message: 'must be true or false' })

@@ -9,7 +9,7 @@ import { CUSTOM_FIELD_TYPES } from '../catalog/catalog.service.js';
 import type { User } from '../companies/company.entity.js';
 import type { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
-import type { LeadFollower, LeadParticipant } from './lead.entity.js';
+import type { SalesFollower, SalesParticipant } from '../sales/sales.entity.js';
 
 /** UserSummary (also ActorSummary: won_by, lost_by): `{id, name, avatar}`. */
 export interface UserSummary {
@@ -53,7 +53,7 @@ export const organizationSummary = (o: Organization | null | undefined) => (o ? 
 
 /** A participant: `{id, main, role, notes, person: {id, name, contacts: [{id, type, value, primary}]}}`. */
 export interface ParticipantRelation {
-  participant: LeadParticipant;
+  participant: SalesParticipant;
   person: Person;
   contacts: PersonContact[];
 }
@@ -71,7 +71,7 @@ export const participantSummary = ({ participant, person, contacts }: Participan
 
 /** FollowerSummary: `{role: {id, name} | null, user: UserSummary, notes}`. */
 export interface FollowerRelation {
-  follower: LeadFollower;
+  follower: SalesFollower;
   user: User;
   role: NamedItem | null;
 }

@@ -1,33 +1,27 @@
 /**
  * The lead visibility rule (spec: "Honors the visibility of the key creator"), in one place for every reader:
- * the lead detail and list statements embed `leadVisibleSql`, PUT and crm's gRPC peers call `leadAccess`.
+ * the detail, list and access statements of leads and deals (SalesSql.access) and crm's gRPC peers embed it.
  *
  * A user sees a lead when it is visible to the team (visibility 1: the company is the team; crm has no smaller
  * teams), or they are its responsible, its creator or one of its followers, or they are the company's master
  * user (the account administrator). Decision 0041.
  */
-import { run, statement } from '@svc/platform/db/native';
-import type { Pool, PoolClient } from 'pg';
+import type { SalesKind } from '../sales/sales.entity.js';
 
 export const LeadVisibility = { private: 0, team: 1 } as const;
 
 /**
- * SQL truth value: user `userParam` (a uuid expression) may see the lead or deal row `alias`; `followers` is the
- * table of its followers and its column naming the record, when the record kind has followers.
+ * SQL truth value: user `userParam` (a uuid expression) may see the lead or deal row `alias` (its followers are in
+ * `<kind>_followers`).
  */
-export const salesRecordVisibleSql = (alias: string, userParam: string, followers: { table: string; column: string } | null) => `(
+export const salesRecordVisibleSql = (kind: SalesKind, alias: string, userParam: string) => `(
   ${alias}.visibility = ${LeadVisibility.team}
-  or ${alias}.responsible_id = ${userParam}::uuid or ${alias}.created_by_id = ${userParam}::uuid${
-    followers
-      ? `
-  or exists (select 1 from ${followers.table} vf where vf.${followers.column} = ${alias}.id and vf.user_id = ${userParam}::uuid)`
-      : ''
-  }
+  or ${alias}.responsible_id = ${userParam}::uuid or ${alias}.created_by_id = ${userParam}::uuid
+  or exists (select 1 from ${kind}_followers vf where vf.${kind}_id = ${alias}.id and vf.user_id = ${userParam}::uuid)
   or exists (select 1 from companies vc where vc.id = ${alias}.company_id and vc.master_user_id = ${userParam}::uuid))`;
 
 /** SQL truth value: user `userParam` (a uuid expression) may see lead row `alias`. */
-export const leadVisibleSql = (alias: string, userParam: string) =>
-  salesRecordVisibleSql(alias, userParam, { table: 'lead_followers', column: 'lead_id' });
+export const leadVisibleSql = (alias: string, userParam: string) => salesRecordVisibleSql('lead', alias, userParam);
 
 export interface LeadAccessFacts {
   companyId: string;
@@ -55,19 +49,4 @@ export function canSeeLead(lead: LeadAccessFacts, viewer: LeadViewer): boolean {
     lead.createdById === viewer.userId ||
     (lead.followerIds ?? []).includes(viewer.userId)
   );
-}
-
-/** $1 company, $2 lead id, $3 user. */
-const accessStatement = statement(
-  'crm_lead_access',
-  `select ${leadVisibleSql('l', '$3')} as visible from leads l where l.company_id = $1 and l.id = $2`,
-);
-
-/** `absent`: no such lead in the company (404); `hidden`: the user may not see it (403). */
-export type LeadAccess = 'visible' | 'hidden' | 'absent';
-
-export async function leadAccess(db: Pool | PoolClient, companyId: string, leadId: string, userId: string): Promise<LeadAccess> {
-  const [row] = await run<{ visible: boolean }>(db, accessStatement, [companyId, leadId, userId]);
-  if (!row) return 'absent';
-  return row.visible ? 'visible' : 'hidden';
 }

@@ -1,9 +1,9 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
 /**
- * One acquisition snapshot: the normalized marketing tracking a lead arrived with. The latest active one is
- * the lead's `marketing_lead_source`; its lead source is the lead's effective origin and its consent the
- * fallback decision of a lead without a canonical one.
+ * One acquisition snapshot: the normalized marketing tracking a lead or a deal arrived with (exactly one of
+ * `leadId` and `dealId`). The latest active one is the record's `marketing_lead_source`; its lead source is the
+ * record's effective origin and its consent the fallback decision of a record without a canonical one.
  */
 export const MarketingAcquisition = defineEntity({
   name: 'MarketingAcquisition',
@@ -11,7 +11,8 @@ export const MarketingAcquisition = defineEntity({
   properties: {
     id: p.uuid().primary(),
     companyId: p.uuid(),
-    leadId: p.uuid(),
+    leadId: p.uuid().nullable(),
+    dealId: p.uuid().nullable(),
     active: p.boolean(),
     createdAt: p.datetime(),
     /** The active tracker svc_code matched, kept even when crm_lead_source_id chose the origin. */
@@ -43,6 +44,10 @@ export const MarketingAcquisition = defineEntity({
     /** The decision this acquisition carried; null when it carried none. */
     measurementConsent: p.string().length(20).nullable(),
   },
-  indexes: [{ name: 'marketing_acquisitions_lead_created_idx', properties: ['leadId', 'createdAt'] }],
+  indexes: [
+    { name: 'marketing_acquisitions_lead_created_idx', properties: ['leadId', 'createdAt'] },
+    { name: 'marketing_acquisitions_deal_created_idx', properties: ['dealId', 'createdAt'] },
+  ],
+  checks: [{ name: 'marketing_acquisitions_one_record_check', expression: 'num_nonnulls(lead_id, deal_id) = 1' }],
 });
 export type MarketingAcquisition = InferEntity<typeof MarketingAcquisition>;

@@ -1,21 +1,24 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { LeadSource } from '../catalog/catalog.entity.js';
 import type { Lead, MeasurementConsent } from '../leads/lead.entity.js';
+import type { SalesKind } from '../sales/sales.entity.js';
 import type { MarketingAcquisition } from './acquisition.entity.js';
 import type { Origin } from './origin.js';
 import type { AcquisitionDraft } from './tracking.js';
 
-/** The acquisition snapshot of a lead, to be written with it. */
+/** The acquisition snapshot of a lead or a deal, to be written with it. */
 export function acquisitionOf(
-  lead: Pick<Lead, 'id' | 'companyId'>,
+  kind: SalesKind,
+  record: Pick<Lead, 'id' | 'companyId'>,
   draft: AcquisitionDraft,
   origin: Origin,
   at: Date,
 ): MarketingAcquisition {
   return {
     id: uuidv7(),
-    companyId: lead.companyId,
-    leadId: lead.id,
+    companyId: record.companyId,
+    leadId: kind === 'lead' ? record.id : null,
+    dealId: kind === 'deal' ? record.id : null,
     active: true,
     createdAt: at,
     trackerId: origin.tracker?.id ?? null,
@@ -44,7 +47,7 @@ export function acquisitionOf(
   };
 }
 
-/** What a lead's responses need from its acquisitions. */
+/** What a lead's or a deal's responses need from its acquisitions. */
 export interface LeadMarketing {
   /** The most recent active acquisition snapshot. */
   latest: MarketingAcquisition | null;

@@ -1,8 +1,9 @@
 /**
- * The list of leads and the list of deals (GET /leads, GET /deals; decision 0045, 0046): one statement per list
+ * The list of leads and the list of deals (GET /leads, GET /deals; decisions 0045, 0046): one statement per list
  * with every filter as a nullable parameter (`$n is null or …`), so it is prepared once like the other hot
  * statements; the visibility predicate is part of it, so hidden records are neither listed nor counted. Records
- * come newest first (`created_at desc, id desc`); the cursor is the last record's `(created_at, id)`.
+ * come newest first (`created_at desc, id desc`) as their kind's snapshot select (SalesSql.relationsSelect); the
+ * cursor is the last record's `(created_at, id)`.
  */
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { invalid, isUuid } from '@svc/platform/errors';
@@ -21,6 +22,8 @@ export const numberParam = z
 /** The query parameters every sales-record list takes; each list adds its own (strictObject: unknown ones are a 400). */
 export const salesListQueryShape = {
   stage_id: uuid.optional(),
+  tag_id: uuid.optional(),
+  person_id: uuid.optional(),
   pipeline_id: uuid.optional(),
   responsible_id: uuid.optional(),
   status: z.enum(['1', '2', '3'], { message: 'must be 1, 2 or 3' }).transform(Number).optional(),
@@ -46,7 +49,7 @@ const salesListQuery = z.object(salesListQueryShape);
 export type SalesListQuery = z.infer<typeof salesListQuery>;
 
 /** The viewer (the key creator) as the list statement's parameter. */
-export const VIEWER = '$2::uuid';
+export const VIEWER = '$2';
 
 /** One filter: its parameter's SQL type, its value in the parsed query (null or undefined: not filtering) and its condition. */
 export interface ListFilter<Q> {
@@ -69,56 +72,79 @@ export function rangeFilters<Q>(
   ];
 }
 
-/** The filters of every sales-record list, on the record row `alias`. */
-export function salesRecordFilters(alias: string): ListFilter<SalesListQuery>[] {
+/** The listed record's alias in the list statement. */
+const R = 'r';
+
+/**
+ * The filters of every sales-record list, on records of `sql`'s kind: stage, pipeline, responsible, status, tag,
+ * person (a participant), created and updated ranges, and `search`: a substring, without letter case (`%` and `_`
+ * match themselves), of the title, or of the name or a contact value of one of its persons.
+ */
+export function salesRecordFilters(sql: ListedKind): ListFilter<SalesListQuery>[] {
+  const { kind, fk } = sql;
+  const persons = (p: string) => `exists (
+        select 1 from ${kind}_participants fp join persons fpp on fpp.id = fp.person_id
+        where fp.${fk} = ${R}.id and fp.company_id = ${R}.company_id and (fpp.name ilike ${p} or exists (
+          select 1 from person_contacts fc where fc.person_id = fpp.id and fc.company_id = ${R}.company_id and fc.value ilike ${p})))`;
   return [
-    { type: 'uuid', value: (q) => q.stage_id, where: (p) => `${alias}.stage_id = ${p}` },
-    { type: 'uuid', value: (q) => q.pipeline_id, where: (p) => `${alias}.pipeline_id = ${p}` },
-    { type: 'uuid', value: (q) => q.responsible_id, where: (p) => `${alias}.responsible_id = ${p}` },
-    { type: 'int', value: (q) => q.status, where: (p) => `${alias}.status = ${p}` },
+    { type: 'uuid', value: (q) => q.stage_id, where: (p) => `${R}.stage_id = ${p}` },
+    { type: 'uuid', value: (q) => q.pipeline_id, where: (p) => `${R}.pipeline_id = ${p}` },
+    { type: 'uuid', value: (q) => q.responsible_id, where: (p) => `${R}.responsible_id = ${p}` },
+    { type: 'int', value: (q) => q.status, where: (p) => `${R}.status = ${p}` },
+    {
+      type: 'uuid',
+      value: (q) => q.tag_id,
+      where: (p) =>
+        `exists (select 1 from ${kind}_tags ft where ft.${fk} = ${R}.id and ft.company_id = ${R}.company_id and ft.tag_id = ${p})`,
+    },
+    {
+      type: 'uuid',
+      value: (q) => q.person_id,
+      where: (p) =>
+        `exists (select 1 from ${kind}_participants fr where fr.${fk} = ${R}.id and fr.company_id = ${R}.company_id and fr.person_id = ${p})`,
+    },
     ...rangeFilters<SalesListQuery>(
-      `${alias}.created_at`,
+      `${R}.created_at`,
       'timestamptz',
       (q) => q.created_from,
       (q) => q.created_to,
     ),
     ...rangeFilters<SalesListQuery>(
-      `${alias}.updated_at`,
+      `${R}.updated_at`,
       'timestamptz',
       (q) => q.updated_from,
       (q) => q.updated_to,
     ),
+    {
+      type: 'text',
+      value: (q) => (q.search ? `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null),
+      where: (p) => `(${R}.title ilike ${p} or ${persons(p)})`,
+    },
   ];
 }
 
-/**
- * `search`: a substring, without letter case (`%` and `_` match themselves), of the title of record `alias`, or
- * of the name or a contact value of one of its persons (`participants`: their table and the column naming the
- * record; null for a record kind without persons).
- */
-export function searchFilter(alias: string, participants: { table: string; column: string } | null): ListFilter<SalesListQuery> {
-  const persons = (p: string) =>
-    participants
-      ? ` or exists (
-        select 1 from ${participants.table} fp join persons fpp on fpp.id = fp.person_id
-        where fp.${participants.column} = ${alias}.id and fp.company_id = ${alias}.company_id and (fpp.name ilike ${p} or exists (
-          select 1 from person_contacts fc where fc.person_id = fpp.id and fc.company_id = ${alias}.company_id and fc.value ilike ${p})))`
-      : '';
+/** The effective origin (`lead_source` / `deal_source`: the latest active acquisition's, else the record's) is `value`. */
+export function originFilter<Q>(sql: ListedKind, value: (q: Q) => unknown): ListFilter<Q> {
   return {
-    type: 'text',
-    value: (q) => (q.search ? `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null),
-    where: (p) => `(${alias}.title ilike ${p}${persons(p)})`,
+    type: 'uuid',
+    value,
+    where: (p) => `coalesce((select fa.lead_source_id from marketing_acquisitions fa
+      where fa.company_id = ${R}.company_id and fa.${sql.fk} = ${R}.id and fa.active order by fa.created_at desc, fa.id desc limit 1),
+      ${R}.lead_source_id) = ${p}`,
   };
 }
 
-/** The record kind a list reads: its table and alias, the select list and joins of its snapshot, and its visibility. */
-export interface ListedTable {
+/** A column of the listed record (for a kind's own filters). */
+export const listed = (column: string) => `${R}.${column}`;
+
+/** What a list needs of a kind's statements (SalesSql): its table, relation names, snapshot select and visibility. */
+export interface ListedKind {
+  kind: string;
   table: string;
-  alias: string;
-  select: string;
-  join?: string;
-  /** SQL truth value: the viewer (`VIEWER`) may see the row `alias`. */
-  visible: string;
+  fk: string;
+  relationsSelect(alias: string): string;
+  relationsJoin(alias: string): string;
+  visibleSql(alias: string, userParam: string): string;
 }
 
 export interface ListPage<R> {
@@ -136,13 +162,12 @@ export class SalesList<Q extends SalesListQuery> {
 
   constructor(
     name: string,
-    listed: ListedTable,
+    sql: ListedKind,
     private readonly filters: ListFilter<Q>[],
   ) {
-    const a = listed.alias;
     const n = filters.length;
     const where = [
-      `${a}.company_id = $1 and ${listed.visible}`,
+      `${R}.company_id = $1 and ${sql.visibleSql(R, VIEWER)}`,
       ...filters.map((f, i) => {
         const p = `$${i + 3}::${f.type}`;
         return `(${p} is null or ${f.where(p)})`;
@@ -151,11 +176,11 @@ export class SalesList<Q extends SalesListQuery> {
     const [at, id, skip, take] = [n + 3, n + 4, n + 5, n + 6].map((i) => `$${i}`);
     this.statement = statement(
       name,
-      `select (select count(*)::int from ${listed.table} ${a} where ${where}) as total,
+      `select (select count(*)::int from ${sql.table} ${R} where ${where}) as total,
         coalesce((select json_agg(to_json(x) order by x."createdAt" desc, x.id desc) from (
-          select ${listed.select} from ${listed.table} ${a} ${listed.join ?? ''}
-          where ${where} and (${at}::timestamptz is null or (${a}.created_at, ${a}.id) < (${at}::timestamptz, ${id}::uuid))
-          order by ${a}.created_at desc, ${a}.id desc offset ${skip}::int limit ${take}::int + 1) x), '[]') as records`,
+          select ${sql.relationsSelect(R)} from ${sql.table} ${R} ${sql.relationsJoin(R)}
+          where ${where} and (${at}::timestamptz is null or (${R}.created_at, ${R}.id) < (${at}::timestamptz, ${id}::uuid))
+          order by ${R}.created_at desc, ${R}.id desc offset ${skip}::int limit ${take}::int + 1) x), '[]') as records`,
     );
   }
 

@@ -1,0 +1,475 @@
+import type { EntityName } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
+import type { PoolClient } from 'pg';
+import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag } from '../catalog/catalog.entity.js';
+import { User } from '../companies/company.entity.js';
+import { nextCodeSql, planOpenSql } from '../companies/plan.js';
+import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
+import { type IdempotencySql, idempotencySql } from '../leads/idempotency.js';
+import type { MeasurementConsent } from '../leads/lead.entity.js';
+import type { LeadDetailExtras, LeadRelations, SalesRecord } from '../leads/lead.snapshot.js';
+import { salesRecordVisibleSql } from '../leads/lead.visibility.js';
+import { MarketingAcquisition } from '../marketing/acquisition.entity.js';
+import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import type { SalesFollower, SalesKind, SalesNote, SalesParticipant, SalesRelationEntities, SalesTag } from './sales.entity.js';
+
+/** What the create statement's reads return: the stage and pipeline to use, and the users involved. */
+export interface CreateReads {
+  stage: Stage | null;
+  pipeline: Pipeline | null;
+  hasPrimary: boolean;
+  users: User[];
+  masterUserId: string | null;
+  /** The company's required custom fields of the record's kind (a creation without answers to them is a 400). */
+  requiredFields: { id: string; name: string }[];
+}
+
+/** The references a richer creation or an update names, read in one statement (RichReads). */
+export interface RichReads {
+  tags: Tag[];
+  persons: { person: Person; contacts: PersonContact[] }[];
+  organization: Organization | null;
+  fields: { field: CustomField; options: CustomFieldOption[] }[];
+  users: User[];
+  roles: NamedItem[];
+}
+
+/** The relation tables `SalesSql.insert` writes: the kind's own (`<kind>_tags`, ...) and the custom field answers. */
+export type RelationTable = 'tags' | 'participants' | 'followers' | 'notes' | 'answers';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The statements leads and deals share (decisions 0010, 0051), for one kind of sales record: its table
+ * (`leads`/`deals`), its relation tables (`<kind>_tags`, `<kind>_participants`, ...), its custom fields (entity
+ * `<kind>`), its code sequence and its events (`<kind>.*`). Column lists come from the entity definitions
+ * (EntityColumns), so a new column needs no change here. LeadSql and DealSql add what only their kind has.
+ */
+export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
+  readonly record: EntityColumns<R>;
+  protected readonly stage: EntityColumns<Stage>;
+  protected readonly pipeline: EntityColumns<Pipeline>;
+  protected readonly user: EntityColumns<User>;
+  protected readonly acquisition: EntityColumns<MarketingAcquisition>;
+  protected readonly leadSource: EntityColumns<LeadSource>;
+  protected readonly tag: EntityColumns<Tag>;
+  protected readonly participant: EntityColumns<SalesParticipant>;
+  protected readonly person: EntityColumns<Person>;
+  protected readonly contact: EntityColumns<PersonContact>;
+  protected readonly organization: EntityColumns<Organization>;
+  protected readonly field: EntityColumns<CustomField>;
+  protected readonly option: EntityColumns<CustomFieldOption>;
+  protected readonly value: EntityColumns<CustomFieldValue>;
+  protected readonly follower: EntityColumns<SalesFollower>;
+  protected readonly named: EntityColumns<NamedItem>;
+  protected readonly recordTag: EntityColumns<SalesTag>;
+  protected readonly note: EntityColumns<SalesNote>;
+  /** `leads` or `deals`. */
+  readonly table: string;
+  /** The column naming the record in its relation tables and in marketing_acquisitions (`lead_id`, `deal_id`). */
+  readonly fk: string;
+
+  /** The reads of a creation: $1 company, $2 stage id or null, $3 responsible, $4 creator. */
+  readonly createReads: Statement;
+  /**
+   * A creation in one statement, so the company's sequence row is locked for that statement and its commit only:
+   * $1 company, $2 the record row (code filled in from the sequence), $3 acquisition rows, $4 outbox event id,
+   * $5 the `<kind>.created` payload (its `<kind>.code` filled in), $6 the outbox channel. The event is written only
+   * when the company's plan is valid. The first stage period opens with the record.
+   */
+  readonly create: Statement;
+  /** $1 company, $2 tag ids, $3 person ids, $4 organization id or null, $5 user ids, $6 follower role ids (uuid[]). */
+  readonly richReads: Statement;
+  /** The record ($2 id) of company $1 and its relations, its row locked for the caller's transaction. */
+  readonly snapshotForUpdate: Statement;
+  /** The record ($2 id) of company $1 and its relations (after a change, in the same transaction). */
+  readonly snapshot: Statement;
+  /** The id of record $2 (uuid or null) or code $3 (integer or null) of company $1. */
+  readonly idOf: Statement;
+  /** $1 company, $2 uuid or null, $3 code or null: the record's id and whether user $4 may see it. */
+  readonly access: Statement;
+  /**
+   * Events of one change: $1 company, $2 `[{id, key, payload}]`, $3 the outbox channel; written only when the
+   * company's plan is valid.
+   */
+  readonly events: Statement;
+  /** The idempotency keys of the kind's creation (decision 0042). */
+  readonly keys: IdempotencySql;
+  /** $1 company, $2 record, $3 the record row: its changeable columns (EntityColumns) are written. */
+  readonly updateRecord: Statement;
+  /** $1 company, $2 record: updated_at becomes now(); returns it. */
+  readonly touch: Statement;
+  /** $1 company, $2 record, $3 stage, $4 at: closes the open stage period and opens one in the new stage. */
+  readonly enterStage: Statement;
+  /** $1 an acquisition row: inserted, or replacing the row of the same id. */
+  readonly upsertAcquisition: Statement;
+  /** $1 company, $2 acquisition, $3 lead source. */
+  readonly setAcquisitionSource: Statement;
+  /** $1 company, $2 record, $3 field ids: their answers are deleted. */
+  readonly clearAnswers: Statement;
+  /** $1 company, $2 record, $3 person ids. */
+  readonly removeParticipants: Statement;
+  /** $1 company, $2 record, $3 tag ids. */
+  readonly removeTags: Statement;
+  /** $1 company, $2 record, $3 rows of `<kind>_loss_reasons`: replace the record's loss reasons. */
+  readonly setLossReasons: Statement;
+  /** $1 company, $2 ids: the company's loss reasons among them. */
+  readonly lossReasons: Statement;
+  private readonly inserts = new Map<string, { plain: Statement; ignoring: Statement }>();
+
+  constructor(
+    orm: MikroORM,
+    readonly kind: SalesKind,
+    entity: EntityName<R>,
+    relations: SalesRelationEntities,
+  ) {
+    this.table = `${kind}s`;
+    this.fk = `${kind}_id`;
+    this.record = new EntityColumns(orm, entity);
+    this.stage = new EntityColumns(orm, Stage);
+    this.pipeline = new EntityColumns(orm, Pipeline);
+    this.user = new EntityColumns(orm, User);
+    this.acquisition = new EntityColumns(orm, MarketingAcquisition);
+    this.leadSource = new EntityColumns(orm, LeadSource);
+    this.tag = new EntityColumns(orm, Tag);
+    this.participant = new EntityColumns(orm, relations.Participant);
+    this.person = new EntityColumns(orm, Person);
+    this.contact = new EntityColumns(orm, PersonContact);
+    this.organization = new EntityColumns(orm, Organization);
+    this.field = new EntityColumns(orm, CustomField);
+    this.option = new EntityColumns(orm, CustomFieldOption);
+    this.value = new EntityColumns(orm, CustomFieldValue);
+    this.follower = new EntityColumns(orm, relations.Follower);
+    this.named = new EntityColumns(orm, NamedItem);
+    this.recordTag = new EntityColumns(orm, relations.Tag);
+    this.note = new EntityColumns(orm, relations.Note);
+    const { table, fk } = this;
+
+    this.createReads = statement(`crm_${kind}_create_reads`, this.createReadsText());
+    this.create = statement(
+      `crm_${kind}_create`,
+      `with seq as (${nextCodeSql('$1', kind)}), r as (
+         insert into ${table} select (x).* from (
+           select jsonb_populate_record(null::${table}, $2::jsonb || jsonb_build_object('code', seq.value)) x from seq
+         ) y returning id, code, company_id, stage_id, created_at
+       ), sp as (
+         insert into ${kind}_stage_periods (id, company_id, ${fk}, stage_id, entered_at)
+         select gen_random_uuid(), r.company_id, r.id, r.stage_id, r.created_at from r
+       ), a as (
+         insert into marketing_acquisitions select (jsonb_populate_record(null::marketing_acquisitions, x)).*
+         from jsonb_array_elements($3::jsonb) x, r
+       ), o as (
+         insert into outbox (id, company_id, event_key, payload, occurred_at)
+         select $4, $1, '${kind}.created', jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code)), now() from r
+         where ${planOpenSql('$1', 'now()')}
+       )
+       select r.id, r.code, pg_notify($6, '') from r`,
+    );
+    this.richReads = statement(
+      `crm_${kind}_rich_reads`,
+      `select
+        (select json_agg(${this.tag.json('t')}) from tags t where t.company_id = $1 and t.id = any($2::uuid[])) as tags,
+        (select json_agg(json_build_object('person', ${this.person.json('p')}, 'contacts', ${this.contactsOf('p')}))
+          from persons p where p.company_id = $1 and p.id = any($3::uuid[])) as persons,
+        (select ${this.organization.json('o')} from organizations o where o.company_id = $1 and o.id = $4::uuid) as organization,
+        (select json_agg(json_build_object('field', ${this.field.json('f')}, 'options',
+            coalesce((select json_agg(${this.option.json('o')} order by o.position) from custom_field_options o
+              where o.company_id = f.company_id and o.field_id = f.id), '[]')) order by f.created_at, f.id)
+          from custom_fields f where f.company_id = $1 and f.entity = '${kind}') as fields,
+        (select json_agg(${this.user.json('u')}) from users u where u.company_id = $1 and u.id = any($5::uuid[])) as users,
+        (select json_agg(${this.named.json('n')}) from named_items n
+          where n.company_id = $1 and n.kind = 'follower_role' and n.id = any($6::uuid[])) as roles`,
+    );
+    const one = `from ${table} r ${this.relationsJoin('r')} where r.company_id = $1 and r.id = $2`;
+    this.snapshotForUpdate = statement(`crm_${kind}_snapshot_for_update`, `select ${this.relationsSelect('r')} ${one} for update of r`);
+    this.snapshot = statement(`crm_${kind}_snapshot`, `select ${this.relationsSelect('r')} ${one}`);
+    const byRef = 'r.company_id = $1 and (r.id = $2::uuid or ($2::uuid is null and r.code = $3::int))';
+    this.idOf = statement(`crm_${kind}_id_of`, `select r.id from ${table} r where ${byRef}`);
+    this.access = statement(`crm_${kind}_access`, `select r.id, ${this.visibleSql('r', '$4')} as visible from ${table} r where ${byRef}`);
+    this.events = statement(
+      'crm_sales_events',
+      `with o as (
+         insert into outbox (id, company_id, event_key, payload, occurred_at)
+         select e.id, $1, e.key, e.payload, now() from jsonb_to_recordset($2::jsonb) as e(id uuid, key text, payload jsonb)
+         where ${planOpenSql('$1', 'now()')}
+         returning 1
+       )
+       select count(*)::int as written, pg_notify($3, '') from o`,
+    );
+    this.keys = idempotencySql(
+      kind,
+      `${kind}_idempotency_keys`,
+      table,
+      fk,
+      `coalesce(r.measurement_consent, (select a.measurement_consent from marketing_acquisitions a where a.company_id = r.company_id
+         and a.${fk} = r.id and a.active and a.measurement_consent is not null order by a.created_at desc, a.id desc limit 1), 'UNSPECIFIED')`,
+    );
+    const fixed = new Set(['id', 'company_id', 'code', 'created_at', 'updated_at', 'views_count', 'created_by_id']);
+    const changeable = Object.keys(this.record.row({} as R)).filter((c) => !fixed.has(c));
+    this.updateRecord = statement(
+      `crm_${kind}_update`,
+      `update ${table} set (${changeable.join(', ')}) = (select ${changeable.map((c) => `x.${c}`).join(', ')}
+         from jsonb_populate_record(null::${table}, $3::jsonb) x) where company_id = $1 and id = $2`,
+    );
+    this.touch = statement(
+      `crm_${kind}_touch`,
+      `update ${table} set updated_at = greatest(now(), updated_at + interval '1 millisecond') where company_id = $1 and id = $2 returning updated_at`,
+    );
+    this.enterStage = statement(
+      `crm_${kind}_enter_stage`,
+      `with closed as (update ${kind}_stage_periods set left_at = $4 where company_id = $1 and ${fk} = $2 and left_at is null)
+       insert into ${kind}_stage_periods (id, company_id, ${fk}, stage_id, entered_at) values (gen_random_uuid(), $1, $2, $3, $4)`,
+    );
+    const acquisitionColumns = Object.keys(this.acquisition.row({} as MarketingAcquisition)).filter((c) => c !== 'id');
+    this.upsertAcquisition = statement(
+      'crm_acquisition_upsert',
+      `insert into marketing_acquisitions select (jsonb_populate_record(null::marketing_acquisitions, $1::jsonb)).*
+       on conflict (id) do update set (${acquisitionColumns.join(', ')}) = (${acquisitionColumns.map((c) => `excluded.${c}`).join(', ')})`,
+    );
+    this.setAcquisitionSource = statement(
+      'crm_acquisition_source',
+      'update marketing_acquisitions set lead_source_id = $3 where company_id = $1 and id = $2',
+    );
+    this.clearAnswers = statement(
+      'crm_clear_answers',
+      'delete from custom_field_values where company_id = $1 and record_id = $2 and field_id = any($3::uuid[])',
+    );
+    this.removeParticipants = statement(
+      `crm_${kind}_remove_participants`,
+      `delete from ${kind}_participants where company_id = $1 and ${fk} = $2 and person_id = any($3::uuid[])`,
+    );
+    this.removeTags = statement(
+      `crm_${kind}_remove_tags`,
+      `delete from ${kind}_tags where company_id = $1 and ${fk} = $2 and tag_id = any($3::uuid[])`,
+    );
+    this.setLossReasons = statement(
+      `crm_${kind}_set_loss_reasons`,
+      `with d as (delete from ${kind}_loss_reasons where company_id = $1 and ${fk} = $2)
+       insert into ${kind}_loss_reasons select (jsonb_populate_record(null::${kind}_loss_reasons, x)).* from jsonb_array_elements($3::jsonb) x`,
+    );
+    this.lossReasons = statement(
+      'crm_loss_reasons',
+      `select json_agg(${this.named.json('n')}) as reasons from named_items n where n.company_id = $1 and n.kind = 'loss_reason' and n.id = any($2::uuid[])`,
+    );
+  }
+
+  /** SQL truth value: user `userParam` may see record row `alias` of this kind (decision 0041). */
+  visibleSql(alias: string, userParam: string): string {
+    return salesRecordVisibleSql(this.kind, alias, userParam);
+  }
+
+  /** Inserts entity rows (keyed by property names) into a relation table; `ignoreConflicts` skips rows already there. */
+  async insert(client: PoolClient, relation: RelationTable, rows: object[], ignoreConflicts = false): Promise<void> {
+    if (!rows.length) return;
+    const table = relation === 'answers' ? 'custom_field_values' : `${this.kind}_${relation}`;
+    let st = this.inserts.get(table);
+    if (!st) {
+      const text = `insert into ${table} select (jsonb_populate_record(null::${table}, x)).* from jsonb_array_elements($1::jsonb) x`;
+      st = {
+        plain: statement(`crm_insert_${table}`, text),
+        ignoring: statement(`crm_insert_${table}_ignoring`, `${text} on conflict do nothing`),
+      };
+      this.inserts.set(table, st);
+    }
+    const columns: Record<RelationTable, { row(entity: never): Json }> = {
+      tags: this.recordTag,
+      participants: this.participant,
+      followers: this.follower,
+      notes: this.note,
+      answers: this.value,
+    };
+    await run(client, ignoreConflicts ? st.ignoring : st.plain, [
+      JSON.stringify(rows.map((r) => (columns[relation] as { row(entity: object): Json }).row(r))),
+    ]);
+  }
+
+  namedFromRows(rows: Json[]): NamedItem[] {
+    return rows.map((r) => this.named.hydrate(r));
+  }
+
+  protected contactsOf(personAlias: string): string {
+    return `coalesce((select json_agg(${this.contact.json('c')} order by c.type, c.primary desc, c.id) from person_contacts c
+      where c.company_id = ${personAlias}.company_id and c.person_id = ${personAlias}.id), '[]')`;
+  }
+
+  /**
+   * The select list of a record (alias `alias`) with everything its snapshot shows: the stages of its pipeline,
+   * the pipeline, its users, the latest active acquisition and the latest decision, the lead sources, tags,
+   * participants, organization, custom field answers, followers and loss reasons, plus what `extraSelect` adds.
+   * `detail` adds the time per stage and the note count. Needs `relationsJoin(alias)` in the from clause.
+   */
+  relationsSelect(alias: string, detail = false): string {
+    const { kind, fk } = this;
+    const same = `company_id = ${alias}.company_id`;
+    const activeOfRecord = `a.${same} and a.${fk} = ${alias}.id and a.active`;
+    const extras = detail
+      ? `,
+      (select json_agg(json_build_object('stage', ${this.stage.json('s')}, 'seconds', x.seconds) order by x.first, s.id) from (
+        select sp.stage_id, min(sp.entered_at) as first, sum(extract(epoch from coalesce(sp.left_at, now()) - sp.entered_at))::float8 as seconds
+        from ${kind}_stage_periods sp where sp.${same} and sp.${fk} = ${alias}.id group by sp.stage_id) x
+        join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
+      (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount"`
+      : '';
+    return `${this.record.select(alias)}, ${this.stagesAndUsersSelect(alias)},
+      case when la.id is null then null else ${this.acquisition.json('la')} end as "_latest",
+      (select a.measurement_consent from marketing_acquisitions a where ${activeOfRecord} and a.measurement_consent is not null
+        order by a.created_at desc, a.id desc limit 1) as "_latestDecision",
+      ${this.leadSourcesSelect(alias, [`${alias}.lead_source_id`, 'la.lead_source_id'])} as "_leadSources",
+      (select json_agg(${this.tag.json('t')} order by rt.created_at, t.name collate "C", t.id) from ${kind}_tags rt
+        join tags t on t.${same} and t.id = rt.tag_id where rt.${same} and rt.${fk} = ${alias}.id) as "_tags",
+      (select json_agg(json_build_object('participant', ${this.participant.json('rp')}, 'person', ${this.person.json('pp')},
+          'contacts', ${this.contactsOf('pp')}) order by rp.main desc, rp.created_at, rp.id)
+        from ${kind}_participants rp join persons pp on pp.${same} and pp.id = rp.person_id
+        where rp.${same} and rp.${fk} = ${alias}.id) as "_participants",
+      (select ${this.organization.json('o')} from organizations o where o.${same} and o.id = ${alias}.organization_id) as "_organization",
+      (select json_agg(json_build_object('field', ${this.field.json('cf')}, 'value', ${this.value.json('cv')},
+          'option', case when co.id is null then null else ${this.option.json('co')} end))
+        from custom_field_values cv join custom_fields cf on cf.${same} and cf.id = cv.field_id
+        left join custom_field_options co on co.${same} and co.id = cv.option_id
+        where cv.${same} and cv.record_id = ${alias}.id) as "_customFields",
+      (select json_agg(json_build_object('follower', ${this.follower.json('rf')}, 'user', ${this.user.json('fu')},
+          'role', case when fr.id is null then null else ${this.named.json('fr')} end) order by rf.created_at, rf.id)
+        from ${kind}_followers rf join users fu on fu.${same} and fu.id = rf.user_id
+        left join named_items fr on fr.${same} and fr.id = rf.role_id
+        where rf.${same} and rf.${fk} = ${alias}.id) as "_followers",
+      (select json_agg(${this.named.json('lr')} order by rlr.position) from ${kind}_loss_reasons rlr
+        join named_items lr on lr.${same} and lr.id = rlr.reason_id where rlr.${same} and rlr.${fk} = ${alias}.id) as "_lossReasons"${this.extraSelect(alias)}${extras}`;
+  }
+
+  /** What a kind's snapshot shows beyond the shared relations (a leading comma and select items), read by `fromRow`. */
+  protected extraSelect(_alias: string): string {
+    return '';
+  }
+
+  /** The latest active acquisition of record `alias`, as `la` (for relationsSelect). */
+  relationsJoin(alias: string): string {
+    return `left join lateral (
+      select * from marketing_acquisitions a where a.company_id = ${alias}.company_id and a.${this.fk} = ${alias}.id and a.active
+      order by a.created_at desc, a.id desc limit 1) la on true`;
+  }
+
+  /** The reads of a creation (`createReads`, `createReadsFromRow`). */
+  private createReadsText(): string {
+    return `with st as (
+         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
+         union all
+         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
+          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
+       ), co as (select master_user_id from companies where id = $1)
+       select
+         (select ${this.stage.json('st')} from st) as stage,
+         (select ${this.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
+         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
+         (select json_agg(${this.user.json('u')}) from users u
+           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
+         (select master_user_id from co) as "masterUserId",
+         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
+           from custom_fields f where f.company_id = $1 and f.entity = '${this.kind}' and f.required) as "requiredFields"`;
+  }
+
+  /** What a record (alias `alias`) shows of its pipeline and users: `_stages`, `_pipeline`, `_users`. */
+  private stagesAndUsersSelect(alias: string): string {
+    const same = `company_id = ${alias}.company_id`;
+    return `(select json_agg(${this.stage.json('s')} order by s.position, s.id) from stages s
+        where s.${same} and s.pipeline_id = ${alias}.pipeline_id) as "_stages",
+      (select ${this.pipeline.json('p')} from pipelines p where p.${same} and p.id = ${alias}.pipeline_id) as "_pipeline",
+      (select json_agg(${this.user.json('u')}) from users u
+        where u.${same} and u.id in (${alias}.responsible_id, ${alias}.created_by_id)) as "_users"`;
+  }
+
+  /** The JSON array of the lead sources of `alias` whose id is one of the SQL expressions `ids`. */
+  private leadSourcesSelect(alias: string, ids: string[]): string {
+    return `(select json_agg(${this.leadSource.json('s')}) from lead_sources s
+        where s.company_id = ${alias}.company_id and s.id in (${ids.join(', ')}))`;
+  }
+
+  /** A row of relationsSelect: the record (its own columns) and its relations. */
+  fromRow(row: Json): { record: R; rel: Rel } {
+    const list = (v: unknown) => (v as Json[] | null) ?? [];
+    const latest = row._latest ? this.acquisition.hydrate(row._latest as Json) : null;
+    const record = this.record.hydrate(row);
+    const stages = list(row._stages).map((s) => this.stage.hydrate(s));
+    const users = list(row._users).map((u) => this.user.hydrate(u));
+    const sources = list(row._leadSources).map((s) => this.leadSource.hydrate(s));
+    const rel: LeadRelations = {
+      stage: stages.find((s) => s.id === record.stageId),
+      pipeline: row._pipeline ? this.pipeline.hydrate(row._pipeline as Json) : undefined,
+      pipelineStages: stages,
+      users: new Map(users.map((u) => [u.id, u])),
+      marketing: {
+        latest,
+        latestDecision: (row._latestDecision as MeasurementConsent | null) ?? null,
+        leadSources: new Map(sources.map((s) => [s.id, s])),
+      },
+      tags: list(row._tags).map((t) => this.tag.hydrate(t)),
+      participants: list(row._participants).map((x) => ({
+        participant: this.participant.hydrate(x.participant as Json),
+        person: this.person.hydrate(x.person as Json),
+        contacts: list(x.contacts).map((c) => this.contact.hydrate(c)),
+      })),
+      organization: row._organization ? this.organization.hydrate(row._organization as Json) : null,
+      customFields: list(row._customFields).map((x) => ({
+        field: this.field.hydrate(x.field as Json),
+        value: this.value.hydrate(x.value as Json),
+        option: x.option ? this.option.hydrate(x.option as Json) : null,
+      })),
+      followers: list(row._followers).map((x) => ({
+        follower: this.follower.hydrate(x.follower as Json),
+        user: this.user.hydrate(x.user as Json),
+        role: x.role ? this.named.hydrate(x.role as Json) : null,
+      })),
+      lossReasons: list(row._lossReasons).map((n) => this.named.hydrate(n)),
+    };
+    return { record, rel: this.relationsOf(row, rel) };
+  }
+
+  /** The kind's relations: the shared ones plus what `extraSelect` read. */
+  protected relationsOf(_row: Json, shared: LeadRelations): Rel {
+    return shared as Rel;
+  }
+
+  /** The detail-only part of a `relationsSelect(alias, true)` row. */
+  detailExtrasFromRow(row: Json): LeadDetailExtras {
+    return {
+      stagePeriods: ((row._stagePeriods as Json[] | null) ?? []).map((x) => ({
+        stage: this.stage.hydrate(x.stage as Json),
+        seconds: Number(x.seconds),
+      })),
+      notesCount: Number(row._notesCount ?? 0),
+    };
+  }
+
+  richReadsFromRow(row: Json): RichReads {
+    const list = (v: unknown) => (v as Json[] | null) ?? [];
+    return {
+      tags: list(row.tags).map((t) => this.tag.hydrate(t)),
+      persons: list(row.persons).map((x) => ({
+        person: this.person.hydrate(x.person as Json),
+        contacts: list(x.contacts).map((c) => this.contact.hydrate(c)),
+      })),
+      organization: row.organization ? this.organization.hydrate(row.organization as Json) : null,
+      fields: list(row.fields).map((x) => ({
+        field: this.field.hydrate(x.field as Json),
+        options: list(x.options).map((o) => this.option.hydrate(o)),
+      })),
+      users: list(row.users).map((u) => this.user.hydrate(u)),
+      roles: list(row.roles).map((n) => this.named.hydrate(n)),
+    };
+  }
+
+  createReadsFromRow(row: Json): CreateReads {
+    return {
+      stage: row.stage ? this.stage.hydrate(row.stage as Json) : null,
+      pipeline: row.pipeline ? this.pipeline.hydrate(row.pipeline as Json) : null,
+      hasPrimary: row.hasPrimary === true,
+      users: ((row.users as Json[] | null) ?? []).map((u) => this.user.hydrate(u)),
+      masterUserId: (row.masterUserId as string | null) ?? null,
+      requiredFields: (row.requiredFields as { id: string; name: string }[] | null) ?? [],
+    };
+  }
+
+  acquisitionRow(a: MarketingAcquisition): Json {
+    return this.acquisition.row(a);
+  }
+}
