@@ -18,6 +18,7 @@ import { createLeadBody, dbDefinition, Leads } from '@svc/crm';
 import { createOrm } from '@svc/platform/db/orm';
 import { createLogger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
+import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { REPO_ROOT } from '../../scripts/stack.js';
 import { capture, pgbenchScript, type ReplayScript } from '../lib/capture.js';
@@ -206,7 +207,10 @@ async function creation(
   await bench.stopStack();
   const replay = async (label: string, r: ReplayScript, shape: Shape) => {
     const name = `lead-create-${label}-${shape.connections}c`;
-    const spec = bench.pgbenchSpec(name, r.script, shape.connections, shape.durationS, shape.warmupS, PGBENCH_THREADS);
+    const spec = {
+      ...bench.pgbenchSpec(name, r.script, shape.connections, shape.durationS, shape.warmupS, PGBENCH_THREADS),
+      perStatement: true,
+    };
     return sampledPhase(`POST ${label} pgbench ${shape.connections}c`, () => pgbench(spec, bench.onPgbench));
   };
   const pgDedup = await replay('dedup', dedupReplay, many);
@@ -224,6 +228,15 @@ async function creation(
     `  ratios gateway POST / pgbench: dedup ${f3(ratio(dedup.value.rate, pgDedup.value.rate))} at ${C}c, ` +
       `${f3(ratio(dedupOne.value.rate, pgDedupOne.value.rate))} at one connection; new person ${f3(ratio(fresh.value.rate, pgNew.value.rate))} at ${C}c`,
   );
+  for (const [label, r] of [
+    [`dedup ${C}c`, pgDedup.value],
+    ['dedup 1c', pgDedupOne.value],
+    [`new ${C}c`, pgNew.value],
+  ] as const) {
+    const top = [...r.statements].sort((x, y) => y.ms - x.ms).slice(0, 4);
+    say(`  pgbench ${label}, slowest statements (mean ms): ${top.map((t) => `${t.ms.toFixed(2)} ${t.sql.slice(0, 70)}`).join(' | ')}`);
+  }
+  await explainDedupSearch(newReplay);
   say(`  per-second responses: dedup ${trend(dedup.value)}`);
   say(`                        new   ${trend(fresh.value)}`);
   say(`  during gateway POST dedup: ${formatActivity(dedup.activity)}`);
@@ -237,6 +250,28 @@ async function creation(
       `pgbench dedup ${f0(pgDedup.value.p50us)}/${f0(pgDedup.value.p99us)}, new ${f0(pgNew.value.p50us)}/${f0(pgNew.value.p99us)}; req/s ${f1(dedup.value.rate)} / ${f1(fresh.value.rate)}`,
   );
   say();
+}
+
+/**
+ * EXPLAIN ANALYZE of the person search of a creation (`crm_person_find_by_contacts`, with an e-mail nobody holds),
+ * once the runs have filled the company with persons, and how many contacts it has.
+ */
+async function explainDedupSearch(replay: ReplayScript) {
+  const i = replay.outline.indexOf('crm_person_find_by_contacts');
+  if (i < 0) return;
+  const sql = replay.lines[i]!.replace(/:fresh_\d+/g, "'00000000-0000-7000-8000-000000000000'");
+  const client = new pg.Client({ connectionString: databaseUrl(bench.database), options: '-c search_path=crm' });
+  await client.connect();
+  try {
+    const { rows: counts } = await client.query<{ persons: number; contacts: number }>(
+      'select (select count(*)::int from persons) persons, (select count(*)::int from person_contacts) contacts',
+    );
+    say(`  the person search after the runs (${counts[0]?.persons} persons, ${counts[0]?.contacts} contacts in the company):`);
+    const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${sql}`);
+    for (const r of rows) say(`    ${r['QUERY PLAN']}`);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

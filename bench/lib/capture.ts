@@ -88,6 +88,8 @@ export interface ReplayScript {
   freshIds: number;
   /** One line per statement: its name, or the start of its text. */
   outline: string[];
+  /** The script's line of each statement (same order as `outline`). */
+  lines: string[];
 }
 
 /**
@@ -136,5 +138,6 @@ export function pgbenchScript(statements: CapturedStatement[], sinceMs: number):
     script: [...header, ...lines, ''].join('\n'),
     freshIds: fresh.size,
     outline: statements.map((st) => st.name ?? st.text.replace(/\s+/g, ' ').trim().slice(0, 90)),
+    lines,
   };
 }
