@@ -168,6 +168,10 @@ async function creation(
     ...shape,
   });
   const dedupBody = JSON.stringify(creationBody(refs, DEDUP_EMAIL));
+  // Statistics as autovacuum would have them: each phase starts after ANALYZE (the person search's plan depends on
+  // them; the EXPLAINs below show the plan with the statistics the runs left).
+  const analyze = () => adminQuery('analyze', bench.database);
+  await analyze();
   const dedup = await sampledPhase(`POST dedup gateway ${C}c`, () => measure(post(() => dedupBody, many)));
   line('gateway POST, person deduplicated', dedup.value, dedup.cores, 'crm');
   const dedupOne = await phase('POST dedup gateway 1c', () => measure(post(() => dedupBody, one)));
@@ -181,6 +185,7 @@ async function creation(
       )
     )[0]!;
   const before = await counts();
+  await analyze();
   const fresh = await sampledPhase(`POST new gateway ${C}c`, () =>
     measure(post(() => JSON.stringify(creationBody(refs, newEmail())), many)),
   );
@@ -211,6 +216,7 @@ async function creation(
       ...bench.pgbenchSpec(name, r.script, shape.connections, shape.durationS, shape.warmupS, PGBENCH_THREADS),
       perStatement: true,
     };
+    await analyze();
     return sampledPhase(`POST ${label} pgbench ${shape.connections}c`, () => pgbench(spec, bench.onPgbench));
   };
   const pgDedup = await replay('dedup', dedupReplay, many);
@@ -236,7 +242,9 @@ async function creation(
     const top = [...r.statements].sort((x, y) => y.ms - x.ms).slice(0, 4);
     say(`  pgbench ${label}, slowest statements (mean ms): ${top.map((t) => `${t.ms.toFixed(2)} ${t.sql.slice(0, 70)}`).join(' | ')}`);
   }
-  await explainDedupSearch(newReplay);
+  await explainDedupSearch(newReplay, 'with the statistics the runs left');
+  await analyze();
+  await explainDedupSearch(newReplay, 'after ANALYZE');
   say(`  per-second responses: dedup ${trend(dedup.value)}`);
   say(`                        new   ${trend(fresh.value)}`);
   say(`  during gateway POST dedup: ${formatActivity(dedup.activity)}`);
@@ -256,7 +264,7 @@ async function creation(
  * EXPLAIN ANALYZE of the person search of a creation (`crm_person_find_by_contacts`, with an e-mail nobody holds),
  * once the runs have filled the company with persons, and how many contacts it has.
  */
-async function explainDedupSearch(replay: ReplayScript) {
+async function explainDedupSearch(replay: ReplayScript, when: string) {
   const i = replay.outline.indexOf('crm_person_find_by_contacts');
   if (i < 0) return;
   const sql = replay.lines[i]!.replace(/:fresh_\d+/g, "'00000000-0000-7000-8000-000000000000'");
@@ -266,7 +274,7 @@ async function explainDedupSearch(replay: ReplayScript) {
     const { rows: counts } = await client.query<{ persons: number; contacts: number }>(
       'select (select count(*)::int from persons) persons, (select count(*)::int from person_contacts) contacts',
     );
-    say(`  the person search after the runs (${counts[0]?.persons} persons, ${counts[0]?.contacts} contacts in the company):`);
+    say(`  the person search after the runs, ${when} (${counts[0]?.persons} persons, ${counts[0]?.contacts} contacts in the company):`);
     const { rows } = await client.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${sql}`);
     for (const r of rows) say(`    ${r['QUERY PLAN']}`);
   } finally {
