@@ -94,6 +94,17 @@ const marketing = {
 /** The person of phase (a): deduplicated by e-mail or phone. */
 export const DEDUP_EMAIL = 'ana.lima@customer.example.com';
 
+/** A Person object with an e-mail and a phone, deduplicated by e-mail. */
+const personOf = (email: string) => ({
+  name: 'Ana Lima',
+  contacts: [
+    { type: EMAIL, value: email },
+    { type: PHONE, value: '+55 21 98888-7777' },
+  ],
+  avoid_duplicate: true,
+  duplicate_check_types: [EMAIL],
+});
+
 /**
  * POST /leads of phase (a): a person (`avoid_duplicate` by e-mail and phone), the required select and the number
  * field, the marketing object. `email` is the person's e-mail: the same every time (the person is found and
@@ -102,15 +113,7 @@ export const DEDUP_EMAIL = 'ana.lima@customer.example.com';
 export function creationBody(refs: LeadReferences, email: string): Record<string, unknown> {
   return {
     title: 'Bench lead with a person',
-    person: {
-      name: 'Ana Lima',
-      contacts: [
-        { type: EMAIL, value: email },
-        { type: PHONE, value: '+55 21 98888-7777' },
-      ],
-      avoid_duplicate: true,
-      duplicate_check_types: [EMAIL],
-    },
+    person: personOf(email),
     custom_fields: [
       { id: refs.segment.id, option_id: refs.segment.optionId },
       { id: refs.budget, value: '15000.50' },
@@ -138,15 +141,7 @@ export async function createRichLead(gatewayUrl: string, key: string, refs: Lead
       quality_reason: 'Budget approved, decision in Q4',
       tags: refs.tags,
       persons_id: refs.persons,
-      person: {
-        name: 'Ana Lima',
-        contacts: [
-          { type: EMAIL, value: DEDUP_EMAIL },
-          { type: PHONE, value: '+55 21 98888-7777' },
-        ],
-        avoid_duplicate: true,
-        duplicate_check_types: [EMAIL],
-      },
+      person: personOf(DEDUP_EMAIL),
       organization_id: refs.organization,
       custom_fields: [
         { id: refs.segment.id, option_id: refs.segment.optionId },

@@ -126,7 +126,7 @@ async function richRead(
       const r = await run(`rich GET ${target} ${suffix}`, shape, target);
       line(label, r.value, r.cores, cpuOf);
       results[`${target} ${suffix}`] = r;
-      if (target === 'gateway' && shape === many) gatewayMany = r.value as LoadResult;
+      if (target === 'gateway' && shape === many && 'perSecond' in r.value) gatewayMany = r.value;
     }
   }
   await raw.stop();

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { adminCreator, expect400, salesRoutes } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 type Page = { total: number; records: any[]; next_cursor: string | null };
@@ -18,17 +19,9 @@ describe('GET /integrations/external/deals', () => {
   const ref: Record<string, any> = {};
   const deals = {} as Record<'alpha' | 'beta' | 'gamma' | 'delta' | 'hidden' | 'assigned', { id: string; code: number }>;
 
-  const create = async (body: Record<string, unknown>, token = t.key.key) => {
-    const res = await call('POST', '/integrations/external/deals', { token, body });
-    expect(res.status, res.text).to.equal(201);
-    return res.body as { id: string; code: number };
-  };
-  const list = async (query = '', token = t.key.key): Promise<Page> => {
-    const res = await call('GET', `/integrations/external/deals${query}`, { token });
-    expect(res.status, `${query}: ${res.text}`).to.equal(200);
-    expect(res.body).to.have.all.keys('total', 'records', 'next_cursor');
-    return res.body;
-  };
+  const routes = () => salesRoutes(call, 'deals', () => t);
+  const create = (body: Record<string, unknown>, token = t.key.key) => routes().created(body, { token });
+  const list = (query = '', token = t.key.key): Promise<Page> => routes().list(query, token);
   const titles = async (query: string, token = t.key.key) => (await list(query, token)).records.map((r) => r.title).sort();
   const q = (s: string) => encodeURIComponent(s);
   /** Every page of `query` by next_cursor, `take` at a time. */
@@ -55,8 +48,7 @@ describe('GET /integrations/external/deals', () => {
     await db.connect();
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
-    const make = async (path: string, body: unknown, tenant = t) =>
-      (await admin('POST', `/companies/${tenant.company.id}/${path}`, body)).body;
+    const make = adminCreator(admin, () => t);
     ref.source = await make('lead-sources', { name: 'Fair' });
     ref.tag = await make('tags', { name: 'Hot' });
     ref.person = await make('persons', { name: 'Joana Prado', contacts: [{ type: 2, value: '+55 21 95555-1234' }] });
@@ -241,10 +233,8 @@ describe('GET /integrations/external/deals', () => {
       ['?only_new=true', 'only_new'],
       [`?lead_source_id=${randomUUID()}`, 'lead_source_id'],
       ['?color=red', 'color'],
-    ]) {
-      const res = await call('GET', `/integrations/external/deals${query}`, { token: t.key.key });
-      expect(res.status, query).to.equal(400);
-      expect(res.body.message, query).to.contain(field);
+    ] as const) {
+      expect400(await call('GET', `/integrations/external/deals${query}`, { token: t.key.key }), field);
     }
   });
 

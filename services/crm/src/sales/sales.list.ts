@@ -7,6 +7,7 @@
  */
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { invalid, isUuid } from '@svc/platform/errors';
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 
@@ -32,17 +33,8 @@ export const salesListQueryShape = {
   updated_from: dateTimeParam.optional(),
   updated_to: dateTimeParam.optional(),
   search: z.string().trim().min(1, 'must not be empty').max(200).optional(),
-  skip: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .transform((n) => Math.max(0, n))
-    .optional(),
-  take: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be 1 to 100')
-    .max(100, 'must be 1 to 100')
-    .optional(),
+  skip: skipParam().optional(),
+  take: takeParam(100).optional(),
   cursor: z.string().max(200).optional(),
 };
 const salesListQuery = z.object(salesListQueryShape);
