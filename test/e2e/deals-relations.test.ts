@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
-import { adminCreator, DEAL_SNAPSHOT_FIELDS, expect400, salesRoutes } from '../support/sales.js';
+import {
+  adminCreator,
+  DEAL_SNAPSHOT_FIELDS,
+  deliveredPayload,
+  deliveriesOf,
+  expect400,
+  outboxKeysOf,
+  salesRoutes,
+  seedSalesReferences,
+} from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /**
@@ -40,10 +48,7 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
         (select count(*)::int from crm.outbox where event_key like 'deal.%') events`)
     )[0],
   });
-  const outboxOf = async (dealId: string) =>
-    (await rows(`select event_key from crm.outbox where payload::text like '%' || $1 || '%' order by occurred_at, id`, [dealId])).map(
-      (r) => r.event_key,
-    );
+  const outboxOf = (dealId: string) => outboxKeysOf(db, dealId);
 
   before(async () => {
     stack = await startStack();
@@ -61,25 +66,8 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
       events: ['deal.created', 'deal.updated', 'deal.tag_added', 'deal.custom_field_updated'],
     });
     expect(sub.status, sub.text).to.equal(201);
-    ref.hot = await make('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
-    ref.cold = await make('tags', { name: 'Cold' });
-    ref.foreignTag = await make('tags', { name: 'Foreign' }, other);
-    ref.ana = await make('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
-    ref.foreignPerson = await make('persons', { name: 'Zed', contacts: [] }, other);
-    ref.acme = await make('organizations', { name: 'Acme' });
-    ref.foreignOrg = await make('organizations', { name: 'Foreign Org' }, other);
-    ref.size = await make('custom-fields', { entity: 'deal', name: 'Size', type: 'number' });
-    ref.segment = await make('custom-fields', { entity: 'deal', name: 'Segment', type: 'select', options: ['SMB', 'Enterprise'] });
-    ref.channels = await make('custom-fields', {
-      entity: 'deal',
-      name: 'Channels',
-      type: 'multiselect',
-      options: ['Web', 'Phone', 'Store'],
-    });
-    ref.contract = await make('custom-fields', { entity: 'deal', name: 'Contract', type: 'file' });
+    Object.assign(ref, await seedSalesReferences(make, 'deal', other));
     ref.leadOnly = await make('custom-fields', { entity: 'lead', name: 'Lead only', type: 'text' });
-    ref.role = await make('follower-roles', { name: 'Helper' });
-    ref.colleague = await make('users', { name: 'Colleague', email: `colleague-${randomUUID()}@example.test` });
     ref.colleagueKey = (
       await admin('POST', `/companies/${t.company.id}/keys`, { created_by_user_id: ref.colleague.id, permissions: ['crm/deal.read'] })
     ).body.key;
@@ -332,11 +320,7 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
       custom_fields: [{ id: ref.size.id, value: '12' }],
       value: 50,
     });
-    const got = await eventually(
-      () => receiver.received.find((r) => r.body.event_key === 'deal.created' && r.body.payload.deal?.id === deal.id),
-      15_000,
-    );
-    const payload = got.body.payload;
+    const payload = await deliveredPayload(receiver, 'deal', deal.id, 'deal.created');
     expect(payload).to.have.all.keys('deal', 'custom_fields_changed');
     expect(payload.custom_fields_changed).to.have.length(1);
     expect(payload.custom_fields_changed[0]).to.deep.include({
@@ -351,11 +335,7 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
     expect(payload.deal.tags.map((x: any) => x.id)).to.deep.equal([ref.hot.id]);
     expect(await outboxOf(deal.id)).to.deep.equal(['deal.created']);
     const plain = await deals.created({ title: 'No answers' });
-    const plainEvent = await eventually(
-      () => receiver.received.find((r) => r.body.event_key === 'deal.created' && r.body.payload.deal?.id === plain.id),
-      15_000,
-    );
-    expect(plainEvent.body.payload).to.have.all.keys('deal');
-    expect(receiver.received.filter((r) => r.body.event_key === 'deal.tag_added')).to.deep.equal([]);
+    expect(await deliveredPayload(receiver, 'deal', plain.id, 'deal.created')).to.have.all.keys('deal');
+    expect(deliveriesOf(receiver, 'deal', deal.id, 'deal.tag_added')).to.deep.equal([]);
   });
 });

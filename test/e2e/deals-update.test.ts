@@ -1,25 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
-import { adminCreator, DEAL_SNAPSHOT_FIELDS, expect400, salesRoutes } from '../support/sales.js';
+import {
+  adminCreator,
+  DEAL_SNAPSHOT_FIELDS,
+  deliveredPayload,
+  expect400,
+  outboxKeysOf,
+  salesEventKeys,
+  salesRoutes,
+} from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
-
-const DEAL_EVENTS = [
-  'deal.created',
-  'deal.updated',
-  'deal.stage_changed',
-  'deal.won',
-  'deal.lost',
-  'deal.tag_added',
-  'deal.tag_removed',
-  'deal.custom_field_updated',
-  'deal.custom_field_removed',
-  'deal.quality_updated',
-];
 
 /** PUT /deals/{id} through the gateway: PUT /leads' body and answer plus the deal's fields and status (decision 0052). */
 describe('PUT /integrations/external/deals/{id}', () => {
@@ -39,19 +33,8 @@ describe('PUT /integrations/external/deals/{id}', () => {
     return res.body;
   };
   const dealRow = async (id: string) => (await db.query('select * from crm.deals where id = $1', [id])).rows[0];
-  /** The events written for the deal, in order. */
-  const eventsOf = async (dealId: string) =>
-    (
-      await db.query(`select event_key from crm.outbox where payload::text like '%' || $1 || '%' order by occurred_at, id`, [dealId])
-    ).rows.map((r) => r.event_key as string);
-  const delivered = async (dealId: string, key: string, count = 1) => {
-    const idOf = (payload: any) => (key === 'deal.updated' ? payload.id : payload.deal?.id);
-    const got = await eventually(() => {
-      const list = receiver.received.filter((r) => r.body.event_key === key && idOf(r.body.payload) === dealId);
-      return list.length >= count ? list : undefined;
-    }, 15_000);
-    return got[count - 1]!.body.payload;
-  };
+  const eventsOf = (dealId: string) => outboxKeysOf(db, dealId);
+  const delivered = (dealId: string, key: string, count = 1) => deliveredPayload(receiver, 'deal', dealId, key, count);
   const withoutDetailExtras = ({ pipeline_stages: _p, stage_durations: _s, associations_count: _a, ...snapshot }: any) => snapshot;
 
   before(async () => {
@@ -65,7 +48,10 @@ describe('PUT /integrations/external/deals/{id}', () => {
     other = await seedTenant(call, stack.adminToken);
     deals = salesRoutes(call, 'deals', () => t);
     const make = adminCreator(admin, () => t);
-    const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: DEAL_EVENTS });
+    const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, {
+      url: receiver.url(`/${t.company.id}`),
+      events: salesEventKeys('deal'),
+    });
     expect(sub.status, sub.text).to.equal(201);
     ref.ana = await make('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
     ref.bruno = await make('persons', { name: 'Bruno', contacts: [] });
@@ -211,8 +197,16 @@ describe('PUT /integrations/external/deals/{id}', () => {
     expect(Date.parse(d.won_date)).to.be.closeTo(Date.now(), 60_000);
     await ok(deal.id, { status: 2 });
     expect((await deals.detail(deal.id)).won_date).to.equal(d.won_date);
+    const reason = await admin('POST', `/companies/${t.company.id}/gain-reasons`, { name: 'Fit' });
+    await db.query('insert into crm.deal_gain_reasons (deal_id, reason_id, company_id, position) values ($1, $2, $3, 1)', [
+      deal.id,
+      reason.body.id,
+      t.company.id,
+    ]);
+    await db.query(`update crm.deals set won_reason_description = 'Fit' where id = $1`, [deal.id]);
     await ok(deal.id, { status: 1 });
-    expect(await deals.detail(deal.id)).to.include({ status: 1, won_date: null, lost_date: null });
+    expect(await deals.detail(deal.id)).to.include({ status: 1, won_date: null, lost_date: null, won_reason_description: null });
+    expect((await db.query('select * from crm.deal_gain_reasons where deal_id = $1', [deal.id])).rows).to.deep.equal([]);
   });
 
   it('crm_lead_source_id and lead_source {name} set the origin shown as deal_source; marketing corrects the acquisition', async () => {

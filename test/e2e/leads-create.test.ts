@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { type CallResult, client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { adminCreator, seedSalesReferences } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** POST /leads: every body field of the spec's table, its seven rules, and idempotency, through the gateway. */
@@ -61,25 +62,15 @@ describe('POST /integrations/external/leads: the full contract', () => {
     await db.connect();
     t = await seedTenant(call, stack.adminToken);
     other = await seedTenant(call, stack.adminToken);
-    ref.hot = await adminCreate('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
-    ref.cold = await adminCreate('tags', { name: 'Cold' });
-    ref.foreignTag = await adminCreate('tags', { name: 'Foreign' }, other);
-    ref.ana = await adminCreate('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
-    ref.foreignPerson = await adminCreate('persons', { name: 'Zed', contacts: [] }, other);
-    ref.acme = await adminCreate('organizations', { name: 'Acme' });
-    ref.foreignOrg = await adminCreate('organizations', { name: 'Foreign Org' }, other);
-    ref.size = await adminCreate('custom-fields', { entity: 'lead', name: 'Size', type: 'number' });
-    ref.segment = await adminCreate('custom-fields', { entity: 'lead', name: 'Segment', type: 'select', options: ['SMB', 'Enterprise'] });
-    ref.channels = await adminCreate('custom-fields', {
-      entity: 'lead',
-      name: 'Channels',
-      type: 'multiselect',
-      options: ['Web', 'Phone', 'Store'],
-    });
-    ref.contract = await adminCreate('custom-fields', { entity: 'lead', name: 'Contract', type: 'file' });
+    Object.assign(
+      ref,
+      await seedSalesReferences(
+        adminCreator(admin, () => t),
+        'lead',
+        other,
+      ),
+    );
     ref.dealOnly = await adminCreate('custom-fields', { entity: 'deal', name: 'Deal only', type: 'text' });
-    ref.role = await adminCreate('follower-roles', { name: 'Helper' });
-    ref.colleague = await adminCreate('users', { name: 'Colleague', email: `colleague-${randomUUID()}@example.test` });
   });
   after(async () => {
     await db?.end();

@@ -1,70 +1,9 @@
-import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
+import { deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
-
-const LEAD_EVENTS = [
-  'lead.created',
-  'lead.updated',
-  'lead.stage_changed',
-  'lead.won',
-  'lead.lost',
-  'lead.tag_added',
-  'lead.tag_removed',
-  'lead.custom_field_updated',
-  'lead.custom_field_removed',
-  'lead.quality_updated',
-];
-
-/** The LeadSnapshot fields the spec lists (Lead payloads). */
-const SNAPSHOT_FIELDS = [
-  'id',
-  'code',
-  'title',
-  'created_at',
-  'status',
-  'value',
-  'valuation',
-  'projection_context',
-  'measurement_consent',
-  'qualification_metric',
-  'score',
-  'score_criteria_count',
-  'score_updated_at',
-  'icp',
-  'icps',
-  'visibility',
-  'negotiation_mode',
-  'quality_rating',
-  'quality_reason',
-  'updated_at',
-  'archived_at',
-  'won_date',
-  'lost_date',
-  'lost_reason_description',
-  'crm_loss_reason',
-  'crm_loss_reasons',
-  'last_activity_at',
-  'responsible',
-  'created_by',
-  'stage',
-  'lead_source',
-  'marketing_lead_source',
-  'participants',
-  'partners',
-  'organization',
-  'custom_fields',
-  'tags',
-  'proposals',
-  'deals',
-  'followers',
-  'has_channel_chat',
-  'channel_chats',
-  'has_whatsapp_chat',
-  'whatsapp_chats',
-];
 
 /** Every lead.* event of the catalog, seen by a real receiver through the outbox, JetStream and webhooks. */
 describe('lead events: every trigger of the catalog, delivered with its payload', () => {
@@ -75,16 +14,8 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
   let t: Tenant;
   const ref: Record<string, any> = {};
 
-  const leadIdOf = (key: string, payload: any) => (key === 'lead.updated' ? payload.id : payload.lead?.id);
-  const received = (leadId: string, key: string) =>
-    receiver.received.filter((r) => r.path === `/${t.company.id}` && r.body.event_key === key && leadIdOf(key, r.body.payload) === leadId);
-  const one = async (leadId: string, key: string, count = 1) => {
-    const got = await eventually(() => {
-      const list = received(leadId, key);
-      return list.length >= count ? list : undefined;
-    }, 15_000);
-    return got[count - 1]!.body.payload;
-  };
+  const received = (leadId: string, key: string) => deliveriesOf(receiver, 'lead', leadId, key);
+  const one = (leadId: string, key: string, count = 1) => deliveredPayload(receiver, 'lead', leadId, key, count);
   const create = async (body: Record<string, unknown>) => {
     const res = await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Evented', ...body } });
     expect(res.status, res.text).to.equal(201);
@@ -101,7 +32,7 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
   };
   const detail = async (id: string) => (await call('GET', `/integrations/external/leads/${id}`, { token: t.key.key })).body;
   const expectSnapshot = (lead: any, id: string) => {
-    expect(lead).to.include.all.keys(...SNAPSHOT_FIELDS);
+    expect(lead).to.include.all.keys(...LEAD_SNAPSHOT_FIELDS);
     expect(lead.id).to.equal(id);
   };
 
@@ -111,7 +42,10 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     admin = adminOf(call, stack.adminToken);
     receiver = await startReceiver();
     t = await seedTenant(call, stack.adminToken);
-    const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: LEAD_EVENTS });
+    const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, {
+      url: receiver.url(`/${t.company.id}`),
+      events: salesEventKeys('lead'),
+    });
     expect(sub.status, sub.text).to.equal(201);
     const make = async (path: string, body: unknown) => (await admin('POST', `/companies/${t.company.id}/${path}`, body)).body;
     ref.hot = await make('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } });
@@ -149,7 +83,7 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     });
     expect(payload.custom_fields_changed[0].answers[0]).to.include({ value: '12', option_id: null });
     const d = await detail(lead.id);
-    for (const field of SNAPSHOT_FIELDS) expect(payload.lead[field], field).to.deep.equal(d[field]);
+    for (const field of LEAD_SNAPSHOT_FIELDS) expect(payload.lead[field], field).to.deep.equal(d[field]);
     expect(payload.lead.tags).to.deep.equal([{ id: ref.hot.id, name: 'Hot', color: { background: '#f00', foreground: '#fff' } }]);
     await one(lead.id, 'lead.created');
     expect(received(lead.id, 'lead.tag_added')).to.deep.equal([]);
@@ -175,7 +109,7 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     expect(updated).to.include({ title: 'Moved by PUT' });
     expect(updated.stage.id).to.equal(t.pipeline.stages[1].id);
     const d = await detail(lead.id);
-    for (const field of SNAPSHOT_FIELDS) expect(updated[field], field).to.deep.equal(d[field]);
+    for (const field of LEAD_SNAPSHOT_FIELDS) expect(updated[field], field).to.deep.equal(d[field]);
   });
 
   it('PUT with custom fields and quality: custom_field_updated, custom_field_removed, quality_updated', async () => {

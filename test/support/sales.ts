@@ -1,6 +1,11 @@
+import { randomUUID } from 'node:crypto';
+import { EVENT_KEYS } from '@svc/platform/events/catalog';
+import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
+import type pg from 'pg';
 import type { CallResult } from './client.js';
 import type { Tenant } from './fixtures.js';
+import type { ReceivedRequest } from './receiver.js';
 
 type Call = <T = any>(
   method: string,
@@ -8,13 +13,12 @@ type Call = <T = any>(
   opts?: { token?: string; body?: unknown; headers?: Record<string, string> },
 ) => Promise<CallResult<T>>;
 
-/** DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with deal_source and lead, plus the deal's own. */
-export const DEAL_SNAPSHOT_FIELDS = [
+/** The LeadSnapshot fields the spec lists (Lead payloads). */
+export const LEAD_SNAPSHOT_FIELDS = [
   'id',
   'code',
   'title',
   'created_at',
-  'updated_at',
   'status',
   'value',
   'valuation',
@@ -30,6 +34,7 @@ export const DEAL_SNAPSHOT_FIELDS = [
   'negotiation_mode',
   'quality_rating',
   'quality_reason',
+  'updated_at',
   'archived_at',
   'won_date',
   'lost_date',
@@ -40,7 +45,7 @@ export const DEAL_SNAPSHOT_FIELDS = [
   'responsible',
   'created_by',
   'stage',
-  'deal_source',
+  'lead_source',
   'marketing_lead_source',
   'participants',
   'partners',
@@ -48,18 +53,58 @@ export const DEAL_SNAPSHOT_FIELDS = [
   'custom_fields',
   'tags',
   'proposals',
-  'lead',
+  'deals',
   'followers',
   'has_channel_chat',
   'channel_chats',
   'has_whatsapp_chat',
   'whatsapp_chats',
+];
+
+/**
+ * DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with deal_source for lead_source and lead for
+ * deals, plus crm_gain_reason(s), won_reason_description, expected_close_date and temperature.
+ */
+export const DEAL_SNAPSHOT_FIELDS = [
+  ...LEAD_SNAPSHOT_FIELDS.map((f) => ({ lead_source: 'deal_source', deals: 'lead' })[f] ?? f),
   'crm_gain_reason',
   'crm_gain_reasons',
   'won_reason_description',
   'expected_close_date',
   'temperature',
 ];
+
+/** The ten event keys of a kind of sales record (spec "Catalog"). */
+export const salesEventKeys = (kind: 'lead' | 'deal') => EVENT_KEYS.filter((k) => k.startsWith(`${kind}.`));
+
+/** The deliveries of event `key` about record `id` a receiver got (`<kind>.updated` is the snapshot itself). */
+export function deliveriesOf(receiver: { received: ReceivedRequest[] }, kind: 'lead' | 'deal', id: string, key: string) {
+  const idOf = (payload: any) => (key === `${kind}.updated` ? payload?.id : payload?.[kind]?.id);
+  return receiver.received.filter((r) => r.body?.event_key === key && idOf(r.body.payload) === id);
+}
+
+/** The payload of the `count`th delivery of `key` about record `id`, waited for. */
+export async function deliveredPayload(
+  receiver: { received: ReceivedRequest[] },
+  kind: 'lead' | 'deal',
+  id: string,
+  key: string,
+  count = 1,
+) {
+  const got = await eventually(() => {
+    const list = deliveriesOf(receiver, kind, id, key);
+    return list.length >= count ? list : undefined;
+  }, 15_000);
+  return got[count - 1]!.body.payload;
+}
+
+/** The event keys crm's outbox holds about record `id`, in the order they were written. */
+export async function outboxKeysOf(db: pg.Client, id: string): Promise<string[]> {
+  const { rows } = await db.query(`select event_key from crm.outbox where payload::text like '%' || $1 || '%' order by occurred_at, id`, [
+    id,
+  ]);
+  return rows.map((r) => r.event_key as string);
+}
 
 /** A 400 in the spec's error body whose message names `field`. */
 export function expect400(res: CallResult, field: string) {
@@ -116,5 +161,27 @@ export function adminCreator(admin: (method: string, path: string, body?: unknow
     const res = await admin('POST', `/companies/${owner.company.id}/${path}`, body);
     expect(res.status, res.text).to.equal(201);
     return res.body;
+  };
+}
+
+/**
+ * The reference data the lead and deal tests name: tags (one of `other`), persons, organizations, custom fields of
+ * `entity` of every kind (a file one too), a follower role and a colleague user.
+ */
+export async function seedSalesReferences(make: ReturnType<typeof adminCreator>, entity: 'lead' | 'deal', other: Tenant) {
+  return {
+    hot: await make('tags', { name: 'Hot', color: { background: '#f00', foreground: '#fff' } }),
+    cold: await make('tags', { name: 'Cold' }),
+    foreignTag: await make('tags', { name: 'Foreign' }, other),
+    ana: await make('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] }),
+    foreignPerson: await make('persons', { name: 'Zed', contacts: [] }, other),
+    acme: await make('organizations', { name: 'Acme' }),
+    foreignOrg: await make('organizations', { name: 'Foreign Org' }, other),
+    size: await make('custom-fields', { entity, name: 'Size', type: 'number' }),
+    segment: await make('custom-fields', { entity, name: 'Segment', type: 'select', options: ['SMB', 'Enterprise'] }),
+    channels: await make('custom-fields', { entity, name: 'Channels', type: 'multiselect', options: ['Web', 'Phone', 'Store'] }),
+    contract: await make('custom-fields', { entity, name: 'Contract', type: 'file' }),
+    role: await make('follower-roles', { name: 'Helper' }),
+    colleague: await make('users', { name: 'Colleague', email: `colleague-${randomUUID()}@example.test` }),
   };
 }

@@ -2,7 +2,7 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
-import { Deal, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
+import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
 import { Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
@@ -37,6 +37,7 @@ export const dbDefinition: DbDefinition = {
     Deal,
     DealIdempotencyKey,
     ...Object.values(DealRelationEntities),
+    DealGainReason,
   ],
   migrations,
 };

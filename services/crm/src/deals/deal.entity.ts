@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
+import { reasonProperties, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 /** A deal (opportunity): the columns it shares with a lead, plus its own (spec "Deal payloads"). */
 export const Deal = defineEntity({
@@ -18,6 +18,7 @@ export const Deal = defineEntity({
   indexes: [
     { name: 'deals_company_stage_idx', properties: ['companyId', 'stageId'] },
     { name: 'deals_company_created_idx', properties: ['companyId', 'createdAt', 'id'] },
+    { name: 'deals_company_lead_idx', properties: ['companyId', 'leadId'] },
   ],
 });
 export type Deal = InferEntity<typeof Deal>;
@@ -40,3 +41,10 @@ export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;
 
 /** The deal's relation tables (deal_tags, deal_participants, ...): the lead's, keyed by deal_id (decision 0051). */
 export const DealRelationEntities = salesRelationEntities('deal');
+
+/** The gain reasons of a won deal, in the order given (the first is `crm_gain_reason`). */
+export const DealGainReason = defineEntity({
+  name: 'DealGainReason',
+  tableName: 'deal_gain_reasons',
+  properties: reasonProperties('deal'),
+});

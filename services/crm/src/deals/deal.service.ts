@@ -46,8 +46,9 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
 
   /**
    * PUT's deal fields: `value`, `expected_close_date`, `temperature` (null clears) and `status` (decision 0052). A new
-   * status sets its date (won_date or lost_date, now) and clears the other's; leaving lost clears the loss reasons
-   * and description, leaving won the won description. It fires only deal.updated (spec), never won or lost.
+   * status sets its date (won_date or lost_date, now) and clears the other; the loss reasons and description are
+   * cleared (a PUT names none), and the gain reasons and won description unless the deal is now won. It fires only
+   * deal.updated (spec), never won or lost.
    */
   protected override async updateOwnFields(client: PoolClient, deal: Deal, body: UpdateDealBody, before: LoadedDeal) {
     if (body.value !== undefined) deal.value = body.value;
@@ -59,7 +60,10 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     deal.status = body.status;
     deal.wonDate = body.status === LeadStatus.won ? now : null;
     deal.lostDate = body.status === LeadStatus.lost ? now : null;
-    if (body.status !== LeadStatus.won) deal.wonReasonDescription = null;
+    if (body.status !== LeadStatus.won) {
+      deal.wonReasonDescription = null;
+      await run(client, this.sql.clearGainReasons, [deal.companyId, deal.id]);
+    }
     deal.lostReasonDescription = null;
     await this.setLossReasons(client, deal.companyId, deal.id, []);
   }

@@ -19,6 +19,8 @@ export class DealSql extends SalesSql<Deal, DealRelations> {
   /** GET deal by id ($2) or code ($2) of company $1 when user $3 may see it: the deal, its relations and detail extras. */
   readonly detailById: Statement;
   readonly detailByCode: Statement;
+  /** $1 company, $2 deal: its gain reasons are deleted (a deal no longer won). */
+  readonly clearGainReasons: Statement;
 
   constructor(orm: MikroORM) {
     super(orm, 'deal', Deal, DealRelationEntities);
@@ -27,6 +29,10 @@ export class DealSql extends SalesSql<Deal, DealRelations> {
        where d.company_id = $1 and ${where} and ${dealVisibleSql('d', '$3')}`;
     this.detailById = statement('crm_deal_detail_by_id', detail('d.id = $2'));
     this.detailByCode = statement('crm_deal_detail_by_code', detail('d.code = $2'));
+    this.clearGainReasons = statement(
+      'crm_deal_clear_gain_reasons',
+      'delete from deal_gain_reasons where company_id = $1 and deal_id = $2',
+    );
   }
 
   protected override extraSelect(alias: string): string {

@@ -37,6 +37,12 @@ export type CustomFieldAnswerInput = z.infer<typeof customFieldAnswer>;
 
 const uniqueIds = <T>(items: T[], id: (t: T) => string) => new Set(items.map(id)).size === items.length;
 
+/** The `custom_fields` of a create or update body: each field answered at most once. */
+const customFieldAnswers = z
+  .array(customFieldAnswer)
+  .max(500)
+  .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice');
+
 /**
  * POST /leads. Strict: a field the contract forbids (top-level phone, email, lead_source) or does not
  * know is a 400 naming it, never silently dropped.
@@ -53,11 +59,7 @@ export const createLeadFields = z.strictObject({
   person: personInput.nullable().optional(),
   organization_id: uuid.nullable().optional(),
   organization: organizationInput.nullable().optional(),
-  custom_fields: z
-    .array(customFieldAnswer)
-    .max(500)
-    .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-    .optional(),
+  custom_fields: customFieldAnswers.optional(),
   measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
   /** The marketing tracking object; null is the same as not sending it. */
   marketing: marketingBody.nullable().optional(),
@@ -106,11 +108,7 @@ export const updateLeadFields = z.strictObject({
   person: personInput.nullable().optional(),
   organization_id: uuid.nullable().optional(),
   organization: organizationInput.nullable().optional(),
-  custom_fields: z
-    .array(customFieldAnswer)
-    .max(500)
-    .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice')
-    .optional(),
+  custom_fields: customFieldAnswers.optional(),
   marketing: marketingBody.nullable().optional(),
   crm_lead_source_id: uuid.nullable().optional(),
   lead_source: z

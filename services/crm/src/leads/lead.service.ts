@@ -76,7 +76,7 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
       id,
       async (client, before) => {
         const lead = { ...before.record, status: LeadStatus.won, wonDate: now, lostDate: null, lostReasonDescription: null };
-        await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(lead))]);
+        await this.writeRecord(client, lead);
         await this.setLossReasons(client, companyId, id, []);
       },
       (_b, _a, snapshot) => [

@@ -1,8 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The relation tables of deals, the lead's shape keyed by deal_id (decision 0051); acquisitions of either kind of
- * record (exactly one of lead_id and deal_id).
+ * The relation tables of deals, the lead's shape keyed by deal_id (decision 0051; deal_loss_reasons comes with
+ * deal_gain_reasons in __deal_reasons); acquisitions of either kind of record (exactly one of lead_id and deal_id).
  */
 export class Migration20261122095519__deal_relations extends Migration {
   override name = 'Migration20261122095519__deal_relations';
@@ -12,10 +12,6 @@ export class Migration20261122095519__deal_relations extends Migration {
       `create table "crm"."deal_followers" ("id" uuid not null, "company_id" uuid not null, "deal_id" uuid not null, "user_id" uuid not null, "role_id" uuid null, "notes" text null, "created_at" timestamptz not null, primary key ("id"));`,
     );
     this.addSql(`alter table "crm"."deal_followers" add constraint "deal_followers_deal_user_unique" unique ("deal_id", "user_id");`);
-
-    this.addSql(
-      `create table "crm"."deal_loss_reasons" ("deal_id" uuid not null, "reason_id" uuid not null, "company_id" uuid not null, "position" int not null, primary key ("deal_id", "reason_id"));`,
-    );
 
     this.addSql(
       `create table "crm"."deal_notes" ("id" uuid not null, "company_id" uuid not null, "deal_id" uuid not null, "content" text not null, "is_pinned" boolean not null, "automatic" boolean not null, "created_by_id" uuid null, "created_at" timestamptz not null, primary key ("id"));`,
@@ -54,7 +50,6 @@ export class Migration20261122095519__deal_relations extends Migration {
 
   override down(): void | Promise<void> {
     this.addSql(`drop table if exists "crm"."deal_followers" cascade;`);
-    this.addSql(`drop table if exists "crm"."deal_loss_reasons" cascade;`);
     this.addSql(`drop table if exists "crm"."deal_notes" cascade;`);
     this.addSql(`drop table if exists "crm"."deal_participants" cascade;`);
     this.addSql(`drop table if exists "crm"."deal_stage_periods" cascade;`);

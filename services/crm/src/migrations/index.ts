@@ -6,6 +6,7 @@ import { Migration20261122080821__lead_views_count } from './Migration2026112208
 import { Migration20261122081740__lead_relations } from './Migration20261122081740__lead_relations.js';
 import { Migration20261122081900__lead_view_queue } from './Migration20261122081900__lead_view_queue.js';
 import { Migration20261122083729__deals } from './Migration20261122083729__deals.js';
+import { Migration20261122095434__deal_reasons } from './Migration20261122095434__deal_reasons.js';
 import { Migration20261122095519__deal_relations } from './Migration20261122095519__deal_relations.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
@@ -16,5 +17,6 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122081740__lead_relations,
   Migration20261122081900__lead_view_queue,
   Migration20261122083729__deals,
+  Migration20261122095434__deal_reasons,
   Migration20261122095519__deal_relations,
 ];

@@ -35,6 +35,17 @@ export const salesRecordProperties = () => ({
 
 const entityName = { lead: 'Lead', deal: 'Deal' } as const;
 
+/** The reasons of a closed record (named_items), in the order given: `<kind>_loss_reasons`, `deal_gain_reasons`. */
+export const reasonProperties = (kind: SalesKind) => ({
+  recordId: p
+    .uuid()
+    .fieldName(`${kind}_id` as string)
+    .primary(),
+  reasonId: p.uuid().primary(),
+  companyId: p.uuid(),
+  position: p.integer(),
+});
+
 /**
  * The relation tables of one kind of sales record (`lead_tags`, `deal_tags`, ...), from one definition: the same
  * columns, with the record named by `<kind>_id` (property `recordId`), so the code that reads and writes them is
@@ -106,16 +117,7 @@ export function salesRelationEntities(kind: SalesKind) {
       },
     }),
     /** The loss reasons of a lost record, in the order given (the first is `crm_loss_reason`). */
-    LossReason: defineEntity({
-      name: `${name}LossReason`,
-      tableName: table('loss_reasons'),
-      properties: {
-        recordId: recordId().primary(),
-        reasonId: p.uuid().primary(),
-        companyId: p.uuid(),
-        position: p.integer(),
-      },
-    }),
+    LossReason: defineEntity({ name: `${name}LossReason`, tableName: table('loss_reasons'), properties: reasonProperties(kind) }),
     /** The time a record spent in each stage: one period per stay, open (left_at null) in its current stage. */
     StagePeriod: defineEntity({
       name: `${name}StagePeriod`,

@@ -474,7 +474,7 @@ export abstract class SalesRecords<
           await run(client, this.sql.setAcquisitionSource, [record.companyId, before.rel.marketing.latest.id, manualSource?.id ?? null]);
         }
         await this.updateOwnFields(client, record, body, before);
-        await run(client, this.sql.updateRecord, [record.companyId, record.id, JSON.stringify(this.sql.record.row(record))]);
+        await this.writeRecord(client, record);
         if (record.stageId !== before.record.stageId)
           await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
         await this.updateParticipants(client, record, before, body, refs, now);
@@ -660,7 +660,7 @@ export abstract class SalesRecords<
       id,
       async (client, before) => {
         const record = { ...before.record, status: LeadStatus.lost, lostDate: now, wonDate: null, lostReasonDescription: description };
-        await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+        await this.writeRecord(client, record);
         await this.setLossReasons(client, companyId, id, ordered);
       },
       (_b, _a, snapshot) => [
@@ -679,6 +679,11 @@ export abstract class SalesRecords<
     );
   }
 
+  /** Writes the record's changeable columns. */
+  protected async writeRecord(client: PoolClient, record: R) {
+    await run(client, this.sql.updateRecord, [record.companyId, record.id, JSON.stringify(this.sql.record.row(record))]);
+  }
+
   /** Replaces the record's loss reasons with `reasons`, in their order. */
   protected async setLossReasons(client: PoolClient, companyId: string, id: string, reasons: NamedItem[]) {
     const rows = reasons.map((r, i) => ({ [this.sql.fk]: id, reason_id: r.id, company_id: companyId, position: i + 1 }));
@@ -694,7 +699,7 @@ export abstract class SalesRecords<
     return this.change(companyId, id, async (client, before) => {
       if (before.record.stageId === target.stage.id) return;
       const record = { ...before.record, stageId: target.stage.id, pipelineId: target.pipeline.id };
-      await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+      await this.writeRecord(client, record);
       await run(client, this.sql.enterStage, [companyId, id, target.stage.id, now]);
     });
   }
@@ -769,7 +774,7 @@ export abstract class SalesRecords<
     return this.change(companyId, id, async (client, before) => {
       requireQualityReason(before.rel.pipeline, rating, reason);
       const record = { ...before.record, qualityRating: rating, qualityReason: reason };
-      await run(client, this.sql.updateRecord, [companyId, id, JSON.stringify(this.sql.record.row(record))]);
+      await this.writeRecord(client, record);
     });
   }
 }
