@@ -84,7 +84,7 @@ function npmPack(version, dir) {
   if (r.status !== 0) {
     const out = `${r.stderr}\n${r.stdout}`;
     const network =
-      /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENETUNREACH|EHOSTUNREACH|ENETDOWN|ERR_SOCKET_TIMEOUT|UNABLE_TO_GET_ISSUER_CERT|SELF_SIGNED_CERT)\b|network|offline/i;
+      /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ESOCKETTIMEDOUT|ENETUNREACH|EHOSTUNREACH|ENETDOWN|ERR_SOCKET_TIMEOUT|UNABLE_TO_GET_ISSUER_CERT\w*|SELF_SIGNED_CERT\w*|DEPTH_ZERO_SELF_SIGNED_CERT)\b|self[- ]signed certificate|network|offline/i;
     if (network.test(out)) {
       throw new Failure(`the npm registry could not be reached for ${spec}:\n${out.trim()}`, EXIT_REGISTRY_UNREACHABLE);
     }

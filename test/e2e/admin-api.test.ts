@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { type CallResult, client } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
-
-const expect400 = (res: CallResult, field: string) => {
-  expect(res.status, res.text).to.equal(400);
-  expect(res.body).to.include({ statusCode: 400, error: 'Bad Request' });
-  expect(res.body.message, res.text).to.contain(field);
-};
 
 describe('management API (/admin/v1): tenancy, access and reference data', () => {
   let stack: Stack;

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import pg from 'pg';
-import { type CallResult, client } from '../support/client.js';
+import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { expect400 } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 describe('PUT /integrations/external/leads/{id}', () => {
@@ -25,10 +26,6 @@ describe('PUT /integrations/external/leads/{id}', () => {
     const res = await call('GET', `/integrations/external/leads/${id}`, { token: t.key.key });
     expect(res.status, res.text).to.equal(200);
     return res.body;
-  };
-  const expect400 = (res: CallResult, field: string) => {
-    expect(res.status, res.text).to.equal(400);
-    expect(res.body.message, res.text).to.contain(field);
   };
   const adminCreate = async (path: string, body: unknown, tenant = t) => {
     const res = await admin('POST', `/companies/${tenant.company.id}/${path}`, body);

@@ -6,7 +6,7 @@ import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
-import { dealRoutes } from './deals/deal.http.js';
+import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
@@ -25,13 +25,13 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
-    const deals = new Deals(ctx);
+    const deals = new Deals(ctx, leads);
     return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
   },
   http:
-    (ctx, { leads }) =>
+    (ctx, { leads, deals }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads));
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
     },
   api: (ctx, { leads, deals, dealList }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },

@@ -28,7 +28,7 @@ const NUMBER = /^-?\d+(\.\d+)?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /**
- * The rows an answer stores. `path` names the answer in errors (`custom_fields[2]`). An unknown field (or one of
+ * The rows an answer stores. `path` names the answer in errors (`custom_fields[2]`; empty: its fields alone). An unknown field (or one of
  * another entity or company) is a 400; so is a file field when `allowFiles` is false (lead creation).
  */
 export function planAnswer(
@@ -37,10 +37,12 @@ export function planAnswer(
   path: string,
   ctx: { companyId: string; recordId: string; at: Date; allowFiles: boolean },
 ): AnswerPlan {
+  // `path` empty: the answer is the body itself (the admin action's), its fields named alone.
+  const at = (field: string) => (path ? `${path}.${field}` : field);
   const def = fields.get(answer.id);
-  if (!def) throw invalid(`${path}.id: unknown custom field`);
+  if (!def) throw invalid(`${at('id')}: unknown custom field`);
   const { field, options } = def;
-  if (field.type === 'file' && !ctx.allowFiles) throw invalid(`${path}.id: file fields are not accepted on this route`);
+  if (field.type === 'file' && !ctx.allowFiles) throw invalid(`${at('id')}: file fields are not accepted on this route`);
   const row = (value: string | null, optionId: string | null): CustomFieldValue => ({
     id: uuidv7(),
     companyId: ctx.companyId,
@@ -58,22 +60,22 @@ export function planAnswer(
   const text = answer.value === null || answer.value === undefined ? '' : String(answer.value).trim();
   switch (field.type) {
     case 'select': {
-      if (answer.option_ids?.length) throw invalid(`${path}.option_ids: field ${field.name} takes one option_id`);
+      if (answer.option_ids?.length) throw invalid(`${at('option_ids')}: field ${field.name} takes one option_id`);
       if (!answer.option_id) return { field: def, rows: [] };
-      return { field: def, rows: [row(null, optionOf(answer.option_id, `${path}.option_id`).id)] };
+      return { field: def, rows: [row(null, optionOf(answer.option_id, at('option_id')).id)] };
     }
     case 'multiselect': {
       const ids = answer.option_ids ?? (answer.option_id ? [answer.option_id] : []);
-      if (new Set(ids).size !== ids.length) throw invalid(`${path}.option_ids: must not repeat an option`);
-      return { field: def, rows: ids.map((id, i) => row(null, optionOf(id, `${path}.option_ids[${i}]`).id)) };
+      if (new Set(ids).size !== ids.length) throw invalid(`${at('option_ids')}: must not repeat an option`);
+      return { field: def, rows: ids.map((id, i) => row(null, optionOf(id, at(`option_ids[${i}]`)).id)) };
     }
     default: {
-      if (answer.option_id || answer.option_ids?.length) throw invalid(`${path}.value: field ${field.name} takes a value, not options`);
+      if (answer.option_id || answer.option_ids?.length) throw invalid(`${at('value')}: field ${field.name} takes a value, not options`);
       if (!text) return { field: def, rows: [] };
-      if (text.length > 10_000) throw invalid(`${path}.value: must be at most 10000 characters`);
-      if (field.type === 'number' && !NUMBER.test(text)) throw invalid(`${path}.value: must be a number for field ${field.name}`);
+      if (text.length > 10_000) throw invalid(`${at('value')}: must be at most 10000 characters`);
+      if (field.type === 'number' && !NUMBER.test(text)) throw invalid(`${at('value')}: must be a number for field ${field.name}`);
       if (field.type === 'date' && (!DATE.test(text) || Number.isNaN(Date.parse(text)))) {
-        throw invalid(`${path}.value: must be an ISO 8601 date for field ${field.name}`);
+        throw invalid(`${at('value')}: must be an ISO 8601 date for field ${field.name}`);
       }
       return { field: def, rows: [row(text, null)] };
     }

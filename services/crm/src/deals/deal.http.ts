@@ -1,7 +1,9 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
+import type { Router } from 'express';
 import { headerKey, need } from '../leads/lead.http.js';
+import { adminRouter, companyParam, dealWinBody, salesActionRoutes } from '../sales/sales.http.js';
 import { createDealBody, updateDealBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
@@ -25,5 +27,17 @@ export function dealRoutes(deals: Deals): ApiRouter {
     need(identity, 'crm/deal.update');
     res.json(await deals.update(identity, req.params.ref ?? '', parse(updateDealBody, req.body)));
   });
+  return r;
+}
+
+/** The CRM's dedicated deal actions of the management API (admin-api.md); each answers the DealSnapshot. */
+export function dealAdminRoutes(deals: Deals): Router {
+  const r = adminRouter();
+  r.post('/companies/:cid/deals/:id/win', async (req, res) => {
+    const body = parse(dealWinBody, req.body);
+    const cid = companyParam(req.params.cid);
+    res.json(deals.snapshotOf(await deals.win(cid, req.params.id, body.user_id, body.gain_reason_ids ?? [], body.description ?? null)));
+  });
+  salesActionRoutes(r, deals);
   return r;
 }

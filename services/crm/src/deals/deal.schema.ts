@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { createLeadFields, organizationConflict, updateConflicts, updateLeadFields } from '../leads/lead.schema.js';
 
 /** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
-const dealFields = {
+export const dealFields = {
   value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
   expected_close_date: z.iso
     .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })

@@ -1,10 +1,16 @@
 import { run } from '@svc/platform/db/native';
-import { notFound } from '@svc/platform/errors';
+import { invalid, notFound } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
+import type { NamedItem } from '../catalog/catalog.entity.js';
 import { LeadStatus } from '../leads/lead.entity.js';
-import type { LeadRelations } from '../leads/lead.snapshot.js';
-import { type Actor, type Loaded, type NewSalesRecord, SalesRecords } from '../sales/sales.service.js';
+import type { Leads } from '../leads/lead.service.js';
+import { effectiveConsent, type LeadRelations, noRelations } from '../leads/lead.snapshot.js';
+import { namedSummary } from '../leads/lead.summaries.js';
+import { LeadVisibility } from '../leads/lead.visibility.js';
+import { effectiveLeadSourceId } from '../marketing/acquisition.view.js';
+import type { WonLeadDeal } from '../sales/sales.http.js';
+import { type Actor, type Loaded, type NewSalesRecord, newSalesRecord, responsibleOf, SalesRecords } from '../sales/sales.service.js';
 import type { Deal } from './deal.entity.js';
 import type { CreateDealBody, UpdateDealBody } from './deal.schema.js';
 import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
@@ -16,7 +22,10 @@ export type LoadedDeal = Loaded<Deal, DealRelations>;
 export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
   declare readonly sql: DealSql;
 
-  constructor(ctx: ServiceContext) {
+  constructor(
+    ctx: ServiceContext,
+    private readonly leads: Leads,
+  ) {
     super(ctx, new DealSql(ctx.orm));
   }
 
@@ -36,7 +45,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
   }
 
   protected newRelations(shared: LeadRelations): DealRelations {
-    return { ...shared, lead: null };
+    return { ...shared, gainReasons: [], lead: null };
   }
 
   /** DealCreatedPayload: `{deal}` (the creation adds `custom_fields_changed` when it has answers). */
@@ -62,10 +71,93 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     deal.lostDate = body.status === LeadStatus.lost ? now : null;
     if (body.status !== LeadStatus.won) {
       deal.wonReasonDescription = null;
-      await run(client, this.sql.clearGainReasons, [deal.companyId, deal.id]);
+      await this.setGainReasons(client, deal, []);
     }
     deal.lostReasonDescription = null;
     await this.setLossReasons(client, deal.companyId, deal.id, []);
+  }
+
+  /**
+   * The admin API's win (decision 0056): deal.won with the gain reasons in the order sent (the first is
+   * `gain_reason`), the description (`won_reason_description`) and `customer_id` null (crm has no customers).
+   */
+  async win(companyId: string, ref: string, userId: string, gainReasonIds: string[], description: string | null) {
+    const target = await this.target(companyId, ref, userId);
+    const reasons = await this.reasons(companyId, 'gain_reason', gainReasonIds, 'gain_reason_ids');
+    return this.close(target, {
+      won: true,
+      lossReasons: [],
+      lossDescription: null,
+      also: async (client, deal) => {
+        deal.wonReasonDescription = description;
+        await this.setGainReasons(client, deal, reasons);
+      },
+      payload: ({ snapshot, at, by }) => ({
+        deal: snapshot,
+        won_date: at,
+        won_by: by,
+        customer_id: null,
+        gain_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+        gain_reasons: reasons.map(namedSummary),
+        won_reason_description: description,
+      }),
+    });
+  }
+
+  /** A deal lost (or won, where `win` sets them) keeps no gain reasons or won description. */
+  protected override async closing(client: PoolClient, deal: Deal, won: boolean) {
+    if (won) return;
+    deal.wonReasonDescription = null;
+    await this.setGainReasons(client, deal, []);
+  }
+
+  private async setGainReasons(client: PoolClient, deal: Pick<Deal, 'id' | 'companyId'>, reasons: NamedItem[]) {
+    await this.setReasons(client, this.sql.setGainReasons, deal.companyId, deal.id, reasons);
+  }
+
+  /**
+   * The admin API's lead win with `deal` (decision 0057): the lead is won and, in the same transaction, a deal is
+   * created from it: first stage of the primary pipeline, the lead's responsible (the master user when that one is
+   * inactive or archived), the acting user as creator, the lead's visibility, effective consent, effective origin
+   * and organization, the `value` sent. deal.created fires with it; lead.won carries its DealSnapshot.
+   */
+  winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal) {
+    return this.leads.win(companyId, ref, userId, async (client, { record: lead, rel: leadRel }, by) => {
+      const [row] = await run(client, this.sql.createReads, [companyId, null, lead.responsibleId, by.id]);
+      const reads = this.sql.createReadsFromRow(row ?? {});
+      const { stage, pipeline } = reads;
+      if (!stage || !pipeline) throw invalid('deal: the company has no primary pipeline with a stage to put the deal in');
+      const { user: responsible } = responsibleOf(reads, lead.responsibleId);
+      const leadSourceId = effectiveLeadSourceId(lead.leadSourceId, leadRel.marketing.latest);
+      const leadSource = leadSourceId ? leadRel.marketing.leadSources.get(leadSourceId) : undefined;
+      const shared = newSalesRecord(
+        { companyId, userId: by.id },
+        { title: body.title, visibility: lead.visibility === LeadVisibility.team ? 1 : 0 },
+        { stage, pipeline, responsible },
+        effectiveConsent(lead, leadRel.marketing),
+        leadSourceId,
+        new Date(),
+      );
+      const deal: Deal = {
+        ...this.newRecord(shared, { title: body.title, value: body.value ?? null }),
+        organizationId: lead.organizationId ?? null,
+        leadId: lead.id,
+      };
+      const rel: DealRelations = {
+        ...this.newRelations({
+          stage,
+          pipeline,
+          pipelineStages: [],
+          users: new Map([responsible, by].map((u) => [u.id, u])),
+          marketing: { latest: null, latestDecision: null, leadSources: new Map(leadSource ? [[leadSource.id, leadSource]] : []) },
+          ...noRelations(),
+          organization: leadRel.organization,
+        }),
+        lead: { id: lead.id, code: lead.code, title: lead.title },
+      };
+      await this.insertRecord(client, deal, null, this.createdPayload(this.snapshot(deal, rel)));
+      return this.snapshot(deal, rel);
+    });
   }
 
   /** GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. */

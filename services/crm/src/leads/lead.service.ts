@@ -1,13 +1,14 @@
 import { run } from '@svc/platform/db/native';
 import { notFound } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import type { User } from '../companies/company.entity.js';
 import { type Actor, type Loaded, type NewSalesRecord, SalesRecords } from '../sales/sales.service.js';
-import { type Lead, LeadStatus } from './lead.entity.js';
+import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
 import { type LeadRelations, type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
 import { LeadSql } from './lead.sql.js';
-import { userSummary } from './lead.summaries.js';
 import { LeadViewFolder } from './lead.views.js';
 
 export type LoadedLead = Loaded<Lead, LeadRelations>;
@@ -66,22 +67,17 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
     });
   }
 
-  /** The admin API's win: lead.won (and lead.updated) with the change. */
-  async win(companyId: string, ref: string, userId: string) {
-    const id = await this.requireOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
-    const now = new Date();
-    return this.change(
-      companyId,
-      id,
-      async (client, before) => {
-        const lead = { ...before.record, status: LeadStatus.won, wonDate: now, lostDate: null, lostReasonDescription: null };
-        await this.writeRecord(client, lead);
-        await this.setLossReasons(client, companyId, id, []);
-      },
-      (_b, _a, snapshot) => [
-        { key: 'lead.won', payload: { lead: snapshot, won_date: now.toISOString(), won_by: userSummary(by), deal: null } },
-      ],
-    );
+  /**
+   * The admin API's win: lead.won (and lead.updated). `makeDeal` (a win with `deal`) creates the deal in the same
+   * transaction, its deal.created with it, and lead.won carries its DealSnapshot (decision 0057); else `deal` is null.
+   */
+  async win(companyId: string, ref: string, userId: string, makeDeal?: (client: PoolClient, lead: LoadedLead, by: User) => Promise<Json>) {
+    return this.close(await this.target(companyId, ref, userId), {
+      won: true,
+      lossReasons: [],
+      lossDescription: null,
+      also: makeDeal && ((client, _lead, before, by) => makeDeal(client, before, by)),
+      payload: ({ snapshot, at, by }, deal) => ({ lead: snapshot, won_date: at, won_by: by, deal: deal ?? null }),
+    });
   }
 }

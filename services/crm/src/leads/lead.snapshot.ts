@@ -9,6 +9,8 @@ import type { Lead, MeasurementConsent } from './lead.entity.js';
 import {
   type CustomFieldRelation,
   customFieldsWithAnswers,
+  type DealOfLead,
+  dealSummary,
   type FollowerRelation,
   followerSummary,
   namedSummary,
@@ -36,6 +38,8 @@ export interface LeadRelations {
   customFields: CustomFieldRelation[];
   followers: FollowerRelation[];
   lossReasons: NamedItem[];
+  /** The deals that came from the lead (empty for a deal). */
+  deals: DealOfLead[];
 }
 
 /** What only the detail shows: seconds spent per stage (in first-entered order) and the note count. */
@@ -51,6 +55,7 @@ export const noRelations = (): Omit<LeadRelations, 'users' | 'marketing' | 'pipe
   customFields: [],
   followers: [],
   lossReasons: [],
+  deals: [],
 });
 
 /**
@@ -131,7 +136,7 @@ export function leadSnapshot(lead: SalesRecord, rel: LeadRelations) {
     custom_fields: customFieldsWithAnswers(rel.customFields),
     tags: rel.tags.map(tagSummary),
     proposals: [],
-    deals: [],
+    deals: rel.deals.map(dealSummary),
     followers: rel.followers.map(followerSummary),
     has_channel_chat: false,
     channel_chats: [],

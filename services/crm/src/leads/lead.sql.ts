@@ -1,11 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { type Statement, statement } from '@svc/platform/db/native';
+import { EntityColumns, type Statement, statement } from '@svc/platform/db/native';
+import { Deal } from '../deals/deal.entity.js';
 import { listed, originFilter, SalesList, salesRecordFilters, VIEWER } from '../sales/sales.list.js';
 import { SalesSql } from '../sales/sales.sql.js';
 import { Lead, LeadRelationEntities } from './lead.entity.js';
 import type { ListLeadsQuery } from './lead.schema.js';
 import type { LeadRelations } from './lead.snapshot.js';
 import { leadVisibleSql } from './lead.visibility.js';
+
+type Json = Record<string, unknown>;
 
 /**
  * The lead statements: the ones leads share with deals (SalesSql) plus the detail that records a view, the view
@@ -27,8 +30,12 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
   /** GET /leads (sales.list.ts): the shared filters, the effective origin and only_new. */
   readonly list: SalesList<ListLeadsQuery>;
 
+  /** The columns of the lead's deals (`_deals`). */
+  private readonly deal: EntityColumns<Deal>;
+
   constructor(orm: MikroORM) {
     super(orm, 'lead', Lead, LeadRelationEntities);
+    this.deal = new EntityColumns(orm, Deal);
 
     // The view goes to lead_view_queue (insert-only: concurrent GETs of one lead never wait for each other); the
     // count is the folded counter plus the queued views, plus this one (not visible to its own statement).
@@ -68,5 +75,29 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
           or exists (select 1 from lead_view_queue fq where fq.lead_id = ${listed('id')} and fq.user_id = ${VIEWER}::uuid))`,
       },
     ]);
+  }
+
+  /** The deals that came from the lead (decision 0057), oldest first, with their stage, pipeline and responsible. */
+  protected override extraSelect(alias: string): string {
+    // Called by the base constructor, before this class's fields are set.
+    const deal = new EntityColumns(this.orm, Deal);
+    const same = `company_id = ${alias}.company_id`;
+    const row = (x: string, columns: EntityColumns<object>) => `case when ${x}.id is null then null else ${columns.json(x)} end`;
+    return `,
+      (select json_agg(json_build_object('deal', ${deal.json('ld')}, 'stage', ${row('ds', this.stage)},
+          'pipeline', ${row('dp', this.pipeline)}, 'responsible', ${row('du', this.user)}) order by ld.created_at, ld.id)
+        from deals ld left join stages ds on ds.${same} and ds.id = ld.stage_id
+        left join pipelines dp on dp.${same} and dp.id = ld.pipeline_id left join users du on du.${same} and du.id = ld.responsible_id
+        where ld.${same} and ld.lead_id = ${alias}.id) as "_deals"`;
+  }
+
+  protected override relationsOf(row: Json, shared: LeadRelations): LeadRelations {
+    const deals = ((row._deals as Json[] | null) ?? []).map((x) => ({
+      deal: this.deal.hydrate(x.deal as Json),
+      stage: x.stage ? this.stage.hydrate(x.stage as Json) : null,
+      pipeline: x.pipeline ? this.pipeline.hydrate(x.pipeline as Json) : null,
+      responsible: x.responsible ? this.user.hydrate(x.responsible as Json) : null,
+    }));
+    return { ...shared, deals };
   }
 }

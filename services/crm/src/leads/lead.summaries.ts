@@ -1,13 +1,16 @@
 /**
  * The element shapes the spec names but leaves open (StageSummary, UserSummary, ActorSummary, TagSummary,
- * LossReasonSummary, FollowerSummary, CustomFieldChange, RemovedCustomField, ...), defined once here for the
- * lead detail, the PUT response and every lead.* event payload. Documented for subscribers in
- * docs/webhooks/lead-events.md; a change here is a change of that contract.
+ * LossReasonSummary, GainReasonSummary, FollowerSummary, CustomFieldChange, RemovedCustomField, DealSummary, ...),
+ * defined once here for the lead and deal details, the PUT responses and every lead.* and deal.* event payload.
+ * Documented for subscribers in docs/webhooks/lead-events.md (deal-events.md refers to it); a change here is a
+ * change of that contract.
  */
 import type { CustomField, CustomFieldOption, CustomFieldValue, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { CUSTOM_FIELD_TYPES } from '../catalog/catalog.service.js';
 import type { User } from '../companies/company.entity.js';
+import { iso } from '../companies/company.views.js';
 import type { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
+import type { Deal } from '../deals/deal.entity.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { SalesFollower, SalesParticipant } from '../sales/sales.entity.js';
 
@@ -144,6 +147,32 @@ export function customFieldsWithAnswers(rows: CustomFieldRelation[]): CustomFiel
         .map(answerOf),
     }));
 }
+
+/** A deal that came from the lead, with what its summary shows. */
+export interface DealOfLead {
+  deal: Deal;
+  stage: Stage | null;
+  pipeline: Pipeline | null;
+  responsible: User | null;
+}
+/**
+ * DealSummary (`deals` items of the lead detail and LeadSnapshot): `{id, code, title, status, archived_at, won_date,
+ * lost_date, created_at, updated_at, stage: StageSummary, value, responsible: UserSummary}`.
+ */
+export const dealSummary = ({ deal, stage, pipeline, responsible }: DealOfLead) => ({
+  id: deal.id,
+  code: deal.code,
+  title: deal.title,
+  status: deal.status,
+  archived_at: iso(deal.archivedAt),
+  won_date: iso(deal.wonDate),
+  lost_date: iso(deal.lostDate),
+  created_at: deal.createdAt.toISOString(),
+  updated_at: deal.updatedAt.toISOString(),
+  stage: stageSummary(stage, pipeline),
+  value: deal.value ?? null,
+  responsible: userSummary(responsible),
+});
 
 /** The spec's stage_durations item: `{stage_id, stage_name, total_seconds, human_readable}`. */
 export function stageDuration(stage: { id: string; name: string }, totalSeconds: number) {

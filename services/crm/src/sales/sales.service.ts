@@ -1,4 +1,4 @@
-import { inTransaction, nativePool, run } from '@svc/platform/db/native';
+import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { outboxChannel } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
@@ -21,8 +21,10 @@ import {
   stageDuration,
   stageSummary,
   tagSummary,
+  type UserSummary,
   userSummary,
 } from '../leads/lead.summaries.js';
+import type { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { correctAcquisition } from '../marketing/correction.js';
 import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
@@ -41,6 +43,13 @@ export interface Actor {
 export interface Loaded<R, Rel> {
   record: R;
   rel: Rel;
+}
+
+/** The record an admin action closes, of company `companyId`, and the acting user. */
+export interface CloseTarget {
+  companyId: string;
+  id: string;
+  by: User;
 }
 
 export interface PendingEvent {
@@ -157,16 +166,7 @@ export abstract class SalesRecords<
         ...this.createdPayload(this.snapshot(record, rel), record, body),
         ...(changes ? { custom_fields_changed: changes } : {}),
       };
-      const [created] = await run<{ id: string; code: number }>(db, this.sql.create, [
-        actor.companyId,
-        JSON.stringify(this.sql.record.row(record)),
-        JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
-        uuidv7(),
-        JSON.stringify(payload),
-        outboxChannel(this.ctx.schema),
-      ]);
-      if (!created) throw new Error(`${this.kind} insert returned no row`);
-      record.code = Number(created.code);
+      await this.insertRecord(db, record, acquisition, payload);
     };
     if (!refs) {
       await write(pool);
@@ -190,6 +190,23 @@ export abstract class SalesRecords<
       if (body.followers?.length || body.note) await this.afterCreation(actor, record, body, refs);
     }
     return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
+  }
+
+  /**
+   * Writes a new record with its acquisition and its `<kind>.created` (`payload`, whose record code the statement
+   * fills in) in the one creation statement (decision 0010), and sets the record's code.
+   */
+  protected async insertRecord(db: Pool | PoolClient, record: R, acquisition: MarketingAcquisition | null, payload: Json) {
+    const [created] = await run<{ id: string; code: number }>(db, this.sql.create, [
+      record.companyId,
+      JSON.stringify(this.sql.record.row(record)),
+      JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
+      uuidv7(),
+      JSON.stringify(payload),
+      outboxChannel(this.ctx.schema),
+    ]);
+    if (!created) throw new Error(`${this.kind} insert returned no row`);
+    record.code = Number(created.code);
   }
 
   /** The tags, persons, organization, custom fields (of the kind), users and follower roles a request names. */
@@ -226,12 +243,17 @@ export abstract class SalesRecords<
     return this.planAnswers(refs, body.custom_fields ?? [], record, false);
   }
 
-  protected planAnswers(refs: Pick<RichReads, 'fields'>, answers: AnswerInput[], record: R, allowFiles: boolean): AnswerPlan[] {
+  /** The plans of `answers` (named `custom_fields[i]` in errors, or by their own fields when `path` is ''). */
+  protected planAnswers(
+    refs: Pick<RichReads, 'fields'>,
+    answers: AnswerInput[],
+    record: R,
+    allowFiles: boolean,
+    path = (i: number) => `custom_fields[${i}]`,
+  ): AnswerPlan[] {
     const fields = new Map<string, FieldDefinition>(refs.fields.map((f) => [f.field.id, f]));
     const at = new Date();
-    return answers.map((a, i) =>
-      planAnswer(fields, a, `custom_fields[${i}]`, { companyId: record.companyId, recordId: record.id, at, allowFiles }),
-    );
+    return answers.map((a, i) => planAnswer(fields, a, path(i), { companyId: record.companyId, recordId: record.id, at, allowFiles }));
   }
 
   /** The creation's extra rows (persons, organization, participants, tags, answers), written before the record. */
@@ -343,7 +365,7 @@ export abstract class SalesRecords<
         files: 0,
         activities: 0,
         proposals: 0,
-        deals: 0,
+        deals: rel.deals.length,
       },
     };
   }
@@ -645,39 +667,88 @@ export abstract class SalesRecords<
     return user;
   }
 
-  async lose(companyId: string, ref: string, userId: string, reasonIds: string[], description: string | null) {
+  /** The record `ref` of the company (404 otherwise) and the acting user `userId` (400 when not the company's). */
+  protected async target(companyId: string, ref: string, userId: string): Promise<CloseTarget> {
     const id = await this.requireOf(companyId, ref);
-    const by = await this.actingUser(companyId, userId);
-    const [row] = await run(await this.pool, this.sql.lossReasons, [companyId, reasonIds]);
-    const reasons = this.sql.namedFromRows((row?.reasons as Json[] | null) ?? []);
-    reasonIds.forEach((rid, i) => {
-      if (!reasons.some((r) => r.id === rid)) throw invalid(`loss_reason_ids[${i}]: unknown loss reason`);
+    return { companyId, id, by: await this.actingUser(companyId, userId) };
+  }
+
+  /** The company's reasons of `kind` named by `ids`, in that order; an unknown one is a 400 naming `field[i]`. */
+  protected async reasons(companyId: string, kind: 'loss_reason' | 'gain_reason', ids: string[], field: string): Promise<NamedItem[]> {
+    if (!ids.length) return [];
+    const [row] = await run(await this.pool, this.sql.namedItems, [companyId, kind, ids]);
+    const found = this.sql.namedFromRows((row?.items as Json[] | null) ?? []);
+    return ids.map((id, i) => {
+      const item = found.find((r) => r.id === id);
+      if (!item) throw invalid(`${field}[${i}]: unknown ${kind.replace('_', ' ')}`);
+      return item;
     });
-    const ordered = reasonIds.map((rid) => reasons.find((r) => r.id === rid)!) as NamedItem[];
+  }
+
+  /** The admin API's lose: `<kind>.lost` (and `<kind>.updated`) with the loss reasons in the order sent. */
+  async lose(companyId: string, ref: string, userId: string, reasonIds: string[], description: string | null) {
+    const target = await this.target(companyId, ref, userId);
+    const reasons = await this.reasons(companyId, 'loss_reason', reasonIds, 'loss_reason_ids');
+    return this.close(target, {
+      won: false,
+      lossReasons: reasons,
+      lossDescription: description,
+      payload: ({ snapshot, at, by }) => ({
+        [this.kind]: snapshot,
+        lost_date: at,
+        lost_by: by,
+        loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+        loss_reasons: reasons.map(namedSummary),
+        loss_reason_description: description,
+      }),
+    });
+  }
+
+  /**
+   * Closes a record as won (won_date now, lost_date, loss reasons and their description cleared) or lost (lost_date
+   * now, won_date cleared, the loss reasons and description given), and fires `<kind>.won` / `<kind>.lost` with the
+   * payload `payload` builds. `closing` adds what the kind's record holds besides; `also` runs in the same
+   * transaction (a deal created with a won lead) and its result reaches `payload`.
+   */
+  protected async close<X>(
+    { companyId, id, by }: CloseTarget,
+    outcome: {
+      won: boolean;
+      lossReasons: NamedItem[];
+      lossDescription: string | null;
+      also?: ((client: PoolClient, record: R, before: Loaded<R, Rel>, by: User) => Promise<X>) | undefined;
+      payload: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => Json;
+    },
+  ): Promise<Loaded<R, Rel>> {
     const now = new Date();
+    let extra: X | undefined;
     return this.change(
       companyId,
       id,
       async (client, before) => {
-        const record = { ...before.record, status: LeadStatus.lost, lostDate: now, wonDate: null, lostReasonDescription: description };
+        const record = {
+          ...before.record,
+          status: outcome.won ? LeadStatus.won : LeadStatus.lost,
+          wonDate: outcome.won ? now : null,
+          lostDate: outcome.won ? null : now,
+          lostReasonDescription: outcome.lossDescription,
+        };
+        await this.closing(client, record, outcome.won);
+        if (outcome.also) extra = await outcome.also(client, record, before, by);
         await this.writeRecord(client, record);
-        await this.setLossReasons(client, companyId, id, ordered);
+        await this.setLossReasons(client, companyId, id, outcome.lossReasons);
       },
       (_b, _a, snapshot) => [
         {
-          key: `${this.kind}.lost`,
-          payload: {
-            [this.kind]: snapshot,
-            lost_date: now.toISOString(),
-            lost_by: userSummary(by),
-            loss_reason: ordered[0] ? namedSummary(ordered[0]) : null,
-            loss_reasons: ordered.map(namedSummary),
-            loss_reason_description: description,
-          },
+          key: `${this.kind}.${outcome.won ? 'won' : 'lost'}`,
+          payload: outcome.payload({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra),
         },
       ],
     );
   }
+
+  /** What closing a record as won or lost changes in the kind's own columns and relations (`record` is being written). */
+  protected async closing(_client: PoolClient, _record: R, _won: boolean): Promise<void> {}
 
   /** Writes the record's changeable columns. */
   protected async writeRecord(client: PoolClient, record: R) {
@@ -686,8 +757,13 @@ export abstract class SalesRecords<
 
   /** Replaces the record's loss reasons with `reasons`, in their order. */
   protected async setLossReasons(client: PoolClient, companyId: string, id: string, reasons: NamedItem[]) {
+    await this.setReasons(client, this.sql.setLossReasons, companyId, id, reasons);
+  }
+
+  /** Replaces the record's reasons in the table of `st` (a `SalesSql.setReasons` statement) with `reasons`, in order. */
+  protected async setReasons(client: PoolClient, st: Statement, companyId: string, id: string, reasons: NamedItem[]) {
     const rows = reasons.map((r, i) => ({ [this.sql.fk]: id, reason_id: r.id, company_id: companyId, position: i + 1 }));
-    await run(client, this.sql.setLossReasons, [companyId, id, JSON.stringify(rows)]);
+    await run(client, st, [companyId, id, JSON.stringify(rows)]);
   }
 
   async move(companyId: string, ref: string, userId: string, stageId: string) {
@@ -749,8 +825,9 @@ export abstract class SalesRecords<
     const id = await this.requireOf(companyId, ref);
     await this.actingUser(companyId, userId);
     const refs = await this.richReads(await this.pool, companyId, {});
+    if (!refs.fields.some((f) => f.field.id === answer.id)) throw invalid(`field_id: no ${this.kind} custom field with this id`);
     return this.change(companyId, id, async (client, before) => {
-      const [plan] = this.planAnswers(refs, [answer], before.record, true);
+      const [plan] = this.planAnswers(refs, [answer], before.record, true, () => '');
       if (!plan) return;
       if (!plan.rows.length) throw invalid('value: send value, option_id or option_ids; DELETE removes an answer');
       if (holdsAnswers(before, plan)) return;

@@ -114,12 +114,12 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
   readonly removeTags: Statement;
   /** $1 company, $2 record, $3 rows of `<kind>_loss_reasons`: replace the record's loss reasons. */
   readonly setLossReasons: Statement;
-  /** $1 company, $2 ids: the company's loss reasons among them. */
-  readonly lossReasons: Statement;
+  /** $1 company, $2 kind (`loss_reason`, `gain_reason`, `follower_role`), $3 ids: the company's named items among them. */
+  readonly namedItems: Statement;
   private readonly inserts = new Map<string, { plain: Statement; ignoring: Statement }>();
 
   constructor(
-    orm: MikroORM,
+    protected readonly orm: MikroORM,
     readonly kind: SalesKind,
     entity: EntityName<R>,
     relations: SalesRelationEntities,
@@ -243,14 +243,20 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
       `crm_${kind}_remove_tags`,
       `delete from ${kind}_tags where company_id = $1 and ${fk} = $2 and tag_id = any($3::uuid[])`,
     );
-    this.setLossReasons = statement(
-      `crm_${kind}_set_loss_reasons`,
-      `with d as (delete from ${kind}_loss_reasons where company_id = $1 and ${fk} = $2)
-       insert into ${kind}_loss_reasons select (jsonb_populate_record(null::${kind}_loss_reasons, x)).* from jsonb_array_elements($3::jsonb) x`,
+    this.setLossReasons = this.setReasons('loss');
+    this.namedItems = statement(
+      'crm_named_items',
+      `select json_agg(${this.named.json('n')}) as items from named_items n where n.company_id = $1 and n.kind = $2 and n.id = any($3::uuid[])`,
     );
-    this.lossReasons = statement(
-      'crm_loss_reasons',
-      `select json_agg(${this.named.json('n')}) as reasons from named_items n where n.company_id = $1 and n.kind = 'loss_reason' and n.id = any($2::uuid[])`,
+  }
+
+  /** $1 company, $2 record, $3 rows of `<kind>_<outcome>_reasons`: replace the record's loss or gain reasons. */
+  protected setReasons(outcome: 'loss' | 'gain'): Statement {
+    const table = `${this.kind}_${outcome}_reasons`;
+    return statement(
+      `crm_${this.kind}_set_${outcome}_reasons`,
+      `with d as (delete from ${table} where company_id = $1 and ${this.fk} = $2)
+       insert into ${table} select (jsonb_populate_record(null::${table}, x)).* from jsonb_array_elements($3::jsonb) x`,
     );
   }
 
@@ -333,8 +339,15 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         from ${kind}_followers rf join users fu on fu.${same} and fu.id = rf.user_id
         left join named_items fr on fr.${same} and fr.id = rf.role_id
         where rf.${same} and rf.${fk} = ${alias}.id) as "_followers",
-      (select json_agg(${this.named.json('lr')} order by rlr.position) from ${kind}_loss_reasons rlr
-        join named_items lr on lr.${same} and lr.id = rlr.reason_id where rlr.${same} and rlr.${fk} = ${alias}.id) as "_lossReasons"${this.extraSelect(alias)}${extras}`;
+      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.extraSelect(alias)}${extras}`;
+  }
+
+  /** The JSON array of the reasons record `alias` was lost or won for (`<kind>_<outcome>_reasons`), in their order. */
+  protected reasonsSelect(alias: string, outcome: 'loss' | 'gain'): string {
+    const table = `${this.kind}_${outcome}_reasons`;
+    return `(select json_agg(${this.named.json('rn')} order by rr.position) from ${table} rr
+        join named_items rn on rn.company_id = rr.company_id and rn.id = rr.reason_id
+        where rr.company_id = ${alias}.company_id and rr.${this.fk} = ${alias}.id)`;
   }
 
   /** What a kind's snapshot shows beyond the shared relations (a leading comma and select items), read by `fromRow`. */
@@ -420,6 +433,7 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         role: x.role ? this.named.hydrate(x.role as Json) : null,
       })),
       lossReasons: list(row._lossReasons).map((n) => this.named.hydrate(n)),
+      deals: [],
     };
     return { record, rel: this.relationsOf(row, rel) };
   }

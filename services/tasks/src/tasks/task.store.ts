@@ -127,6 +127,10 @@ export const TASK_COLUMNS = [
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof TaskRow)[];
+// Every field of TaskRow is a column above (the reverse is the `satisfies`); test/task.store.test.ts checks both
+// against the entity's metadata, the schema's one source, so a column added to the entity cannot be left out here.
+const allColumnsListed: [Exclude<keyof TaskRow, (typeof TASK_COLUMNS)[number]>] extends [never] ? true : never = true;
+void allColumnsListed;
 
 // Per-row values of a multi-row insert travel as one array per column; the array-valued columns are the same
 // for every row of one insert (the occurrences of a series), so they are bound once.
@@ -154,11 +158,12 @@ const PG_TYPE: Partial<Record<keyof TaskRow, string>> = {
   created_at: 'timestamptz',
   updated_at: 'timestamptz',
 };
-const typeOf = (c: keyof TaskRow) => PG_TYPE[c] ?? 'uuid';
+/** The Postgres type a column's values are bound as (each per-row column travels as an array of it). */
+export const pgTypeOf = (c: keyof TaskRow) => PG_TYPE[c] ?? 'uuid';
 
 const INSERT_SQL = (() => {
   const n = PER_ROW.length;
-  const unnest = PER_ROW.map((c, i) => `$${i + 1}::${typeOf(c)}[]`).join(', ');
+  const unnest = PER_ROW.map((c, i) => `$${i + 1}::${pgTypeOf(c)}[]`).join(', ');
   const select = TASK_COLUMNS.map((c) => {
     if (c === 'meeting_participants') return `$${n + 1}::text[]`;
     if (c === 'reminders_minutes') return `$${n + 2}::int[]`;

@@ -1,0 +1,95 @@
+import { requireUuid } from '@svc/platform/errors';
+import { requireAdmin } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
+import { type Request, Router } from 'express';
+import { z } from 'zod';
+import { dealFields } from '../deals/deal.schema.js';
+import { createLeadFields, customFieldAnswer } from '../leads/lead.schema.js';
+import type { LeadRelations, SalesRecord } from '../leads/lead.snapshot.js';
+import type { SalesRecords } from './sales.service.js';
+
+const userId = z.uuid('must be a UUID');
+const uuids = z.array(z.uuid('must be a UUID')).max(50);
+const description = z.string().trim().max(2000).nullable().optional();
+
+export const leadWinBody = z.strictObject({
+  user_id: userId,
+  /** The deal created with the win (decision 0057): the creation's title and value rules. */
+  deal: z.strictObject({ title: createLeadFields.shape.title, value: dealFields.value }).optional(),
+});
+export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
+export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
+const loseBody = z.strictObject({ user_id: userId, loss_reason_ids: uuids.optional(), description });
+const moveBody = z.strictObject({ user_id: userId, stage_id: z.uuid('must be a UUID') });
+const tagsBody = z.strictObject({ user_id: userId, tag_ids: z.array(z.uuid('must be a UUID')).min(1, 'must name a tag').max(100) });
+const answerBody = z.strictObject({ user_id: userId, ...customFieldAnswer.omit({ id: true }).shape });
+const qualityBody = z.strictObject({
+  user_id: userId,
+  quality_rating: z.number().int().min(1, 'must be an integer from 1 to 5').max(5, 'must be an integer from 1 to 5'),
+  quality_reason: z.string().trim().max(2000).nullable().optional(),
+});
+const userQuery = z.object({ user_id: userId });
+
+/** A router of the management API: the admin token is required on every route. */
+export function adminRouter(): Router {
+  const r = Router();
+  r.use((req, _res, next) => {
+    requireAdmin(req);
+    next();
+  });
+  return r;
+}
+
+/** `{cid}` of an admin path: not a UUID is a 404 (no such company). */
+export const companyParam = (cid: string) => requireUuid(cid, 'Company');
+
+/**
+ * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<kind>s/{id}/…`: lose, move,
+ * tags, custom fields and quality. Each answers the record's snapshot. `win` differs per kind.
+ */
+export function salesActionRoutes<R extends SalesRecord, Rel extends LeadRelations, S extends { updated_at: string }>(
+  r: Router,
+  records: SalesRecords<R, Rel, S>,
+): void {
+  const path = `${records.kind}s`;
+  const answer = (loaded: { record: R; rel: Rel }) => records.snapshotOf(loaded);
+  // Plain strings, so Express types the params as a dictionary.
+  const route = (suffix: string): string => `/companies/:cid/${path}/:id${suffix}`;
+  const param = (req: Request, name: string) => String(req.params[name]);
+  const target = (req: Request) => ({ cid: companyParam(param(req, 'cid')), id: param(req, 'id') });
+  r.post(route('/lose'), async (req, res) => {
+    const body = parse(loseBody, req.body);
+    const { cid, id } = target(req);
+    res.json(answer(await records.lose(cid, id, body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
+  });
+  r.post(route('/move'), async (req, res) => {
+    const body = parse(moveBody, req.body);
+    const { cid, id } = target(req);
+    res.json(answer(await records.move(cid, id, body.user_id, body.stage_id)));
+  });
+  r.post(route('/tags'), async (req, res) => {
+    const body = parse(tagsBody, req.body);
+    const { cid, id } = target(req);
+    res.json(answer(await records.addTags(cid, id, body.user_id, body.tag_ids)));
+  });
+  r.delete(route('/tags/:tagId'), async (req, res) => {
+    const { user_id } = parse(userQuery, req.query);
+    const { cid, id } = target(req);
+    res.json(answer(await records.removeTag(cid, id, user_id, param(req, 'tagId'))));
+  });
+  r.put(route('/custom-fields/:fieldId'), async (req, res) => {
+    const { user_id, ...rest } = parse(answerBody, req.body);
+    const { cid, id } = target(req);
+    res.json(answer(await records.setCustomField(cid, id, user_id, { id: param(req, 'fieldId'), ...rest })));
+  });
+  r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
+    const { user_id } = parse(userQuery, req.query);
+    const { cid, id } = target(req);
+    res.json(answer(await records.removeCustomField(cid, id, user_id, param(req, 'fieldId'))));
+  });
+  r.put(route('/quality'), async (req, res) => {
+    const body = parse(qualityBody, req.body);
+    const { cid, id } = target(req);
+    res.json(answer(await records.setQuality(cid, id, body.user_id, body.quality_rating, body.quality_reason ?? null)));
+  });
+}
