@@ -83,8 +83,8 @@ describe('GET /integrations/external/deals', () => {
     deals.hidden = await create({ title: 'Colleague only' }, ref.colleagueKey);
     deals.assigned = await create({ title: 'Assigned to me', responsible_id: t.user.id }, ref.colleagueKey);
     await create({ title: 'Other company', value: 1000 }, other.key.key);
-    // No won action for deals yet: Delta is marked won in the table.
-    await db.query(`update crm.deals set status = 2, won_date = now() where id = $1`, [deals.delta.id]);
+    const won = await admin('POST', `/companies/${t.company.id}/deals/${deals.delta.id}/win`, { user_id: t.user.id });
+    expect(won.status, won.text).to.equal(200);
   });
   after(async () => {
     await db?.end();
@@ -169,9 +169,15 @@ describe('GET /integrations/external/deals', () => {
     expect((await list(`?created_from=${q(future)}`)).total).to.equal(0);
     expect((await list(`?created_from=${q(past)}&created_to=${q(future)}`)).total).to.equal(5);
     expect((await list(`?updated_to=${q(past)}`)).total).to.equal(0);
-    await db.query(`update crm.deals set updated_at = now() + interval '1 day' where id = $1`, [deals.gamma.id]);
-    expect(await titles(`?updated_from=${q(future)}`)).to.deep.equal(['Gamma']);
-    expect((await list(`?updated_to=${q(future)}`)).total).to.equal(4);
+    const beforePut = new Date(Date.now() - 1).toISOString();
+    const put = await call('PUT', `/integrations/external/deals/${deals.gamma.id}`, {
+      token: t.key.key,
+      body: { title: 'Gamma', temperature: 3 },
+    });
+    expect(put.status, put.text).to.equal(200);
+    expect(await titles(`?updated_from=${q(beforePut)}`)).to.deep.equal(['Gamma']);
+    expect(await titles(`?updated_to=${q(beforePut)}`)).to.not.include('Gamma');
+    expect((await list(`?updated_to=${q(future)}`)).total).to.equal(5);
   });
 
   it('searches the title without letter case, % and _ matching themselves, and combines filters', async () => {
