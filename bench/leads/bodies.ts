@@ -99,7 +99,11 @@ const personOf = (email: string) => ({
   name: 'Ana Lima',
   contacts: [
     { type: EMAIL, value: email },
-    { type: PHONE, value: '+55 21 98888-7777' },
+    // The deduplicated person's phone is always the same; a new person's is its own (locks are per contact, 0047).
+    {
+      type: PHONE,
+      value: email === DEDUP_EMAIL ? '+55 21 98888-7777' : `+55 21 9${[...email].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 1e8, 7)}`,
+    },
   ],
   avoid_duplicate: true,
   duplicate_check_types: [EMAIL],

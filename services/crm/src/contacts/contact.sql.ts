@@ -44,17 +44,20 @@ export class ContactSql {
     this.person = new EntityColumns(orm, Person);
     this.contact = new EntityColumns(orm, PersonContact);
     this.organization = new EntityColumns(orm, Organization);
-    // Driven by the probes: each is an index look-up on person_contacts_normalized_idx, whatever the company's size.
+    // Driven by the probes (lateral: the planner cannot turn it into a scan of the company's contacts joined to them):
+    // each is an index look-up on person_contacts_normalized_idx, whatever the company's size or statistics.
     this.findByContacts = statement(
       'crm_person_find_by_contacts',
       `select json_build_object('person', ${this.person.json('p')}, 'contacts',
           coalesce((select json_agg(${this.contact.json('c')} order by c.type, c.primary desc, c.id) from person_contacts c
             where c.company_id = p.company_id and c.person_id = p.id), '[]')) as found
         from persons p where p.company_id = $1 and p.id = (
-          select h.person_id from jsonb_to_recordset($2::jsonb) as q(type int, norm text)
-          join person_contacts h on h.company_id = $1 and h.type = q.type and ${normalizedContactSql('h.')} = q.norm
-          join persons hp on hp.id = h.person_id
-          order by hp.created_at, hp.id limit 1)`,
+          select f.id from jsonb_to_recordset($2::jsonb) as q(type int, norm text)
+          cross join lateral (
+            select hp.id, hp.created_at from person_contacts h join persons hp on hp.id = h.person_id
+            where h.company_id = $1 and h.type = q.type and ${normalizedContactSql('h.')} = q.norm
+            order by hp.created_at, hp.id limit 1) f
+          order by f.created_at, f.id limit 1)`,
     );
     const insert = (table: string) =>
       statement(
