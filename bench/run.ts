@@ -8,30 +8,19 @@
  * skip that breakdown, BENCH_PROFILE=1 to write CPU profiles of the gateways and crm (node --cpu-prof)
  * and print a summary per phase, BENCH_PGBENCH_THREADS (1).
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { dbDefinition, LeadSql } from '@svc/crm';
-import { createOrm } from '@svc/platform/db/orm';
-import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
-import { launchStack, type ProcessName, REPO_ROOT, type Stack } from '../scripts/stack.js';
-import { type CpuSnapshot, coresBusy, formatCores, snapshot } from './lib/cpu.js';
-import { formatSummary, monotonicUs, summarize } from './lib/cpuprofile.js';
+import { REPO_ROOT } from '../scripts/stack.js';
+import { formatSummary, summarize } from './lib/cpuprofile.js';
 import { type ExtraGateway, startGatewayInFrontOf } from './lib/gateway-raw.js';
-import { adminQuery, createDatabase, databaseUrl, deleteRedisKeys, deleteStream, dropDatabase, NATS_URL, REDIS_URL } from './lib/infra.js';
-import { type LoadResult, type LoadSpec, measure } from './lib/load.js';
-import { type Activity, ActivitySampler, formatActivity } from './lib/pgactivity.js';
+import { BenchRun, f0, f1, f3, num, ratio, say, trend, verdict } from './lib/harness.js';
+import { adminQuery } from './lib/infra.js';
+import { type LoadSpec, measure } from './lib/load.js';
+import { formatActivity } from './lib/pgactivity.js';
 import { leadCreationScript, leadReadScript, type PgbenchResult, pgbench } from './lib/pgbench.js';
 import { type RawServer, startRawServer } from './lib/raw.js';
 import { BENCH_RATE_LIMIT, createLead, type Seeded, seed } from './lib/seed.js';
-import type { Figures } from './lib/stats.js';
 
-const num = (name: string, fallback: number) => {
-  const v = process.env[name];
-  return v === undefined || v === '' ? fallback : Number(v);
-};
 const C = num('BENCH_CONNECTIONS', 32);
 const DURATION = num('BENCH_DURATION', 10);
 const WARMUP = num('BENCH_WARMUP', 2);
@@ -46,190 +35,29 @@ const TARGET_GATEWAY_OF_RAW = 0.1;
 const TARGET_ADDED_MEDIAN_US = 300;
 const TARGET_CREATE_OF_PGBENCH = 0.25;
 
-const runId = `${Date.now()}`;
-const database = `svc_bench_${runId}`;
-const natsStream = `BENCH_${runId}`;
-const subjectPrefix = `bench${runId}`;
-const redisPrefix = `bench${runId}:`;
-const outDir = path.join(REPO_ROOT, '.data', 'bench', runId);
+const bench = new BenchRun('bench');
+const { database, outDir, phases, phase, sampledPhase, header, line } = bench;
 const profDir = path.join(outDir, 'prof');
-const identitySecret = randomBytes(32).toString('hex');
-const adminToken = randomBytes(24).toString('hex');
-
-const say = (s = '') => process.stdout.write(`${s}\n`);
-const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toString() : 'n/a');
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
-const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
-const ratio = (a: number, b: number) => (b > 0 ? a / b : Number.NaN);
-const verdict = (ok: boolean) => (ok ? 'PASS' : 'BELOW');
 const profEnv = (name: string) => ({ NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profDir, name)}` });
 
-interface Phase {
-  name: string;
-  fromUs: number;
-  toUs: number;
-  cores: Record<string, number>;
-}
-const phases: Phase[] = [];
-
-let stack: Stack | undefined;
 let raw: RawServer | undefined;
 let gatewayRaw: ExtraGateway | undefined;
-const startedPids = new Map<string, number>();
-let databaseCreated = false;
-let crashed: string | undefined;
-
-function cpuTargets() {
-  const pids: Record<string, number | undefined> = {};
-  if (stack) for (const [name, pid] of Object.entries(stack.pids)) pids[name] = pid;
-  if (raw) pids['raw node:http'] = raw.pid;
-  if (gatewayRaw) pids['gateway-raw'] = gatewayRaw.pid;
-  return { pids, comms: ['postgres', 'redis-server', 'nats-server', 'pgbench'] };
-}
-
-/** Runs `work` as a named phase: its monotonic window (for profiles) and the CPU of every process in it. */
-async function phase<T>(name: string, work: () => Promise<T>): Promise<{ value: T; cores: Record<string, number> }> {
-  if (crashed) throw new Error(crashed);
-  const before: CpuSnapshot = snapshot(cpuTargets());
-  const fromUs = monotonicUs();
-  const value = await work();
-  const toUs = monotonicUs();
-  const cores = coresBusy(before, snapshot(cpuTargets()));
-  phases.push({ name, fromUs, toUs, cores });
-  if (crashed) throw new Error(crashed);
-  return { value, cores };
-}
-
-/** The same, with pg_stat_activity sampled during the measured part. */
-async function sampledPhase<T>(
-  name: string,
-  work: () => Promise<T>,
-): Promise<{ value: T; cores: Record<string, number>; activity: Activity }> {
-  const sampler = new ActivitySampler(databaseUrl(database));
-  await sampler.start();
-  try {
-    const r = await phase(name, work);
-    return { ...r, activity: await sampler.stop() };
-  } catch (err) {
-    await sampler.stop().catch(() => undefined);
-    throw err;
-  }
-}
-
-const header = () => say(`  ${''.padEnd(50)} ${'req/s'.padStart(9)} ${'p50 µs'.padStart(9)} ${'p99 µs'.padStart(9)}`);
-
-function line(
-  label: string,
-  r: Figures & { unexpected?: number; statuses?: Record<string, number> },
-  cores: Record<string, number>,
-  cpuOf?: string,
-): void {
-  const bad = r.unexpected ? `   UNEXPECTED: ${r.unexpected} (statuses ${JSON.stringify(r.statuses ?? {})})` : '';
-  say(`  ${label.padEnd(50)} ${f1(r.rate).padStart(9)} ${f0(r.p50us).padStart(9)} ${f0(r.p99us).padStart(9)}${bad}`);
-  // CPU per request of the process that serves it: cores busy / requests per second.
-  const per =
-    cpuOf && cores[cpuOf] !== undefined && r.rate > 0 ? `; ${cpuOf} ${f0((cores[cpuOf]! / r.rate) * 1e6)} µs CPU per request` : '';
-  const other = cores['other processes'] ?? 0;
-  const disturbed = other > 0.15 ? `   DISTURBED: other processes used ${other.toFixed(2)} cores` : '';
-  if (disturbed) disturbedPhases.push(label);
-  say(`  ${''.padEnd(52)}cpu cores: ${formatCores(cores)}${per}${disturbed}`);
-}
-const disturbedPhases: string[] = [];
-
-function trend(r: LoadResult): string {
-  const s = r.perSecond;
-  if (s.length < 4) return s.join(' ');
-  const head = (s[0]! + s[1]!) / 2;
-  const tail = (s[s.length - 1]! + s[s.length - 2]!) / 2;
-  return `${s.join(' ')} (last 2 s / first 2 s = ${ratio(tail, head).toFixed(2)})`;
-}
-
-/** The commit measured, and whether the work tree differs from it (services/, gateway/, scripts/). */
-function gitDescribe(): string {
-  try {
-    const head = execFileSync('git', ['-C', REPO_ROOT, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['-C', REPO_ROOT, 'status', '--porcelain', '--', 'services', 'gateway', 'scripts', 'proto'], {
-      encoding: 'utf8',
-    })
-      .split('\n')
-      .filter(Boolean);
-    return `${head}${dirty.length ? ` + uncommitted changes in ${dirty.length} file(s): ${dirty.map((l) => l.slice(3)).join(', ')}` : ''}`;
-  } catch {
-    return 'unknown (no git)';
-  }
-}
 
 async function main(): Promise<void> {
-  mkdirSync(outDir, { recursive: true });
-  const cpus = os.cpus();
-  const [pgVersion] = await adminQuery<{ server_version: string }>('show server_version');
-  const command =
-    process.env.npm_lifecycle_event === 'bench'
-      ? `npm run bench   (${process.env.npm_lifecycle_script ?? 'tsx bench/run.ts'})`
-      : process.argv.map((a) => path.relative(REPO_ROOT, a) || a).join(' ');
-  const knobs = Object.entries(process.env)
-    .filter(([k]) => k.startsWith('BENCH_'))
-    .map(([k, v]) => `${k}=${v}`);
-  say('# svc bench');
-  say(`machine: ${cpus.length} cpus (${cpus[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}`);
-  say(`node ${process.version}; Postgres ${pgVersion?.server_version}; load generator: autocannon 9 in this process (1 thread)`);
-  say(`command: ${command}${knobs.length ? `   with ${knobs.join(' ')}` : ''}`);
-  say(`code: ${gitDescribe()}`);
-  say(
-    `run: database ${database}, NATS stream ${natsStream}, Redis prefix ${redisPrefix}; logs and artefacts in ${path.relative(REPO_ROOT, outDir)}`,
-  );
-  say(
-    `settings: ${C} connections for ${DURATION} s after a ${WARMUP} s warm-up; one connection for ${ONE_DURATION} s after ${ONE_WARMUP} s` +
+  await bench.preamble(
+    'svc bench',
+    `${C} connections for ${DURATION} s after a ${WARMUP} s warm-up; one connection for ${ONE_DURATION} s after ${ONE_WARMUP} s` +
       `${PROFILE ? '; PROFILING gateway and crm (slower)' : ''}`,
   );
-  const idle0 = snapshot({ pids: {}, comms: [] });
-  await new Promise((r) => setTimeout(r, 2000));
-  const busyBefore = coresBusy(idle0, snapshot({ pids: {}, comms: [] }))['other processes'] ?? 0;
-  say(
-    `machine load before the start: ${busyBefore.toFixed(2)} cores busy (2 s sample)${busyBefore > 0.15 ? '  NOT IDLE: figures will be disturbed' : ''}`,
-  );
-  say('cpu cores = CPU time of each process / wall time of the phase (warm-up included); "other processes" = the rest of the machine');
-  say();
-
-  await createDatabase(database);
-  databaseCreated = true;
-  const t0 = performance.now();
-  stack = await launchStack({
-    databaseUrl: databaseUrl(database),
-    natsUrl: NATS_URL,
-    redisUrl: REDIS_URL,
-    adminToken,
-    identityTokenSecret: identitySecret,
-    servicePorts: 'free',
-    gatewayPort: 0,
-    natsStream,
-    eventSubjectPrefix: subjectPrefix,
-    redisKeyPrefix: redisPrefix,
-    logLevel: 'warn',
-    logDir: path.join(outDir, 'logs'),
-    processEnv: PROFILE ? { gateway: profEnv('gateway'), crm: profEnv('crm') } : undefined,
-    onUnexpectedExit: (name: ProcessName, info, logFile) => {
-      crashed = `${name} exited unexpectedly (${JSON.stringify(info)}); see ${logFile}`;
-      process.stderr.write(`${crashed}\n`);
-    },
-  });
-  for (const [name, pid] of Object.entries(stack.pids)) startedPids.set(name, pid);
-  say(`stack up in ${((performance.now() - t0) / 1000).toFixed(1)} s: gateway ${stack.gatewayUrl}, crm ${stack.serviceUrls.crm}`);
+  const stack = await bench.launch(PROFILE ? { gateway: profEnv('gateway'), crm: profEnv('crm') } : undefined);
   const poolMax = stack.env.crm.DB_POOL_MAX ?? '10';
   say(`  crm DB pool: ${poolMax} connections${stack.env.crm.DB_POOL_MAX ? '' : ' (service default)'}`);
 
-  const s: Seeded = await seed(stack.gatewayUrl, adminToken);
+  const s: Seeded = await seed(stack.gatewayUrl, bench.adminToken);
   say(`seeded company ${s.companyId}, key ${s.keyId} (permissions ["*"], rate_limit_per_minute ${BENCH_RATE_LIMIT}), lead ${s.leadId}`);
 
   const keyAuth = { authorization: `Bearer ${s.key}` };
-  const token = await new IdentitySigner(identitySecret, 3600).sign({
-    kind: 'integration',
-    companyId: s.companyId,
-    userId: s.userId,
-    keyId: s.keyId,
-    permissions: ['*'],
-  });
-  const direct = { [IDENTITY_HEADER]: token };
+  const direct = await bench.directHeaders(s);
 
   // The lead detail body, as the ceiling's fixed answer.
   const first = await fetch(`${stack.gatewayUrl}/integrations/external/leads/${s.leadId}`, { headers: keyAuth });
@@ -239,39 +67,18 @@ async function main(): Promise<void> {
   if (check.status !== 200) throw new Error(`GET lead from crm directly: ${check.status} ${(await check.text()).slice(0, 300)}`);
   await check.arrayBuffer();
   raw = await startRawServer(body);
-  startedPids.set('raw node:http', raw.pid);
+  bench.track('raw node:http', raw.pid);
   say(`raw node:http ceiling at ${raw.url} (pid ${raw.pid}) answers a fixed ${body.length}-byte JSON (the lead detail body)`);
   say();
 
-  const pgUrl = new URL(databaseUrl(database));
-  const pgbenchSpec = (name: string, script: string, clients: number, durationS: number, warmupS: number) => ({
-    name,
-    database,
-    host: pgUrl.hostname,
-    port: Number(pgUrl.port || 5432),
-    user: decodeURIComponent(pgUrl.username || 'postgres'),
-    clients,
-    threads: Math.min(PGBENCH_THREADS, clients),
-    durationS,
-    warmupS,
-    script,
-    workDir: path.join(outDir, 'pgbench'),
-  });
-  const onPgbench = (pid: number) => startedPids.set(`pgbench ${pid}`, pid);
+  const pgbenchSpec = (name: string, script: string, clients: number, durationS: number, warmupS: number) =>
+    bench.pgbenchSpec(name, script, clients, durationS, warmupS, PGBENCH_THREADS);
+  const onPgbench = bench.onPgbench;
   const ids = { companyId: s.companyId, userId: s.userId };
-  // crm's own statement texts for the pgbench ceilings (built from the entity definitions, as crm builds them).
-  const crmOrm = await createOrm({
-    url: databaseUrl(database),
-    schema: 'crm',
-    entities: dbDefinition.entities,
-    migrations: [],
-    poolMax: 1,
-  });
-  const leadSql = new LeadSql(crmOrm);
-  await crmOrm.close(true);
+  const leadSql = await bench.leadSql();
 
   // Each GET phase reads its own fresh lead, so that each phase's views can be checked (1d).
-  const freshLead = () => createLead(stack!.gatewayUrl, s.key, 'Bench read');
+  const freshLead = () => createLead(stack.gatewayUrl, s.key, 'Bench read');
   const many = { connections: C, durationS: DURATION, warmupS: WARMUP };
   const one = { connections: 1, durationS: ONE_DURATION, warmupS: ONE_WARMUP };
   const getSpec = (url: string, headers: Record<string, string>, shape: typeof many): LoadSpec => ({
@@ -285,7 +92,7 @@ async function main(): Promise<void> {
     if (target === 'raw') return phase(label, () => measure(getSpec(raw!.url, {}, shape)));
     const id = await freshLead();
     readLeads.push({ label, id });
-    const base = target === 'direct' ? stack!.serviceUrls.crm : stack!.gatewayUrl;
+    const base = target === 'direct' ? stack.serviceUrls.crm : stack.gatewayUrl;
     return phase(label, () => measure(getSpec(`${base}/integrations/external/leads/${id}`, target === 'direct' ? direct : keyAuth, shape)));
   };
   const runGetPgbench = async (label: string, clients: number, durationS: number, warmupS: number) => {
@@ -358,7 +165,7 @@ async function main(): Promise<void> {
     say("  gateway's own 404 for an unknown resource (no upstream); gateway->raw = a second gateway process whose crm");
     say('  upstream is the raw node:http server: the whole gateway path (auth, limit, proxy hop) with a free upstream.');
     gatewayRaw = await startGatewayInFrontOf(stack, raw.url, path.join(outDir, 'logs'), PROFILE ? profEnv('gateway-raw') : {});
-    startedPids.set('gateway-raw', gatewayRaw.pid);
+    bench.track('gateway-raw', gatewayRaw.pid);
     header();
     const stage = async (
       label: string,
@@ -381,6 +188,7 @@ async function main(): Promise<void> {
     const alOne = await stage('gateway auth+limit, 404 1c', `${stack.gatewayUrl}${none}`, keyAuth, 404, one, 'gateway');
     const grOne = await stage('gateway->raw GET 1c', viaRaw, keyAuth, 200, one, 'gateway-raw');
     await gatewayRaw.stop();
+    bench.untrack('gateway-raw');
     gatewayRaw = undefined;
     gatewayOwnAdded = grOne.p50us - rawOne.value.p50us;
     gatewayRawRatio = ratio(grMany.rate, rawMany.value.rate);
@@ -417,7 +225,7 @@ async function main(): Promise<void> {
   );
   header();
   const postSpec = (shape: typeof many): LoadSpec => ({
-    url: `${stack!.gatewayUrl}/integrations/external/leads`,
+    url: `${stack.gatewayUrl}/integrations/external/leads`,
     method: 'POST',
     headers: { ...keyAuth, 'content-type': 'application/json' },
     body: JSON.stringify({ title: 'Bench lead from autocannon' }),
@@ -438,9 +246,9 @@ async function main(): Promise<void> {
     database,
   );
   await raw.stop();
+  bench.untrack('raw node:http');
   raw = undefined;
-  await stack.stop();
-  stack = undefined;
+  await bench.stopStack();
   const createScript = leadCreationScript(leadSql, { ...ids, leadRow: payloadRow!.lead, payload: payloadRow!.payload });
   const pgb = await sampledPhase(`POST pgbench ${C}c`, () =>
     pgbench(pgbenchSpec(`lead-create-${C}c`, createScript, C, DURATION, WARMUP), onPgbench),
@@ -485,12 +293,7 @@ async function main(): Promise<void> {
       `pgbench ${f1(pr.rate)} (p50 ${f0(pr.p50us)} µs, p99 ${f0(pr.p99us)} µs)`,
   );
   say(`            ratio ${f3(createOfPg)} -> ${verdict(createOfPg >= TARGET_CREATE_OF_PGBENCH)} (target >= ${TARGET_CREATE_OF_PGBENCH})`);
-  say(
-    disturbedPhases.length
-      ? `  WARNING: processes outside the bench used > 0.15 cores during: ${disturbedPhases.join('; ')}. Their figures are disturbed.`
-      : '  no phase was disturbed by processes outside the bench (each < 0.15 cores)',
-  );
-  writeFileSync(path.join(outDir, 'phases.json'), JSON.stringify(phases, null, 2));
+  bench.summarizeDisturbance();
 
   if (PROFILE) {
     say();
@@ -514,59 +317,9 @@ async function main(): Promise<void> {
   }
 }
 
-async function cleanup(): Promise<void> {
+await bench.execute(main, async () => {
   const notes: string[] = [];
   await gatewayRaw?.stop().catch((e: Error) => notes.push(`gateway-raw: ${e.message}`));
   await raw?.stop().catch((e: Error) => notes.push(`raw server: ${e.message}`));
-  await stack?.stop().catch((e: Error) => notes.push(`stack: ${e.message}`));
-  if (databaseCreated) {
-    await dropDatabase(database).then(
-      () => notes.push(`dropped database ${database}`),
-      (e: Error) => notes.push(`drop database: ${e.message}`),
-    );
-  }
-  await deleteStream(natsStream).then(
-    (ok) => notes.push(ok ? `deleted NATS stream ${natsStream}` : `NATS stream ${natsStream} not found`),
-    (e: Error) => notes.push(`NATS stream: ${e.message}`),
-  );
-  await deleteRedisKeys(redisPrefix).then(
-    (n) => notes.push(`deleted ${n} Redis keys ${redisPrefix}*`),
-    (e: Error) => notes.push(`Redis keys: ${e.message}`),
-  );
-  const alive = [...startedPids].filter(([, pid]) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  say();
-  say(`cleanup: ${notes.join('; ')}`);
-  say(
-    alive.length
-      ? `cleanup: STILL RUNNING: ${alive.map(([n, p]) => `${n} (${p})`).join(', ')}`
-      : `cleanup: all ${startedPids.size} processes started by the bench have exited (${[...startedPids].map(([n, p]) => `${n} ${p}`).join(', ')})`,
-  );
-}
-
-let code = 0;
-let interrupted = false;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    if (interrupted) return;
-    interrupted = true;
-    process.stderr.write(`${sig}: stopping what the bench started ...\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-try {
-  await main();
-} catch (err) {
-  code = 1;
-  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-}
-if (!interrupted) {
-  await cleanup();
-  process.exit(code);
-}
+  return notes;
+});

@@ -11,6 +11,8 @@ export interface LoadSpec {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** A new body for every request (autocannon's setupRequest), instead of `body`. */
+  bodyOf?: () => string;
   connections: number;
   durationS: number;
   warmupS: number;
@@ -45,6 +47,7 @@ function once(spec: LoadSpec, durationS: number, record: boolean): Promise<LoadR
         method: spec.method ?? 'GET',
         headers: spec.headers,
         body: spec.body,
+        ...(spec.bodyOf ? { requests: [{ setupRequest: (req: object) => ({ ...req, body: spec.bodyOf!() }) }] } : {}),
         connections: spec.connections,
         pipelining: 1,
         duration: durationS,

@@ -84,6 +84,8 @@ export interface PgbenchSpec {
   warmupS: number;
   script: string;
   workDir: string;
+  /** pgbench -r: the mean latency of each statement of the script (`statements` of the result). */
+  perStatement?: boolean;
 }
 
 export interface PgbenchResult extends Figures {
@@ -91,6 +93,8 @@ export interface PgbenchResult extends Figures {
   scriptFile: string;
   failed: number;
   reportedTps: number | undefined;
+  /** With `perStatement`: each statement's mean latency (ms) as pgbench reports it, in script order. */
+  statements: { ms: number; sql: string }[];
 }
 
 function args(spec: PgbenchSpec, scriptFile: string, durationS: number, logPrefix?: string): string[] {
@@ -113,6 +117,7 @@ function args(spec: PgbenchSpec, scriptFile: string, durationS: number, logPrefi
     '-f',
     scriptFile,
     ...(logPrefix ? ['-l', `--log-prefix=${logPrefix}`] : []),
+    ...(logPrefix && spec.perStatement ? ['-r'] : []),
     spec.database,
   ];
 }
@@ -149,11 +154,14 @@ export async function pgbench(spec: PgbenchSpec, onSpawn?: (pid: number) => void
     }
   }
   const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1];
+  const report = out.split('statement latencies in milliseconds')[1] ?? '';
+  const statements = [...report.matchAll(/^\s+([\d.]+)\s+(?:\d+\s+)?(.+)$/gm)].map((m) => ({ ms: Number(m[1]), sql: m[2]! }));
   return {
     ...figures(samples.values(), spec.durationS),
     command: `PGOPTIONS='-c search_path=crm' pgbench ${argv.join(' ')}`,
     scriptFile,
     failed,
     reportedTps: tps ? Number(tps) : undefined,
+    statements,
   };
 }

@@ -64,7 +64,7 @@ describe('GET /integrations/external/leads and GET /integrations/external/custom
     ]);
   });
 
-  it('filters by stage, pipeline, responsible, status, tag and lead source', async () => {
+  it('filters by stage, pipeline, responsible, status, tag, lead source and person', async () => {
     expect(await titles(`?stage_id=${t.pipeline.stages[1].id}`)).to.deep.equal(['Beta']);
     expect(await titles(`?pipeline_id=${ref.second.id}`)).to.deep.equal(['Delta']);
     expect(await titles(`?responsible_id=${ref.colleague.id}`)).to.deep.equal(['Gamma']);
@@ -72,6 +72,8 @@ describe('GET /integrations/external/leads and GET /integrations/external/custom
     expect(await titles('?status=1')).to.deep.equal(['Alpha deal', 'Beta', 'Gamma']);
     expect(await titles(`?tag_id=${ref.tag.id}`)).to.deep.equal(['Alpha deal']);
     expect(await titles(`?lead_source_id=${ref.source.id}`)).to.deep.equal(['Beta']);
+    expect(await titles(`?person_id=${ref.person.id}`)).to.deep.equal(['Gamma']);
+    expect(await titles(`?person_id=${ref.person.id}&responsible_id=${t.user.id}`)).to.deep.equal([]);
   });
 
   it('filters by created and updated ranges', async () => {

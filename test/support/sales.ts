@@ -145,6 +145,13 @@ export function salesRoutes(call: Call, kind: 'leads' | 'deals', tenant: () => T
       expect(res.status, res.text).to.equal(200);
       return res.body;
     },
+    /** GET of the list with `query` (`?…`): 200 and the `{total, records, next_cursor}` page. */
+    async list(query = '', token = tenant().key.key): Promise<{ total: number; records: any[]; next_cursor: string | null }> {
+      const res = await call('GET', `${path}${query}`, { token });
+      expect(res.status, `${query}: ${res.text}`).to.equal(200);
+      expect(res.body).to.have.all.keys('total', 'records', 'next_cursor');
+      return res.body;
+    },
   };
 }
 

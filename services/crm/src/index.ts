@@ -1,3 +1,5 @@
 export { dbDefinition } from './db.js';
+export { createLeadBody } from './leads/lead.schema.js';
+export { Leads } from './leads/lead.service.js';
 export { LeadSql } from './leads/lead.sql.js';
 export { crmService } from './service.js';

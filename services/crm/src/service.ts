@@ -7,6 +7,7 @@ import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
+import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
@@ -15,6 +16,7 @@ import { recordGrpc } from './records/record.grpc.js';
 interface Components {
   leads: Leads;
   deals: Deals;
+  dealList: DealList;
 }
 
 export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
@@ -23,16 +25,18 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
-    return { leads, deals: new Deals(ctx, leads) };
+    const deals = new Deals(ctx, leads);
+    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
   },
   http:
     (ctx, { leads, deals }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
     },
-  api: (ctx, { leads, deals }) => [
+  api: (ctx, { leads, deals, dealList }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
+    { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],

@@ -104,6 +104,17 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     expect(await messages()).to.equal(before + 120);
     expect(await relay.status()).to.deep.equal({ pending: 0, oldestPendingAgeMs: 0 });
   });
+
+  it('stops at once when stop() comes while it looks for events (no idle wait left behind)', async () => {
+    // A sweep a minute away: a stop() that only cancelled a wait which did not exist yet would take that minute.
+    const slow = fixture.relay({ idleSweepMs: 60_000 });
+    await slow.start(); // its first look (which finds nothing) is now in flight
+    const stopped = await Promise.race([
+      slow.stop().then(() => 'stopped'),
+      new Promise((r) => setTimeout(r, 15_000, 'still waiting after 15 s')),
+    ]);
+    expect(stopped).to.equal('stopped');
+  });
 });
 
 describe('the relay while events flow one per commit (real Postgres and NATS)', () => {

@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, invalid, isUuid } from '@svc/platform/errors';
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
@@ -88,17 +89,8 @@ export const customFieldView = (f: CustomField, options: CustomFieldOption[]) =>
 
 export const listCustomFieldsQuery = z.strictObject({
   entity: z.enum(['lead', 'deal'], { message: 'must be lead or deal' }).optional(),
-  skip: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .transform((n) => Math.max(0, n))
-    .optional(),
-  take: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be 1 to 500')
-    .max(500, 'must be 1 to 500')
-    .optional(),
+  skip: skipParam().optional(),
+  take: takeParam(500).optional(),
 });
 
 /** GET /custom-fields: the company's fields, by entity, in creation order, with their options. */

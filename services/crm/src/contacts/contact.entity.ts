@@ -15,6 +15,17 @@ export const Person = defineEntity({
 });
 export type Person = InferEntity<typeof Person>;
 
+/** Contact types of the spec's Person object. */
+export const CONTACT_TYPES = { email: 1, phone: 2, website: 3, other: 4 } as const;
+
+/**
+ * How contacts compare for deduplication, in SQL: e-mails without case, phones by their digits, others trimmed
+ * (`normalizedContact` is the same in TypeScript). `prefix` is the table alias with its dot, or ''. The index
+ * `person_contacts_normalized_idx` is built on this very expression, so the duplicate search is an index look-up.
+ */
+export const normalizedContactSql = (prefix = '') =>
+  `(case when ${prefix}type = ${CONTACT_TYPES.email} then lower(trim(${prefix}value)) when ${prefix}type = ${CONTACT_TYPES.phone} then regexp_replace(${prefix}value, '\\D', '', 'g') else trim(${prefix}value) end)`;
+
 export const PersonContact = defineEntity({
   name: 'PersonContact',
   tableName: 'person_contacts',
@@ -26,7 +37,14 @@ export const PersonContact = defineEntity({
     value: p.string().length(500),
     primary: p.boolean(),
   },
-  indexes: [{ name: 'person_contacts_lookup_idx', properties: ['companyId', 'type', 'value'] }],
+  indexes: [
+    { name: 'person_contacts_lookup_idx', properties: ['companyId', 'type', 'value'] },
+    {
+      name: 'person_contacts_normalized_idx',
+      expression: (_columns, table, name) =>
+        `create index "${name}" on ${table.qualifiedName} (company_id, type, ${normalizedContactSql()})`,
+    },
+  ],
 });
 export type PersonContact = InferEntity<typeof PersonContact>;
 

@@ -2,10 +2,10 @@ import type { EntityManager } from '@svc/platform/db/orm';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { Organization, Person, PersonContact } from './contact.entity.js';
+import { CONTACT_TYPES, Organization, Person, PersonContact } from './contact.entity.js';
 
 /** Contact types (ours, listed in the README): 1 e-mail, 2 phone (also WhatsApp), 3 website, 4 other. */
-export const CONTACT_TYPES = { email: 1, phone: 2, website: 3, other: 4 } as const;
+export { CONTACT_TYPES };
 
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 export const contactInput = z

@@ -3,8 +3,7 @@ import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/
 import { invalid } from '@svc/platform/errors';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { Organization, Person, PersonContact } from './contact.entity.js';
-import { CONTACT_TYPES } from './contact.service.js';
+import { CONTACT_TYPES, normalizedContactSql, Organization, Person, PersonContact } from './contact.entity.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,9 +28,6 @@ export function normalizedContact(type: number, value: string): string {
   if (type === CONTACT_TYPES.phone) return value.replace(/\D/g, '');
   return value.trim();
 }
-const normalizedSql = (c: string) =>
-  `(case when ${c}.type = ${CONTACT_TYPES.email} then lower(trim(${c}.value)) when ${c}.type = ${CONTACT_TYPES.phone} then regexp_replace(${c}.value, '\\D', '', 'g') else trim(${c}.value) end)`;
-
 /** Persons and organizations written by lead creation and update, on the caller's transaction client. */
 export class ContactSql {
   private readonly person: EntityColumns<Person>;
@@ -48,15 +44,20 @@ export class ContactSql {
     this.person = new EntityColumns(orm, Person);
     this.contact = new EntityColumns(orm, PersonContact);
     this.organization = new EntityColumns(orm, Organization);
+    // Driven by the probes (lateral: the planner cannot turn it into a scan of the company's contacts joined to them):
+    // each is an index look-up on person_contacts_normalized_idx, whatever the company's size or statistics.
     this.findByContacts = statement(
       'crm_person_find_by_contacts',
       `select json_build_object('person', ${this.person.json('p')}, 'contacts',
           coalesce((select json_agg(${this.contact.json('c')} order by c.type, c.primary desc, c.id) from person_contacts c
             where c.company_id = p.company_id and c.person_id = p.id), '[]')) as found
-        from persons p where p.company_id = $1 and exists (
-          select 1 from person_contacts c, jsonb_to_recordset($2::jsonb) as q(type int, norm text)
-          where c.company_id = $1 and c.person_id = p.id and c.type = q.type and ${normalizedSql('c')} = q.norm)
-        order by p.created_at, p.id limit 1`,
+        from persons p where p.company_id = $1 and p.id = (
+          select f.id from jsonb_to_recordset($2::jsonb) as q(type int, norm text)
+          cross join lateral (
+            select hp.id, hp.created_at from person_contacts h join persons hp on hp.id = h.person_id
+            where h.company_id = $1 and h.type = q.type and ${normalizedContactSql('h.')} = q.norm
+            order by hp.created_at, hp.id limit 1) f
+          order by f.created_at, f.id limit 1)`,
     );
     const insert = (table: string) =>
       statement(
@@ -66,19 +67,26 @@ export class ContactSql {
     this.insertPersons = insert('persons');
     this.insertContacts = insert('person_contacts');
     this.insertOrganizations = insert('organizations');
-    this.lock = statement('crm_xact_lock', 'select pg_advisory_xact_lock(hashtext($1))');
+    // One transaction lock per key, taken in one order (of the hashes) so that two creations never wait on each other
+    // in a cycle.
+    this.lock = statement(
+      'crm_xact_locks',
+      'select count(pg_advisory_xact_lock(h)) from (select distinct hashtext(k) as h from unnest($1::text[]) k order by 1) s',
+    );
   }
 
   /**
    * The person of a Person object (spec rule 4): with avoid_duplicate and duplicate_check_types, the oldest person
    * of the company holding one of the sent contacts of those types is reused and gets the sent contacts it lacks;
-   * otherwise a new person (name required). Concurrent deduplications of a company are serialized.
+   * otherwise a new person (name required). Deduplications that send a contact in common are serialized (a lock per
+   * company and normalized contact, on every contact sent, since a found person gains the ones it lacks): two
+   * requests with the same e-mail make one person; requests with different contacts do not wait for each other.
    */
   async resolvePerson(client: PoolClient, companyId: string, input: PersonRequest, path: string, at: Date): Promise<PersonWithContacts> {
     const sent = dedupeContacts(input.contacts ?? []);
     const types = new Set(input.duplicate_check_types ?? []);
     if (input.avoid_duplicate && types.size) {
-      await run(client, this.lock, [`persons:${companyId}`]);
+      await run(client, this.lock, [sent.map((c) => `person_contact:${companyId}:${c.type}:${normalizedContact(c.type, c.value)}`)]);
       const probes = sent.filter((c) => types.has(c.type)).map((c) => ({ type: c.type, norm: normalizedContact(c.type, c.value) }));
       const usable = probes.filter((p) => p.norm !== '');
       const [row] = usable.length ? await run<{ found: Json }>(client, this.findByContacts, [companyId, JSON.stringify(usable)]) : [];

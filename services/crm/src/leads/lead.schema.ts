@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { contactInput, createOrganizationBody } from '../contacts/contact.service.js';
 import { marketingBody } from '../marketing/marketing.schema.js';
+import { salesListQueryShape } from '../sales/sales.list.js';
 import { MEASUREMENT_CONSENTS } from './lead.entity.js';
 
 const uuid = z.uuid('must be a UUID');
@@ -137,37 +138,14 @@ export function updateConflicts(
 export const updateLeadBody = updateLeadFields.superRefine(updateConflicts);
 export type UpdateLeadBody = z.infer<typeof updateLeadBody>;
 
-const dateTime = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).or(z.iso.date());
-
 /** GET /leads query (decision 0045). Unknown parameters are a 400 like unknown body fields. */
 export const listLeadsQuery = z.strictObject({
-  stage_id: uuid.optional(),
-  pipeline_id: uuid.optional(),
-  responsible_id: uuid.optional(),
-  status: z.enum(['1', '2', '3'], { message: 'must be 1, 2 or 3' }).transform(Number).optional(),
-  tag_id: uuid.optional(),
+  ...salesListQueryShape,
   lead_source_id: uuid.optional(),
-  created_from: dateTime.optional(),
-  created_to: dateTime.optional(),
-  updated_from: dateTime.optional(),
-  updated_to: dateTime.optional(),
   only_new: z
     .enum(['true', 'false'], { message: 'must be true or false' })
     .transform((v) => v === 'true')
     .optional(),
-  search: z.string().trim().min(1, 'must not be empty').max(200).optional(),
-  skip: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .transform((n) => Math.max(0, n))
-    .optional(),
-  take: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be 1 to 100')
-    .max(100, 'must be 1 to 100')
-    .optional(),
-  cursor: z.string().max(200).optional(),
 });
 export type ListLeadsQuery = z.infer<typeof listLeadsQuery>;
 

@@ -1,5 +1,4 @@
-import { run } from '@svc/platform/db/native';
-import { invalid, isUuid, notFound } from '@svc/platform/errors';
+import { notFound } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { User } from '../companies/company.entity.js';
@@ -62,37 +61,10 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
   async list(actor: Actor, q: ListLeadsQuery) {
-    const take = q.take ?? 20;
-    const cursor = q.cursor ? decodeCursor(q.cursor) : null;
-    const search = q.search ? `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
-    const [row] = await run<{ total: number; records: Json[] }>(await this.pool, this.sql.list, [
-      actor.companyId,
-      actor.userId,
-      q.stage_id ?? null,
-      q.pipeline_id ?? null,
-      q.responsible_id ?? null,
-      q.status ?? null,
-      q.tag_id ?? null,
-      q.lead_source_id ?? null,
-      q.created_from ?? null,
-      q.created_to ?? null,
-      q.updated_from ?? null,
-      q.updated_to ?? null,
-      q.only_new ?? false,
-      search,
-      cursor?.at ?? null,
-      cursor?.id ?? null,
-      q.skip ?? 0,
-      take,
-    ]);
-    const records = (row?.records ?? []).map((r) => this.sql.fromRow(r));
-    const page = records.slice(0, take);
-    const last = page[page.length - 1];
-    return {
-      total: Number(row?.total ?? 0),
-      records: page.map(({ record, rel }) => leadSnapshot(record, rel)),
-      next_cursor: records.length > take && last ? encodeCursor(last.record) : null,
-    };
+    return this.sql.list.page(await this.pool, actor, q, (row) => {
+      const { record, rel } = this.sql.fromRow(row);
+      return leadSnapshot(record, rel);
+    });
   }
 
   /**
@@ -108,16 +80,4 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
       payload: ({ snapshot, at, by }, deal) => ({ lead: snapshot, won_date: at, won_by: by, deal: deal ?? null }),
     });
   }
-}
-
-export const encodeCursor = (lead: Lead) => Buffer.from(JSON.stringify([lead.createdAt.toISOString(), lead.id])).toString('base64url');
-
-export function decodeCursor(cursor: string): { at: string; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof at === 'string' && !Number.isNaN(Date.parse(at)) && isUuid(id)) return { at, id };
-  } catch {
-    // falls through to the 400
-  }
-  throw invalid('cursor: not a cursor of this list');
 }

@@ -1,8 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, type Statement, statement } from '@svc/platform/db/native';
 import { Deal } from '../deals/deal.entity.js';
+import { listed, originFilter, SalesList, salesRecordFilters, VIEWER } from '../sales/sales.list.js';
 import { NOW_US, SalesSql } from '../sales/sales.sql.js';
 import { Lead, LeadRelationEntities } from './lead.entity.js';
+import type { ListLeadsQuery } from './lead.schema.js';
 import type { LeadRelations } from './lead.snapshot.js';
 import { leadVisibleSql } from './lead.visibility.js';
 
@@ -34,8 +36,8 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
    * and adds them to their leads' views_count, in one statement, so any reader sees each view exactly once.
    */
   readonly foldViews: Statement;
-  /** GET /leads: the parameters are listed where it is built. */
-  readonly list: Statement;
+  /** GET /leads (sales.list.ts): the shared filters, the effective origin and only_new. */
+  readonly list: SalesList<ListLeadsQuery>;
 
   /** The columns of the lead's deals (`_deals`). */
   private readonly deal: EntityColumns<Deal>;
@@ -103,36 +105,16 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
        select (select count(*) from d)::int as folded`,
     );
 
-    // $1 company, $2 viewer, $3 stage, $4 pipeline, $5 responsible, $6 status, $7 tag, $8 lead source (effective),
-    // $9/$10 created from/to, $11/$12 updated from/to, $13 only_new, $14 search, $15/$16 cursor (created_at, id),
-    // $17 skip, $18 take (one more is read to tell whether a next page exists).
-    const filters = `l.company_id = $1 and ${leadVisibleSql('l', '$2')}
-      and ($3::uuid is null or l.stage_id = $3::uuid)
-      and ($4::uuid is null or l.pipeline_id = $4::uuid)
-      and ($5::uuid is null or l.responsible_id = $5::uuid)
-      and ($6::int is null or l.status = $6::int)
-      and ($7::uuid is null or exists (select 1 from lead_tags ft where ft.lead_id = l.id and ft.tag_id = $7::uuid))
-      and ($8::uuid is null or coalesce((select fa.lead_source_id from marketing_acquisitions fa
-            where fa.company_id = l.company_id and fa.lead_id = l.id and fa.active order by fa.created_at desc, fa.id desc limit 1),
-          l.lead_source_id) = $8::uuid)
-      and ($9::timestamptz is null or l.created_at >= $9::timestamptz)
-      and ($10::timestamptz is null or l.created_at <= $10::timestamptz)
-      and ($11::timestamptz is null or l.updated_at >= $11::timestamptz)
-      and ($12::timestamptz is null or l.updated_at <= $12::timestamptz)
-      and (not $13::boolean or not (exists (select 1 from lead_views fv where fv.lead_id = l.id and fv.user_id = $2::uuid)
-            or exists (select 1 from lead_view_queue fq where fq.lead_id = l.id and fq.user_id = $2::uuid)))
-      and ($14::text is null or l.title ilike $14::text or exists (
-            select 1 from lead_participants fp join persons fpp on fpp.id = fp.person_id
-            where fp.lead_id = l.id and fp.company_id = l.company_id and (fpp.name ilike $14::text or exists (
-              select 1 from person_contacts fc where fc.person_id = fpp.id and fc.company_id = l.company_id and fc.value ilike $14::text))))`;
-    this.list = statement(
-      'crm_lead_list',
-      `select (select count(*)::int from leads l where ${filters}) as total,
-        coalesce((select json_agg(to_json(x) order by x."createdAt" desc, x.id desc) from (
-          select ${this.relationsSelect('l')} from leads l ${this.relationsJoin('l')}
-          where ${filters} and ($15::timestamptz is null or (l.created_at, l.id) < ($15::timestamptz, $16::uuid))
-          order by l.created_at desc, l.id desc offset $17::int limit $18::int + 1) x), '[]') as records`,
-    );
+    this.list = new SalesList<ListLeadsQuery>('crm_lead_list', this, [
+      ...salesRecordFilters(this),
+      originFilter<ListLeadsQuery>(this, (q) => q.lead_source_id),
+      {
+        type: 'boolean',
+        value: (q) => q.only_new || null,
+        where: () => `not (exists (select 1 from lead_views fv where fv.lead_id = ${listed('id')} and fv.user_id = ${VIEWER}::uuid)
+          or exists (select 1 from lead_view_queue fq where fq.lead_id = ${listed('id')} and fq.user_id = ${VIEWER}::uuid))`,
+      },
+    ]);
   }
 
   /** The deals that came from the lead (decision 0057), oldest first, with their stage, pipeline and responsible. */

@@ -8,7 +8,8 @@ import { Migration20261122081900__lead_view_queue } from './Migration20261122081
 import { Migration20261122083729__deals } from './Migration20261122083729__deals.js';
 import { Migration20261122095434__deal_reasons } from './Migration20261122095434__deal_reasons.js';
 import { Migration20261122095519__deal_relations } from './Migration20261122095519__deal_relations.js';
-import { Migration20261122095801__lead_detail_versions } from './Migration20261122095801__lead_detail_versions.js';
+import { Migration20261122103656__person_contacts_normalized } from './Migration20261122103656__person_contacts_normalized.js';
+import { Migration20261122104337__lead_detail_versions } from './Migration20261122104337__lead_detail_versions.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -20,5 +21,6 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122083729__deals,
   Migration20261122095434__deal_reasons,
   Migration20261122095519__deal_relations,
-  Migration20261122095801__lead_detail_versions,
+  Migration20261122103656__person_contacts_normalized,
+  Migration20261122104337__lead_detail_versions,
 ];

@@ -170,7 +170,8 @@ export class OutboxRelay {
         await this.setListening(true);
         continue;
       }
-      if (this.notified) continue;
+      // stop() may have come while this batch ran, when there was no wait to wake yet: it must not wait `idle` ms.
+      if (this.notified || !this.running) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, idle);
         this.wake = () => {

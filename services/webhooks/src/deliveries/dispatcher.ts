@@ -207,7 +207,8 @@ export class Dispatcher {
         // A full claim may have left more behind.
         if (claimed.length && claimed.length === free) this.claimable = true;
       }
-      if (this.woken && this.running) continue;
+      if (!this.running) break; // stop() came during the claim: no wait
+      if (this.woken) continue;
       const wait = Math.max(1, idle - (performance.now() - lastClaim));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, wait);

@@ -45,8 +45,8 @@ const triggers = (table: string, fn: string, arg: string) =>
       `create trigger "${table}_detail_${event}" after ${event} on "crm"."${table}" ${referencing} for each statement execute function "crm"."${fn}"('${arg}');`,
   );
 
-export class Migration20261122095801__lead_detail_versions extends Migration {
-  override name = 'Migration20261122095801__lead_detail_versions';
+export class Migration20261122104337__lead_detail_versions extends Migration {
+  override name = 'Migration20261122104337__lead_detail_versions';
 
   override up(): void | Promise<void> {
     this.addSql(
