@@ -264,6 +264,31 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
     expect((await deals.detail(denied.id)).marketing_lead_source.measurement_consent).to.equal('DENIED');
   });
 
+  it('a conversion tool named by the acquisition is created when the company has none of that name (once, without case)', async () => {
+    const tools = async (tenant: Tenant) => {
+      const res = await admin('GET', `/companies/${tenant.company.id}/conversion-tools`);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      return (res.body.records as { name: string }[]).map((r) => r.name);
+    };
+    expect(await tools(t)).to.deep.equal([]);
+    // Read from url_conversion, as rule 3 fills svc_conversion_tool.
+    const first = await deals.created({ marketing: { url_conversion: 'https://example.test/lp?svc_conversion_tool=Landing%20Page%20A' } });
+    expect((await deals.detail(first.id)).marketing_lead_source.conversion_tool_name).to.equal('Landing Page A');
+    expect(await tools(t)).to.deep.equal(['Landing Page A']);
+    // The same tool in another letter case, concurrently, and through a lead: still one.
+    const leads = salesRoutes(call, 'leads', () => t);
+    await Promise.all([
+      deals.created({ marketing: { svc_conversion_tool: 'landing page a' } }),
+      deals.created({ marketing: { svc_conversion_tool: 'LANDING PAGE A' } }),
+      leads.created({ marketing: { svc_conversion_tool: 'Landing page A' } }),
+    ]);
+    expect(await tools(t)).to.deep.equal(['Landing Page A']);
+    // A correction through PUT naming another tool makes that one; the other company has none.
+    await deals.put(first.id, { title: 'Record', marketing: { svc_conversion_tool: 'Chat widget' } });
+    expect(await tools(t)).to.deep.equal(['Landing Page A', 'Chat widget']);
+    expect(await tools(other)).to.deep.equal([]);
+  });
+
   describe('idempotency with relations (rule 5)', () => {
     it('a replay answers the first creation and writes no second set of relations', async () => {
       const key = `k-${randomUUID()}`;

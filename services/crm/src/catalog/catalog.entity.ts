@@ -87,7 +87,9 @@ export const Tracker = defineEntity({
 });
 export type Tracker = InferEntity<typeof Tracker>;
 
-/** Loss reasons, gain reasons and follower roles: named lists of one company. */
+export const NAMED_ITEM_NAME_MAX = 200;
+
+/** Loss reasons, gain reasons, follower roles and conversion tools: named lists of one company. */
 export const NamedItem = defineEntity({
   name: 'NamedItem',
   tableName: 'named_items',
@@ -95,7 +97,7 @@ export const NamedItem = defineEntity({
     id: p.uuid().primary(),
     companyId: p.uuid(),
     kind: p.string().length(30),
-    name: p.string().length(200),
+    name: p.string().length(NAMED_ITEM_NAME_MAX),
   },
   indexes: [{ name: 'named_items_company_kind_idx', properties: ['companyId', 'kind'] }],
 });

@@ -40,7 +40,12 @@ export const createTrackerBody = z.strictObject({
 });
 export const createNamedItemBody = z.strictObject({ name });
 
-export const NAMED_KINDS = { 'loss-reasons': 'loss_reason', 'gain-reasons': 'gain_reason', 'follower-roles': 'follower_role' } as const;
+export const NAMED_KINDS = {
+  'loss-reasons': 'loss_reason',
+  'gain-reasons': 'gain_reason',
+  'follower-roles': 'follower_role',
+  'conversion-tools': 'conversion_tool',
+} as const;
 
 export async function createTag(em: EntityManager, companyId: string, body: z.infer<typeof createTagBody>) {
   await requireCompany(em, companyId);
@@ -156,4 +161,11 @@ export async function createNamedItem(
   const item = em.create(NamedItem, { id: uuidv7(), companyId, kind, name: body.name });
   await em.flush();
   return { id: item.id, name: item.name };
+}
+
+/** The company's items of one kind, oldest first. */
+export async function listNamedItems(em: EntityManager, companyId: string, kind: (typeof NAMED_KINDS)[keyof typeof NAMED_KINDS]) {
+  await requireCompany(em, companyId);
+  const items = await em.find(NamedItem, { companyId, kind }, { orderBy: { id: 'asc' } });
+  return { total: items.length, records: items.map((i) => ({ id: i.id, name: i.name })) };
 }

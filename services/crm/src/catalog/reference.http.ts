@@ -33,6 +33,9 @@ export function referenceAdminRoutes(ctx: ServiceContext): Router {
     r.post(`/companies/:cid/${path}`, async (req, res) => {
       res.status(201).json(await catalog.createNamedItem(em(), req.params.cid, kind, parse(catalog.createNamedItemBody, req.body)));
     });
+    r.get(`/companies/:cid/${path}`, async (req, res) => {
+      res.json(await catalog.listNamedItems(em(), req.params.cid, kind));
+    });
   }
   r.post('/companies/:cid/persons', async (req, res) => {
     res.status(201).json(await contacts.createPerson(em(), req.params.cid, parse(contacts.createPersonBody, req.body)));

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@svc/platform/db/orm';
 import { invalid, isUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
-import { LeadSource, Tracker } from '../catalog/catalog.entity.js';
+import { LeadSource, NAMED_ITEM_NAME_MAX, NamedItem, Tracker } from '../catalog/catalog.entity.js';
 import { leadSourceNameFor } from './tracking.js';
 
 export interface OriginRequest {
@@ -23,20 +23,50 @@ export interface Origin {
 const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The company's lead source of this name, compared without letter case (the oldest when several match), or a
- * new one, committed in its own transaction (a savepoint inside the caller's): a transaction advisory lock per
- * company and name makes concurrent creations share one row.
+ * The company's row of this name, compared without letter case (the oldest when several match), or a new one,
+ * committed in its own transaction (a savepoint inside the caller's): a transaction advisory lock per company, kind
+ * and name makes concurrent creations share one row.
  */
-export function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
-  const name = leadSourceNameFor(sourceName);
+function findOrCreateByName<T extends object>(
+  em: EntityManager,
+  lockKey: string,
+  find: (tx: EntityManager) => Promise<T | null>,
+  make: (tx: EntityManager) => T,
+): Promise<T> {
   return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`lead_source:${companyId}:${name.toLowerCase()}`]);
-    const found = await tx.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } });
+    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [lockKey]);
+    const found = await find(tx);
     if (found) return found;
-    const created = tx.create(LeadSource, { id: uuidv7(), companyId, name, logo: null });
+    const created = make(tx);
     await tx.flush();
     return created;
   });
+}
+
+/** The company's lead source of this name, or a new one (origin by svc_source / utm_source, rule 2). */
+export function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
+  const name = leadSourceNameFor(sourceName);
+  return findOrCreateByName(
+    em,
+    `lead_source:${companyId}:${name.toLowerCase()}`,
+    (tx) => tx.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } }),
+    (tx) => tx.create(LeadSource, { id: uuidv7(), companyId, name, logo: null }),
+  );
+}
+
+/**
+ * The company's conversion tool of this name (`svc_conversion_tool`, sent or read from `url_conversion`), or a new
+ * one in the company's named items (kind `conversion_tool`, listed by the admin API): "a conversion tool created
+ * when needed" of POST /deals, and of POST /leads alike (decision 0048). The acquisition keeps the name as sent.
+ */
+export function findOrCreateConversionTool(em: EntityManager, companyId: string, toolName: string): Promise<NamedItem> {
+  const name = toolName.trim().slice(0, NAMED_ITEM_NAME_MAX);
+  return findOrCreateByName(
+    em,
+    `conversion_tool:${companyId}:${name.toLowerCase()}`,
+    (tx) => tx.findOne(NamedItem, { companyId, kind: 'conversion_tool', name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } }),
+    (tx) => tx.create(NamedItem, { id: uuidv7(), companyId, kind: 'conversion_tool', name }),
+  );
 }
 
 /**

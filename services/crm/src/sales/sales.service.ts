@@ -33,7 +33,7 @@ import {
 import type { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { correctAcquisition } from '../marketing/correction.js';
-import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
+import { findOrCreateConversionTool, findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
 import { type AcquisitionDraft, originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
@@ -510,6 +510,7 @@ export abstract class SalesRecords<
           ).leadSource;
         }
         if (manualSource !== undefined) record.leadSourceId = manualSource?.id ?? null;
+        if (correction.draft) await conversionToolOf(this.ctx, actor, correction.draft);
         if (correction.draft) {
           const current = before.rel.marketing.latest;
           const next = acquisitionOf(this.kind, record, correction.draft, { leadSource: null, tracker: null }, now);
@@ -973,13 +974,29 @@ async function creationBasics(pool: Pool, sql: SalesSql<SalesRecord, LeadRelatio
   return { stage, pipeline, responsible, handedOver, creator, requested: found.users.find((u) => u.id === responsibleId), responsibleId };
 }
 
-/** The origin of a creation (POST /leads rule 2): the manual one, the tracker's, or one found or made by name. */
-const originOf = (ctx: ServiceContext, actor: Actor, body: Pick<CreateLeadBody, 'crm_lead_source_id'>, draft: AcquisitionDraft | null) =>
-  resolveOrigin(ctx.orm.em.fork(), actor.companyId, {
+/**
+ * The origin of a creation (POST /leads rule 2): the manual one, the tracker's, or one found or made by name; and
+ * the acquisition's conversion tool, made when the company has none of that name yet.
+ */
+async function originOf(
+  ctx: ServiceContext,
+  actor: Actor,
+  body: Pick<CreateLeadBody, 'crm_lead_source_id'>,
+  draft: AcquisitionDraft | null,
+) {
+  const origin = await resolveOrigin(ctx.orm.em.fork(), actor.companyId, {
     crmLeadSourceId: body.crm_lead_source_id,
     svcCode: draft?.svc_code,
     sourceName: draft && originSourceName(draft),
   });
+  await conversionToolOf(ctx, actor, draft);
+  return origin;
+}
+
+/** The conversion tool an acquisition names is one of the company's (found by name without case, or made). */
+async function conversionToolOf(ctx: ServiceContext, actor: Actor, draft: AcquisitionDraft | null | undefined): Promise<void> {
+  if (draft?.svc_conversion_tool) await findOrCreateConversionTool(ctx.orm.em.fork(), actor.companyId, draft.svc_conversion_tool);
+}
 
 /** The stage sent (400 when it is not the company's), else the first stage of the primary pipeline. */
 export function stageOf(reads: CreateReads, stageId: string | undefined) {
