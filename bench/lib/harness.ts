@@ -16,7 +16,7 @@ import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { launchStack, type ProcessName, REPO_ROOT, type Stack, type StackOptions } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from './cpu.js';
 import { monotonicUs } from './cpuprofile.js';
-import { adminQuery, createDatabase, databaseUrl, deleteRedisKeys, deleteStream, dropDatabase, NATS_URL, REDIS_URL } from './infra.js';
+import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, runBench } from './infra.js';
 import type { LoadResult } from './load.js';
 import { type Activity, ActivitySampler } from './pgactivity.js';
 import type { PgbenchSpec } from './pgbench.js';
@@ -86,7 +86,8 @@ export class BenchRun {
   private readonly livePids = new Map<string, number>();
   private readonly subjectPrefix: string;
   private stackHandle: Stack | undefined;
-  private databaseCreated = false;
+  /** Whether this run made its database (and so drops it). */
+  databaseCreated = false;
   private crashed: string | undefined;
 
   /** `name`: `bench` or `bench-leads`; it names the database, stream, Redis prefix and the artefacts' folder. */
@@ -305,23 +306,10 @@ export class BenchRun {
    * SIGTERM clean up too. Exits with 1 when `main` failed.
    */
   async execute(main: () => Promise<void>, stops: () => Promise<string[]> = async () => []): Promise<never> {
-    const cleanup = async () => {
+    return runBench(main, async () => {
       const notes = await stops();
       await this.stopStack().catch((e: Error) => notes.push(`stack: ${e.message}`));
-      if (this.databaseCreated) {
-        await dropDatabase(this.database).then(
-          () => notes.push(`dropped database ${this.database}`),
-          (e: Error) => notes.push(`drop database: ${e.message}`),
-        );
-      }
-      await deleteStream(this.natsStream).then(
-        (ok) => notes.push(ok ? `deleted NATS stream ${this.natsStream}` : `NATS stream ${this.natsStream} not found`),
-        (e: Error) => notes.push(`NATS stream: ${e.message}`),
-      );
-      await deleteRedisKeys(this.redisPrefix).then(
-        (n) => notes.push(`deleted ${n} Redis keys ${this.redisPrefix}*`),
-        (e: Error) => notes.push(`Redis keys: ${e.message}`),
-      );
+      notes.push(...(await releaseResources(this)));
       const alive = [...this.startedPids].filter(([, pid]) => {
         try {
           process.kill(pid, 0);
@@ -337,25 +325,6 @@ export class BenchRun {
           ? `cleanup: STILL RUNNING: ${alive.map(([n, p]) => `${n} (${p})`).join(', ')}`
           : `cleanup: all ${this.startedPids.size} processes started by the bench have exited (${[...this.startedPids].map(([n, p]) => `${n} ${p}`).join(', ')})`,
       );
-    };
-    let interrupted = false;
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-      process.once(sig, () => {
-        if (interrupted) return;
-        interrupted = true;
-        process.stderr.write(`${sig}: stopping what the bench started ...\n`);
-        void cleanup().finally(() => process.exit(130));
-      });
-    }
-    let code = 0;
-    try {
-      await main();
-    } catch (err) {
-      code = 1;
-      process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    }
-    if (interrupted) return new Promise<never>(() => undefined);
-    await cleanup();
-    process.exit(code);
+    });
   }
 }

@@ -53,3 +53,58 @@ export async function deleteRedisKeys(prefix: string): Promise<number> {
     redis.disconnect();
   }
 }
+
+/** A run's resources outside its processes. */
+export interface RunResources {
+  database: string;
+  /** False until the database exists (a run that failed before must not drop someone else's of that name). */
+  databaseCreated: boolean;
+  natsStream: string;
+  redisPrefix: string;
+}
+
+/** Drops the run's database, deletes its stream and its Redis keys; one note per step (done or failed). */
+export async function releaseResources(r: RunResources): Promise<string[]> {
+  const notes: string[] = [];
+  if (r.databaseCreated) {
+    await dropDatabase(r.database).then(
+      () => notes.push(`dropped database ${r.database}`),
+      (e: Error) => notes.push(`drop database: ${e.message}`),
+    );
+  }
+  await deleteStream(r.natsStream).then(
+    (ok) => notes.push(ok ? `deleted NATS stream ${r.natsStream}` : `NATS stream ${r.natsStream} not found`),
+    (e: Error) => notes.push(`NATS stream: ${e.message}`),
+  );
+  await deleteRedisKeys(r.redisPrefix).then(
+    (n) => notes.push(`deleted ${n} Redis keys ${r.redisPrefix}*`),
+    (e: Error) => notes.push(`Redis keys: ${e.message}`),
+  );
+  return notes;
+}
+
+/**
+ * Runs a bench's `main`, then `cleanup` (also on SIGINT / SIGTERM, once), and exits: 1 when `main` failed, 130 when
+ * interrupted.
+ */
+export async function runBench(main: () => Promise<void>, cleanup: () => Promise<void>): Promise<never> {
+  let interrupted = false;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      if (interrupted) return;
+      interrupted = true;
+      process.stderr.write(`${sig}: stopping what the bench started ...\n`);
+      void cleanup().finally(() => process.exit(130));
+    });
+  }
+  let code = 0;
+  try {
+    await main();
+  } catch (err) {
+    code = 1;
+    process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  }
+  if (interrupted) return new Promise<never>(() => undefined);
+  await cleanup();
+  process.exit(code);
+}

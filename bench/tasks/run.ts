@@ -13,7 +13,7 @@ import path from 'node:path';
 import { AdminClient } from '../../scripts/demo.js';
 import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
-import { adminQuery, createDatabase, databaseUrl, deleteRedisKeys, deleteStream, dropDatabase, NATS_URL, REDIS_URL } from '../lib/infra.js';
+import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, runBench } from '../lib/infra.js';
 import { type LoadResult, measure } from '../lib/load.js';
 import { seed } from '../lib/seed.js';
 import { figures } from '../lib/stats.js';
@@ -41,7 +41,7 @@ const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toString() : 'n/a'
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
 let stack: Stack | undefined;
-let databaseCreated = false;
+const run = { database, databaseCreated: false, natsStream, redisPrefix };
 const disturbed: string[] = [];
 
 function cpuTargets() {
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   );
   say(`  database ${database}, logs ${path.join(outDir, 'logs')}`);
   await createDatabase(database);
-  databaseCreated = true;
+  run.databaseCreated = true;
   const adminToken = randomBytes(24).toString('hex');
   stack = await launchStack({
     databaseUrl: databaseUrl(database),
@@ -255,34 +255,10 @@ async function main(): Promise<void> {
   if (disturbed.length) say(`\nDISTURBED (other load on the machine; figures not representative): ${disturbed.join('; ')}`);
 }
 
-async function cleanup(): Promise<string[]> {
+await runBench(main, async () => {
   const notes: string[] = [];
   await stack?.stop().catch((e: Error) => notes.push(`stack: ${e.message}`));
-  if (databaseCreated) await dropDatabase(database).catch((e: Error) => notes.push(`drop database: ${e.message}`));
-  await deleteStream(natsStream).catch((e: Error) => notes.push(`delete stream: ${e.message}`));
-  await deleteRedisKeys(redisPrefix).catch((e: Error) => notes.push(`redis: ${e.message}`));
-  return notes;
-}
-
-let cleaning = false;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    if (cleaning) return;
-    cleaning = true;
-    process.stderr.write(`${sig}: stopping what the bench started ...\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-let failed = false;
-try {
-  await main();
-} catch (err) {
-  failed = true;
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
-}
-cleaning = true;
-const notes = await cleanup();
-say();
-say(`cleanup: stopped the stack, dropped ${database}, deleted stream ${natsStream}${notes.length ? `; ${notes.join('; ')}` : ''}`);
-process.exit(failed ? 1 : 0);
+  notes.push(...(await releaseResources(run)));
+  say();
+  say(`cleanup: stopped the stack; ${notes.join('; ')}`);
+});

@@ -27,17 +27,7 @@ import { AdminClient } from '../../scripts/demo.js';
 import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
 import { formatSummary, monotonicUs, summarize } from '../lib/cpuprofile.js';
-import {
-  adminQuery,
-  createDatabase,
-  databaseUrl,
-  deleteRedisKeys,
-  deleteStream,
-  dropDatabase,
-  NATS_URL,
-  PG_ADMIN_URL,
-  REDIS_URL,
-} from '../lib/infra.js';
+import { adminQuery, createDatabase, databaseUrl, NATS_URL, PG_ADMIN_URL, REDIS_URL, releaseResources, runBench } from '../lib/infra.js';
 import { seed } from '../lib/seed.js';
 import { percentile } from '../lib/stats.js';
 import { PgCpu } from './pgcpu.js';
@@ -190,7 +180,7 @@ let stack: Stack | undefined;
 let receiver: Receiver | undefined;
 let producer: Producer | undefined;
 let pgCpu: PgCpu | undefined;
-let databaseCreated = false;
+const run = { database, databaseCreated: false, natsStream, redisPrefix };
 let crashed: string | undefined;
 
 interface Phase {
@@ -547,7 +537,7 @@ async function main(): Promise<void> {
   say(`  database ${database}, stream ${natsStream}, logs ${path.join(outDir, 'logs')}`);
 
   await createDatabase(database);
-  databaseCreated = true;
+  run.databaseCreated = true;
   pgCpu = new PgCpu(PG_ADMIN_URL, database);
   await pgCpu.open();
   receiver = await Receiver.start();
@@ -688,40 +678,14 @@ async function profiles(): Promise<void> {
   }
 }
 
-async function cleanup(): Promise<string[]> {
+await runBench(main, async () => {
   const notes: string[] = [];
   await producer?.close();
   await pgCpu?.close();
   await stack?.stop().catch((e: Error) => notes.push(`stack: ${e.message}`));
   await receiver?.stop().catch((e: Error) => notes.push(`receiver: ${e.message}`));
-  if (databaseCreated) await dropDatabase(database).catch((e: Error) => notes.push(`drop database: ${e.message}`));
-  await deleteStream(natsStream).catch((e: Error) => notes.push(`delete stream: ${e.message}`));
-  await deleteRedisKeys(redisPrefix).catch((e: Error) => notes.push(`redis: ${e.message}`));
-  return notes;
-}
-
-let cleaning = false;
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    if (cleaning) return;
-    cleaning = true;
-    process.stderr.write(`${sig}: stopping what the bench started ...\n`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
-
-let failed = false;
-try {
-  await main();
-} catch (err) {
-  failed = true;
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
-}
-cleaning = true;
-const notes = await cleanup();
-await profiles().catch((e: Error) => say(`profiles: ${e.message}`));
-say();
-say(
-  `cleanup: stopped the stack and the receiver, dropped ${database}, deleted stream ${natsStream}${notes.length ? `; ${notes.join('; ')}` : ''}`,
-);
-process.exit(failed ? 1 : 0);
+  notes.push(...(await releaseResources(run)));
+  await profiles().catch((e: Error) => say(`profiles: ${e.message}`));
+  say();
+  say(`cleanup: stopped the stack and the receiver; ${notes.join('; ')}`);
+});
