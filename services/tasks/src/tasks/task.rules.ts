@@ -2,7 +2,7 @@ import { invalid } from '@svc/platform/errors';
 import { type RecurrenceRule, WEEK_DAYS, type WeekDay, weekDayOf } from '../recurrence/recurrence.rule.js';
 import { normalizedText, sanitizeDescription, sanitizeMeetingDescription } from './task.html.js';
 import { LINK_FIELDS, type RecurrenceBody, type UpdateTaskBody } from './task.schema.js';
-import type { TaskRow, TaskStageRow, TaskTypeRow, WriteCatalog } from './task.store.js';
+import { TASK_COLUMNS, type TaskRow, type TaskStageRow, type TaskTypeRow, type WriteCatalog } from './task.store.js';
 import { NATIVE_ORIGIN } from './task.view.js';
 
 /**
@@ -85,29 +85,25 @@ function blankTask(input: ComposeInput): TaskRow {
   };
 }
 
-/** The columns whose change makes an occurrence of a series an exception (stage and completion do not). */
-const CONTENT_COLUMNS: (keyof TaskRow)[] = [
-  'title',
-  'description',
-  'is_personal',
-  'priority',
-  'task_type_id',
-  ...(LINK_FIELDS as readonly (keyof TaskRow)[]),
-  'responsible_id',
-  'start_date',
-  'end_date',
-  'has_time',
-  'meeting_outcome',
-  'meeting_outcome_notes',
-  'meeting_provider',
-  'meeting_mode',
-  'meeting_location',
-  'meeting_description',
-  'meeting_participants',
-  'reminders_minutes',
-  'tag_ids',
-  'parent_task_id',
-];
+/**
+ * The columns whose change makes an occurrence of a series an exception: every column but identity, stage and
+ * completion, authorship, the series bookkeeping and the timestamps (a column added later counts as content).
+ */
+const NOT_CONTENT: ReadonlySet<keyof TaskRow> = new Set<keyof TaskRow>([
+  'id',
+  'company_id',
+  'task_stage_id',
+  'completed_at',
+  'completed_by_id',
+  'created_by_id',
+  'recurrence_series_id',
+  'recurrence_index',
+  'recurrence_is_exception',
+  'origin',
+  'created_at',
+  'updated_at',
+]);
+const CONTENT_COLUMNS = TASK_COLUMNS.filter((c) => !NOT_CONTENT.has(c));
 const same = (a: unknown, b: unknown) =>
   a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : JSON.stringify(a) === JSON.stringify(b);
 
