@@ -5,12 +5,14 @@
  *   express-hpm: Express + http-proxy-middleware with the gateway's options (no auth, no rate limit)
  *   hpm:       node:http server + http-proxy-middleware with the same options, no Express
  *   hpm-lean:  node:http server + http-proxy-middleware without xfwd and proxyTimeout
+ *   hpm-eject: as hpm, with the target as a URL object and hpm's default plugins ejected (the gateway's set-up
+ *              since decision 0017: one plugin of its own for errors, the identity header and early closes)
  * Prints `listening <port>`.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createProxyMiddleware } from 'http-proxy-middleware';
+import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import { Pool } from 'undici';
 
 const upstream = new URL(process.env.UPSTREAM_URL ?? 'http://127.0.0.1:1');
@@ -58,6 +60,27 @@ if (kind === 'node-http') {
         proxyReq.setHeader('x-svc-identity', 'token');
       },
     },
+  });
+  handler = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
+} else if (kind === 'hpm-eject') {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  const plugin: Plugin = (proxyServer) => {
+    proxyServer.on('proxyReq', (proxyReq) => {
+      proxyReq.removeHeader('authorization');
+      proxyReq.setHeader('x-svc-identity', 'token');
+    });
+    proxyServer.on('error', (_err, _req, res) => {
+      if (res instanceof http.ServerResponse && !res.headersSent) res.writeHead(502).end();
+    });
+  };
+  const proxy = createProxyMiddleware({
+    target: new URL(upstream.origin),
+    agent,
+    changeOrigin: false,
+    xfwd: true,
+    proxyTimeout: 60_000,
+    ejectPlugins: true,
+    plugins: [plugin],
   });
   handler = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
 } else {

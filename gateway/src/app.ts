@@ -5,11 +5,11 @@ import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
+import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
-import type { KeyAuthenticator } from './keys.js';
-import type { KeyRateLimiter } from './rate-limit.js';
+import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
+import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 
 export interface GatewayDeps {
@@ -54,32 +54,39 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     files: config.FILES_URL,
     webhooks: config.WEBHOOKS_URL,
   };
+  // hpm's default plugins are ejected: its logger plugin builds a URL and walks the agent's sockets on every
+  // response even with logging off, and httpxy already ends the upstream response when the client goes away.
+  // The target is a URL object, which neither hpm nor httpxy parse again per request (decision 0017).
   const proxies = Object.fromEntries(
-    Object.entries(upstreamUrl).map(([name, target]) => [
-      name,
-      createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
-        target,
-        agent,
-        changeOrigin: false,
-        xfwd: true,
-        proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
-        on: {
-          proxyReq: (proxyReq, req) => {
-            proxyReq.removeHeader('authorization');
-            proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
-          },
-          error: (err, _req, res) => {
-            logger.warn({ err: err.message, upstream: name }, 'upstream failed');
-            if (res instanceof http.ServerResponse && !res.headersSent) {
-              const body = errorBody('unavailable', `The ${name} service is unavailable`);
-              res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-            } else if (!(res instanceof http.ServerResponse)) {
-              res.destroy();
-            }
-          },
-        },
-      }),
-    ]),
+    Object.entries(upstreamUrl).map(([name, target]) => {
+      const plugin: Plugin<ProxiedRequest, http.ServerResponse> = (proxyServer) => {
+        proxyServer.on('proxyReq', (proxyReq, req) => {
+          proxyReq.removeHeader('authorization');
+          proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        });
+        proxyServer.on('error', (err, _req, res) => {
+          logger.warn({ err: err.message, upstream: name }, 'upstream failed');
+          if (res instanceof http.ServerResponse && !res.headersSent) {
+            const body = errorBody('unavailable', `The ${name} service is unavailable`);
+            res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          } else if (res && !(res instanceof http.ServerResponse)) {
+            res.destroy();
+          }
+        });
+      };
+      return [
+        name,
+        createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
+          target: new URL(target),
+          agent,
+          changeOrigin: false,
+          xfwd: true,
+          proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
+          ejectPlugins: true,
+          plugins: [plugin],
+        }),
+      ];
+    }),
   ) as Record<Upstream, RequestHandler<ProxiedRequest, http.ServerResponse>>;
 
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
@@ -116,13 +123,20 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
+  // One labelled child per method, route and status, so observing a request hashes no label set.
+  const durations = new Map<string, { observe(seconds: number): void }>();
   const observe = (req: http.IncomingMessage, res: http.ServerResponse, route: string) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     res.once('finish', () => {
-      metrics.httpDuration.observe(
-        { method: req.method ?? '', route, status: String(res.statusCode) },
-        Number(process.hrtime.bigint() - started) / 1e9,
-      );
+      const method = req.method ?? '';
+      const status = res.statusCode;
+      const id = `${method} ${route} ${status}`;
+      let child = durations.get(id);
+      if (!child) {
+        child = metrics.httpDuration.labels({ method, route, status: String(status) });
+        if (durations.size < 1000) durations.set(id, child);
+      }
+      child.observe((performance.now() - started) / 1000);
     });
   };
   app.use((req, res, next) => {
@@ -130,22 +144,37 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     next();
   });
 
-  const external = async (req: ProxiedRequest, res: http.ServerResponse) => {
+  /** Rate limit, route and forward an authenticated request; a promise only where Redis or a signing was waited for. */
+  const admitted = (key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse): void | Promise<void> => {
+    const decision = deps.limiter.consume(key.keyId, key.rateLimitPerMinute);
+    if (decision instanceof Promise) return decision.then((d) => limited(d, key, req, res));
+    return limited(decision, key, req, res);
+  };
+  const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse): void | Promise<void> => {
+    res.setHeader('RateLimit-Limit', String(decision.limit));
+    res.setHeader('RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    if (!decision.allowed) {
+      res.setHeader('Retry-After', String(decision.resetSeconds));
+      throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
+    }
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const upstream = externalUpstream(path);
+    if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
+    const token = key.token();
+    if (typeof token === 'string') return forward(upstream, token, req, res);
+    return token.then((t) => forward(upstream, t, req, res));
+  };
+  // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
+  // from its edge): no promise is made on the hot path of a proxied request (decision 0017).
+  const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     try {
-      const key = await deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer);
-      const decision = await deps.limiter.consume(key.keyId, key.rateLimitPerMinute);
-      res.setHeader('RateLimit-Limit', String(decision.limit));
-      res.setHeader('RateLimit-Remaining', String(decision.remaining));
-      res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
-      if (!decision.allowed) {
-        res.setHeader('Retry-After', String(decision.resetSeconds));
-        throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
-      }
-      const path = (req.url ?? '').split('?')[0] ?? '';
-      const upstream = externalUpstream(path);
-      if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
-      forward(upstream, await key.token(), req, res);
+      const key = deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer);
+      const done = key instanceof Promise ? key.then((k) => admitted(k, req, res)) : admitted(key, req, res);
+      if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
     } catch (err) {
       sendError(res, err, logger);
     }
@@ -175,7 +204,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {
-    if (isExternal(req.url ?? '')) void external(req, res);
+    if (isExternal(req.url ?? '')) external(req, res);
     else app(req, res);
   };
 }

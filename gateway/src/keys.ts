@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { credentials } from '@grpc/grpc-js';
 import { unauthorized } from '@svc/platform/errors';
 import { callUnary } from '@svc/platform/grpc/server';
@@ -7,25 +7,57 @@ import { CrmServiceClient, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm
 
 export const KEY_PREFIX = 'svc_';
 
+type IntegrationIdentity = Extract<Identity, { kind: 'integration' }>;
+
 export interface AuthenticatedKey {
   keyId: string;
   companyId: string;
   rateLimitPerMinute: number | undefined;
-  identity: Extract<Identity, { kind: 'integration' }>;
-  /** The identity token forwarded to services, re-signed before it gets old. */
-  token(): Promise<string>;
+  identity: IntegrationIdentity;
+  /** The identity token forwarded to services: a string while a signed one is fresh, re-signed before it gets old. */
+  token(): string | Promise<string>;
 }
 
+/** A signed identity token, shared by the successive cache entries of a key while its identity is the same. */
+interface Token {
+  identity: IntegrationIdentity;
+  value?: string;
+  /** After this the token is re-signed; it is still used meanwhile. */
+  refreshAt: number;
+  /** After this it is not used any more (a margin before it expires). */
+  usableUntil: number;
+  signing?: Promise<string>;
+}
+
+/**
+ * What a resolved key answers to every request, worked out once per look-up: the rule failures that depend
+ * on the key alone, in the order of the spec's rules, around the checks that depend on the time and the
+ * request's headers.
+ */
 interface CacheEntry {
   expiresAt: number;
-  resolved: ResolveKeyResponse;
-  token?: { value: string; refreshAt: number };
+  /** Rules 1-2 that fail whatever the request: unknown, deleted or inactive key. */
+  refused?: string;
+  validFrom: number;
+  validUntil: number;
+  allowedDomain?: string;
+  /** Rule 4, checked after the validity period and the domain as before. */
+  creatorRefused?: string;
+  key?: AuthenticatedKey;
+  token?: Token;
 }
+
+/**
+ * A token is re-signed at half its lifetime; requests meanwhile go on with the old one, but never past this share
+ * of its lifetime, which keeps most of it as a margin for clocks that differ between the gateway and a service.
+ */
+const USABLE_SHARE = 0.6;
 
 /**
  * Authenticates integration keys exactly as the spec's Authentication part says (rules 1 to 4). Look-ups
  * by key hash are cached for at most KEY_CACHE_TTL_MS (and concurrent misses share one gRPC call), so a
- * revoked key stops working within that time.
+ * revoked key stops working within that time. A key found in the cache is checked without a promise or a
+ * timer: this runs on every proxied request (decision 0017).
  */
 export class KeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>();
@@ -44,69 +76,117 @@ export class KeyAuthenticator {
     this.client.close();
   }
 
-  async authenticate(
+  /** The key of a request, or a 401 (thrown, or the promise rejected when the key had to be looked up). */
+  authenticate(
     authorization: string | undefined,
     origin: string | undefined,
     referer: string | undefined,
-  ): Promise<AuthenticatedKey> {
+  ): AuthenticatedKey | Promise<AuthenticatedKey> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match?.[1]) throw unauthorized('Missing integration key: send Authorization: Bearer <key>');
     const plain = match[1];
     if (!plain.startsWith(KEY_PREFIX)) throw unauthorized('Invalid integration key');
-    const hash = createHash('sha256').update(plain).digest('hex');
-    const entry = await this.lookup(hash);
-    const { key, creator } = entry.resolved;
-    if (!key) throw unauthorized('Invalid integration key');
-    if (key.deleted) throw unauthorized('The integration key was deleted');
-    if (!key.active) throw unauthorized('The integration key is inactive');
-    const now = Date.now();
-    if (key.valid_from && Date.parse(key.valid_from) > now) throw unauthorized('The integration key is not valid yet');
-    if (key.valid_until && Date.parse(key.valid_until) <= now) throw unauthorized('The integration key has expired');
-    if (key.allowed_domain) {
-      const host = hostOf(origin) ?? (origin ? undefined : hostOf(referer));
-      if (host !== key.allowed_domain.toLowerCase()) throw unauthorized('Origin domain not authorized for this key');
-    }
+    const keyHash = hash('sha256', plain, 'hex');
+    const cached = this.cache.get(keyHash);
+    if (cached && cached.expiresAt > Date.now()) return admit(cached, origin, referer);
+    return this.lookup(keyHash, cached).then((entry) => admit(entry, origin, referer));
+  }
+
+  private lookup(keyHash: string, stale: CacheEntry | undefined): Promise<CacheEntry> {
+    const pending = this.inflight.get(keyHash);
+    if (pending) return pending;
+    const p = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000)
+      .then((resolved) => {
+        const entry = this.entryOf(resolved, stale?.token);
+        if (this.cache.size > 50_000) this.cache.clear();
+        this.cache.set(keyHash, entry);
+        return entry;
+      })
+      .finally(() => this.inflight.delete(keyHash));
+    this.inflight.set(keyHash, p);
+    return p;
+  }
+
+  private entryOf({ key, creator }: ResolveKeyResponse, previous: Token | undefined): CacheEntry {
+    const expiresAt = Date.now() + this.ttlMs;
+    if (!key) return { expiresAt, refused: 'Invalid integration key', validFrom: 0, validUntil: Infinity };
+    const refused = key.deleted ? 'The integration key was deleted' : !key.active ? 'The integration key is inactive' : undefined;
+    const entry: CacheEntry = {
+      expiresAt,
+      refused,
+      validFrom: key.valid_from ? Date.parse(key.valid_from) : 0,
+      validUntil: key.valid_until ? Date.parse(key.valid_until) : Infinity,
+      allowedDomain: key.allowed_domain ? key.allowed_domain.toLowerCase() : undefined,
+    };
     if (!creator || creator.company_id !== key.company_id || !creator.active || creator.archived) {
-      throw unauthorized("The key's creator is not an active user of the company");
+      entry.creatorRefused = "The key's creator is not an active user of the company";
+      return entry;
     }
-    const identity = {
-      kind: 'integration' as const,
+    const identity: IntegrationIdentity = {
+      kind: 'integration',
       companyId: key.company_id,
       userId: creator.id,
       keyId: key.id,
       permissions: key.permissions,
     };
-    return {
+    // A token signed for other permissions or another creator is never forwarded again.
+    entry.token = previous && sameIdentity(previous.identity, identity) ? previous : { identity, refreshAt: 0, usableUntil: 0 };
+    const token = entry.token;
+    entry.key = {
       keyId: key.id,
       companyId: key.company_id,
       rateLimitPerMinute: key.rate_limit_per_minute,
       identity,
-      token: async () => {
-        const t = entry.token;
-        if (t && t.refreshAt > Date.now()) return t.value;
-        const value = await this.signer.sign(identity);
-        entry.token = { value, refreshAt: Date.now() + this.signer.lifetimeMs / 2 };
-        return value;
-      },
+      token: () => this.tokenOf(token),
     };
+    return entry;
   }
 
-  private lookup(hash: string): Promise<CacheEntry> | CacheEntry {
-    const cached = this.cache.get(hash);
-    if (cached && cached.expiresAt > Date.now()) return cached;
-    const pending = this.inflight.get(hash);
-    if (pending) return pending;
-    const p = callUnary(this.client, this.client.resolveKey, { key_hash: hash }, 2000)
-      .then((resolved) => {
-        const entry: CacheEntry = { resolved, expiresAt: Date.now() + this.ttlMs, token: cached?.token };
-        if (this.cache.size > 50_000) this.cache.clear();
-        this.cache.set(hash, entry);
-        return entry;
-      })
-      .finally(() => this.inflight.delete(hash));
-    this.inflight.set(hash, p);
-    return p;
+  private tokenOf(t: Token): string | Promise<string> {
+    const now = Date.now();
+    if (t.value !== undefined && t.refreshAt > now) return t.value;
+    t.signing ??= this.signer.sign(t.identity).then(
+      (value) => {
+        const signedAt = Date.now();
+        Object.assign(t, {
+          value,
+          refreshAt: signedAt + this.signer.lifetimeMs / 2,
+          usableUntil: signedAt + this.signer.lifetimeMs * USABLE_SHARE,
+          signing: undefined,
+        });
+        return value;
+      },
+      (err: unknown) => {
+        t.signing = undefined;
+        throw err;
+      },
+    );
+    // The old token is still good for a while: requests go on with it while the new one is signed.
+    return t.value !== undefined && t.usableUntil > now ? t.value : t.signing;
   }
+}
+
+function admit(entry: CacheEntry, origin: string | undefined, referer: string | undefined): AuthenticatedKey {
+  if (entry.refused) throw unauthorized(entry.refused);
+  const now = Date.now();
+  if (entry.validFrom > now) throw unauthorized('The integration key is not valid yet');
+  if (entry.validUntil <= now) throw unauthorized('The integration key has expired');
+  if (entry.allowedDomain !== undefined) {
+    const host = hostOf(origin) ?? (origin ? undefined : hostOf(referer));
+    if (host !== entry.allowedDomain) throw unauthorized('Origin domain not authorized for this key');
+  }
+  if (entry.creatorRefused || !entry.key) throw unauthorized(entry.creatorRefused ?? 'Invalid integration key');
+  return entry.key;
+}
+
+function sameIdentity(a: IntegrationIdentity, b: IntegrationIdentity): boolean {
+  return (
+    a.companyId === b.companyId &&
+    a.userId === b.userId &&
+    a.keyId === b.keyId &&
+    a.permissions.length === b.permissions.length &&
+    a.permissions.every((p, i) => p === b.permissions[i])
+  );
 }
 
 function hostOf(value: string | undefined): string | undefined {

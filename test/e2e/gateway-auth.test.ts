@@ -161,6 +161,21 @@ describe('gateway authentication (spec Authentication rules 1 to 4)', () => {
       expect((await getLead(readOnly.key)).status).to.equal(200);
       expectSpecError(await call('POST', '/integrations/external/leads', { token: readOnly.key, body: { title: 'x' } }), 403);
     });
+    it('forwards changed permissions within a second: a token signed for the old ones is not reused', async () => {
+      const key = await newKey({ permissions: ['*'] });
+      expect((await getLead(key.key)).status).to.equal(200); // signs a token carrying ["*"]
+      const patched = await admin('PATCH', `/companies/${t.company.id}/keys/${key.id}`, { permissions: ['crm/task.read'] });
+      expect(patched.status, patched.text).to.equal(200);
+      const changedAt = Date.now();
+      await eventually(async () => {
+        expectSpecError(await getLead(key.key), 403);
+        return true;
+      }, 1500);
+      expect(Date.now() - changedAt).to.be.below(1500);
+      // ... and granted again when the permission comes back.
+      await admin('PATCH', `/companies/${t.company.id}/keys/${key.id}`, { permissions: ['crm/lead.read'] });
+      await eventually(async () => (await getLead(key.key)).status === 200 || undefined, 1500);
+    });
     it('acts as the key creator: created_by and the default responsible are the creator', async () => {
       const res = await getLead(t.key.key);
       expect(res.body.created_by.id).to.equal(t.user.id);
