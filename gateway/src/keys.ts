@@ -68,6 +68,7 @@ export class KeyAuthenticator {
     crmGrpcUrl: string,
     private readonly ttlMs: number,
     private readonly signer: IdentitySigner,
+    private readonly now: () => number = Date.now,
   ) {
     this.client = new CrmServiceClient(crmGrpcUrl, credentials.createInsecure());
   }
@@ -88,8 +89,8 @@ export class KeyAuthenticator {
     if (!plain.startsWith(KEY_PREFIX)) throw unauthorized('Invalid integration key');
     const keyHash = hash('sha256', plain, 'hex');
     const cached = this.cache.get(keyHash);
-    if (cached && cached.expiresAt > Date.now()) return admit(cached, origin, referer);
-    return this.lookup(keyHash, cached).then((entry) => admit(entry, origin, referer));
+    if (cached && cached.expiresAt > this.now()) return admit(cached, origin, referer, this.now());
+    return this.lookup(keyHash, cached).then((entry) => admit(entry, origin, referer, this.now()));
   }
 
   private lookup(keyHash: string, stale: CacheEntry | undefined): Promise<CacheEntry> {
@@ -108,7 +109,7 @@ export class KeyAuthenticator {
   }
 
   private entryOf({ key, creator }: ResolveKeyResponse, previous: Token | undefined): CacheEntry {
-    const expiresAt = Date.now() + this.ttlMs;
+    const expiresAt = this.now() + this.ttlMs;
     if (!key) return { expiresAt, refused: 'Invalid integration key', validFrom: 0, validUntil: Infinity };
     const refused = key.deleted ? 'The integration key was deleted' : !key.active ? 'The integration key is inactive' : undefined;
     const entry: CacheEntry = {
@@ -143,11 +144,11 @@ export class KeyAuthenticator {
   }
 
   private tokenOf(t: Token): string | Promise<string> {
-    const now = Date.now();
+    const now = this.now();
     if (t.value !== undefined && t.refreshAt > now) return t.value;
     t.signing ??= this.signer.sign(t.identity).then(
       (value) => {
-        const signedAt = Date.now();
+        const signedAt = this.now();
         Object.assign(t, {
           value,
           refreshAt: signedAt + this.signer.lifetimeMs / 2,
@@ -166,9 +167,8 @@ export class KeyAuthenticator {
   }
 }
 
-function admit(entry: CacheEntry, origin: string | undefined, referer: string | undefined): AuthenticatedKey {
+function admit(entry: CacheEntry, origin: string | undefined, referer: string | undefined, now: number): AuthenticatedKey {
   if (entry.refused) throw unauthorized(entry.refused);
-  const now = Date.now();
   if (entry.validFrom > now) throw unauthorized('The integration key is not valid yet');
   if (entry.validUntil <= now) throw unauthorized('The integration key has expired');
   if (entry.allowedDomain !== undefined) {
