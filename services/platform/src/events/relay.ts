@@ -1,29 +1,30 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import pg from 'pg';
 import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
-import { type EventMessage, outboxChannel } from './outbox.js';
+import { type EventMessage, onEventsCommitted } from './outbox.js';
 
 export interface RelayOptions {
   orm: MikroORM;
   js: JetStreamClient;
-  databaseUrl: string;
   schema: string;
   subjectPrefix: string;
   logger: Logger;
   metrics: Metrics;
   batchSize?: number;
-  /** Longest wait between sweeps when no notification arrives (a lost NOTIFY or a relay restart). */
+  /**
+   * Longest wait between looks when this process commits no events (default 1000 ms): how soon the relay finds events
+   * that no wake-up announced (written by another replica that died before its relay ran, or from outside the
+   * service's processes), and those of a relay restart.
+   */
   idleSweepMs?: number;
   /**
-   * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay stops listening and publishes a
-   * batch every this many ms (default 5). With events one per commit, every notification wakes the relay and its
-   * session, and every batch's round trips and writes cost more than its events: a batch every few ms makes the
-   * relay, JetStream and the consumers downstream several times cheaper per event. An event after a quiet spell is
-   * published as soon as its notification comes.
+   * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay ignores wake-ups and publishes a
+   * batch every this many ms (default 5). With events one per commit, every batch's round trips and writes cost more
+   * than its events: a batch every few ms makes the relay, JetStream and the consumers downstream several times
+   * cheaper per event. An event after a quiet spell is published as soon as its commit wakes the relay.
    */
   coalesceMs?: number;
   /**
@@ -67,9 +68,9 @@ export function uuidV7Floor(at: Date): string {
 }
 
 /**
- * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken by
- * NOTIFY on commit, with a periodic sweep as the safety net; while events flow it polls every `coalesceMs`
- * instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
+ * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken in-process after
+ * each commit of this process that recorded events (eventsRecorded, recordEvents; decision 0033), with a sweep every
+ * `idleSweepMs` as the safety net; while events flow it polls every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
  * between publish and mark republishes the same ids, which JetStream's duplicate window drops. With
  * `retentionHours` it also deletes published rows once they are older than that, in bounded batches every
  * `pruneIntervalMs`.
@@ -78,11 +79,11 @@ export class OutboxRelay {
   private running = false;
   private stopping = false;
   private wake: (() => void) | undefined;
-  /** A notification that came while a batch was being published: the next wait returns at once. */
+  /** A commit that came while a batch was being published: the next wait returns at once. */
   private notified = false;
-  /** Events are flowing: the listener has UNLISTENed and the relay publishes a batch every `coalesceMs`. */
+  /** Events are flowing: the relay publishes a batch every `coalesceMs` and ignores wake-ups. */
   private polling = false;
-  private listener: pg.Client | undefined;
+  private unregister: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private pruning: Promise<void> | undefined;
   private wakePruner: (() => void) | undefined;
@@ -94,7 +95,7 @@ export class OutboxRelay {
   async start(): Promise<void> {
     this.running = true;
     this.stopping = false;
-    await this.listen();
+    this.unregister = onEventsCommitted(this.o.schema, () => this.committed());
     this.loop = this.run();
     if (this.o.retentionHours !== undefined) this.pruning = this.pruneLoop();
   }
@@ -102,34 +103,17 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.running = false;
     this.stopping = true;
+    this.unregister?.();
     this.wake?.();
     this.wakePruner?.();
     await Promise.all([this.loop, this.pruning]);
-    await this.listener?.end().catch(() => undefined);
   }
 
-  private async listen(): Promise<void> {
-    // Named, so the listening session is told apart from the pool's in pg_stat_activity (every commit that notifies
-    // wakes every listener of the database, whatever its channel).
-    const client = new pg.Client({ connectionString: this.o.databaseUrl, application_name: `outbox-listener:${this.o.schema}` });
-    client.on('notification', () => {
-      this.notified = true;
-      this.wake?.();
-    });
-    client.on('error', (err) => {
-      this.o.logger.warn({ err: err.message }, 'outbox listener lost its connection; relying on sweeps until it is back');
-      this.listener = undefined;
-      setTimeout(() => this.running && this.listen().catch(() => undefined), 1000);
-    });
-    try {
-      await client.connect();
-      if (!this.polling) await client.query(`listen "${outboxChannel(this.o.schema)}"`);
-      this.listener = client;
-    } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, 'outbox listener could not connect; retrying');
-      await client.end().catch(() => undefined);
-      setTimeout(() => this.running && this.listen().catch(() => undefined), 1000);
-    }
+  /** This process committed events: publish them now, unless a flow is being polled (the next batch takes them). */
+  private committed(): void {
+    if (this.polling) return;
+    this.notified = true;
+    this.wake?.();
   }
 
   private async run(): Promise<void> {
@@ -137,7 +121,7 @@ export class OutboxRelay {
     const poll = this.o.coalesceMs ?? 5;
     const full = this.o.batchSize ?? 500;
     let backoff = 100;
-    /** When the last batch with rows was published; while they keep coming, the relay polls instead of listening. */
+    /** When the last batch with rows was published; while they keep coming, the relay polls. */
     let lastFound = Number.NEGATIVE_INFINITY;
     while (this.running) {
       this.notified = false;
@@ -157,17 +141,17 @@ export class OutboxRelay {
         continue;
       }
       if (n > 0 || (this.polling && now - lastFound < STREAM_GAP_MS)) {
-        if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0 && !this.polling) await this.setListening(false);
+        if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0) this.polling = true;
         if (n > 0) lastFound = now;
-        // A steady flow: the next batch in `poll` ms gathers the commits made meanwhile, and no notification wakes
-        // this process (and its session) for each of them.
+        // A steady flow: the next batch in `poll` ms gathers the commits made meanwhile, and no wake-up runs a batch for
+        // each of them.
         if (this.polling) await sleep(poll);
         continue;
       }
       if (this.polling) {
-        // The flow stopped: listen again, then look once more (a commit between the last look and the LISTEN notified
-        // no one).
-        await this.setListening(true);
+        // The flow stopped: wake-ups count again; look once more (one ignored during the last poll may have no rows
+        // taken yet).
+        this.polling = false;
         continue;
       }
       // stop() may have come while this batch ran, when there was no wait to wake yet: it must not wait `idle` ms.
@@ -183,22 +167,12 @@ export class OutboxRelay {
     }
   }
 
-  /** LISTEN while events are rare, UNLISTEN while they flow (polling); a listener that is down is left to reconnect. */
-  private async setListening(on: boolean): Promise<void> {
-    this.polling = !on;
-    try {
-      await this.listener?.query(`${on ? 'listen' : 'unlisten'} "${outboxChannel(this.o.schema)}"`);
-    } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, `outbox listener could not ${on ? 'listen' : 'unlisten'}`);
-    }
-  }
-
   /**
    * Publishes one batch; returns how many rows it published. The rows are claimed by marking them published in a
    * transaction that commits only after JetStream acked them all: other relays skip them while it is open, and a
    * failed publish or a crash rolls the mark back (the rows are published again; the duplicate window drops the
    * copies). Straight on the `pg` pool under MikroORM, with named (prepared) statements: this runs once per
-   * notified commit, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
+   * commit that records events at low rates, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
    * more than the work.
    */
   async drainOnce(): Promise<number> {
@@ -304,5 +278,5 @@ export class OutboxRelay {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Batches with rows closer than this are a flow (the relay polls); a gap this long ends it (it listens again). */
+/** Batches with rows closer than this are a flow (the relay polls); a gap this long ends it (wake-ups count again). */
 const STREAM_GAP_MS = 25;
