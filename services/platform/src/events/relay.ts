@@ -4,7 +4,7 @@ import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
-import { type EventMessage, onEventsCommitted } from './outbox.js';
+import { onEventsCommitted } from './outbox.js';
 
 export interface RelayOptions {
   orm: MikroORM;
@@ -43,19 +43,19 @@ export interface OutboxRow {
   id: string;
   company_id: string;
   event_key: string;
+  /** The payload as Postgres prints the jsonb (`payload::text`), or parsed. */
   payload: Record<string, unknown> | string;
   occurred_at: Date | string;
 }
 
-/** The JetStream message of an outbox row: the same bytes whether the relay or a replay publishes it. */
-export function outboxMessage(row: OutboxRow): EventMessage {
-  return {
-    event_id: row.id,
-    event_key: row.event_key,
-    company_id: row.company_id,
-    occurred_at: new Date(row.occurred_at).toISOString(),
-    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
-  };
+/**
+ * The JetStream message of an outbox row (an EventMessage as JSON): the same bytes whether the relay or a replay
+ * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again: that
+ * was a third of the relay's CPU with its garbage (decision 0035).
+ */
+export function outboxMessageData(row: OutboxRow): string {
+  const payload = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
+  return `{"event_id":${JSON.stringify(row.id)},"event_key":${JSON.stringify(row.event_key)},"company_id":${JSON.stringify(row.company_id)},"occurred_at":"${new Date(row.occurred_at).toISOString()}","payload":${payload}}`;
 }
 
 /**
@@ -198,7 +198,7 @@ export class OutboxRelay {
                  from (select set_config('synchronous_commit', 'off', true)) async_commit
                 where o.id in (select id from "${this.o.schema}".outbox
                                 where published_at is null order by id limit $1 for update skip locked)
-                returning o.id, o.company_id, o.event_key, o.payload, o.occurred_at`,
+                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at`,
         values: [this.o.batchSize ?? 500],
       });
       if (!rows.length) return 0;
@@ -207,7 +207,7 @@ export class OutboxRelay {
       await this.publish(
         rows.map((row) => ({
           subject: `${this.o.subjectPrefix}.${row.event_key}`,
-          data: JSON.stringify(outboxMessage(row)),
+          data: outboxMessageData(row),
           msgId: row.id,
         })),
       );
