@@ -72,6 +72,18 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     expect(await unpublished()).to.equal(0);
   });
 
+  it('publishes, by its sweep, an event that no commit of its process announced (written by another process)', async () => {
+    const before = await messages();
+    // Written as another replica or a hand-written statement would: no eventsRecorded, so nothing wakes this relay.
+    await orm.em
+      .fork()
+      .execute(
+        `insert into outbox (id, company_id, event_key, payload, occurred_at) values ('${uuidv7()}', '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', 'lead.updated', '{}', now())`,
+      );
+    await eventually(async () => (await messages()) === before + 1, 5000);
+    await eventually(async () => (await unpublished()) === 0, 5000);
+  });
+
   it('a relay that crashed between publish and mark republishes, and JetStream drops the duplicate', async () => {
     await relay.stop();
     const before = await messages();
