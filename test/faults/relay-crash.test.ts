@@ -1,5 +1,5 @@
 import { connectNats, type Nats } from '@svc/platform/events/nats';
-import { outboxMessage } from '@svc/platform/events/relay';
+import { outboxMessageData } from '@svc/platform/events/relay';
 import { createLogger } from '@svc/platform/logging';
 import { eventually, TEST_NATS_URL } from '@svc/platform/testing';
 import { expect } from 'chai';
@@ -57,7 +57,7 @@ describe('fault: the outbox relay crashing between publish and mark delivers no 
     db = new pg.Client({ connectionString: stack.env.DATABASE_URL });
     await db.connect();
     const { rows } = await db.query(
-      `select id, company_id, event_key, payload, occurred_at from crm.outbox
+      `select id, company_id, event_key, payload::text as payload, occurred_at from crm.outbox
         where published_at is null and event_key = 'lead.created' order by id`,
     );
     expect(rows).to.have.length(BURST);
@@ -66,7 +66,7 @@ describe('fault: the outbox relay crashing between publish and mark delivers no 
     const acks = await Promise.all(
       rows
         .slice(0, PUBLISHED_BEFORE_CRASH)
-        .map((row) => nats!.js.publish(`${prefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), { msgID: row.id })),
+        .map((row) => nats!.js.publish(`${prefix}.${row.event_key}`, outboxMessageData(row), { msgID: row.id })),
     );
     expect(acks.every((a) => !a.duplicate)).to.equal(true);
     // The consumer is already turning those into deliveries while the relay comes back.

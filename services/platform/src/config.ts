@@ -68,5 +68,10 @@ export const serviceConfigSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Published outbox rows are kept this long (for replay), then deleted by the relay. */
   OUTBOX_RETENTION_HOURS: z.coerce.number().int().min(1).default(168),
+  /**
+   * How often the relay looks for events no commit of its process announced (another replica's, or written from
+   * outside the service): its commits wake it at once (decision 0033).
+   */
+  OUTBOX_SWEEP_MS: z.coerce.number().int().min(1).default(1000),
 });
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;

@@ -121,11 +121,11 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   const relay = new OutboxRelay({
     orm,
     js: nats.js,
-    databaseUrl: config.DATABASE_URL,
     schema,
     subjectPrefix: config.EVENT_SUBJECT_PREFIX,
     logger,
     metrics,
+    idleSweepMs: config.OUTBOX_SWEEP_MS,
     retentionHours: config.OUTBOX_RETENTION_HOURS,
   });
   await relay.start();

@@ -38,7 +38,6 @@ export async function startOutboxFixture(o: {
       new OutboxRelay({
         orm,
         js: nats.js,
-        databaseUrl: db.url,
         schema: o.schema,
         subjectPrefix: o.prefix,
         logger: o.logger,

@@ -1,7 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
+import type { PoolClient } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { inTransaction, nativePool } from '../src/db/native.js';
 import type { Nats } from '../src/events/nats.js';
-import { recordEvents } from '../src/events/outbox.js';
+import { eventsRecorded, recordEvents } from '../src/events/outbox.js';
 import type { OutboxRelay } from '../src/events/relay.js';
 import { createLogger } from '../src/logging.js';
 import { eventually, randomSuffix } from '../src/testing.js';
@@ -67,6 +70,18 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     await new Promise((r) => setTimeout(r, 400));
     expect(await messages()).to.equal(before);
     expect(await unpublished()).to.equal(0);
+  });
+
+  it('publishes, by its sweep, an event that no commit of its process announced (written by another process)', async () => {
+    const before = await messages();
+    // Written as another replica or a hand-written statement would: no eventsRecorded, so nothing wakes this relay.
+    await orm.em
+      .fork()
+      .execute(
+        `insert into outbox (id, company_id, event_key, payload, occurred_at) values ('${uuidv7()}', '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', 'lead.updated', '{}', now())`,
+      );
+    await eventually(async () => (await messages()) === before + 1, 5000);
+    await eventually(async () => (await unpublished()) === 0, 5000);
   });
 
   it('a relay that crashed between publish and mark republishes, and JetStream drops the duplicate', async () => {
@@ -155,5 +170,63 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
     await record(150);
     await eventually(async () => (await messages()) === 151, 5000, 5);
     expect(performance.now() - before).to.be.below(1000);
+  });
+});
+
+describe('the relay woken in-process by the commits of its own process (real Postgres and NATS)', () => {
+  const SCHEMA_WAKE = 'relaywake';
+  let fixture: OutboxFixture;
+  let relay: OutboxRelay;
+  const run = randomSuffix();
+  const stream = `TW_${run}`;
+  const prefix = `tw${run}`;
+  const company = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
+  const messages = async () => (await fixture.nats.jsm.streams.info(stream)).state.messages;
+  const insert = (db: Pick<PoolClient, 'query'>, n: number) =>
+    db.query(
+      `insert into ${SCHEMA_WAKE}.outbox (id, company_id, event_key, payload, occurred_at) values ($1, $2, 'lead.updated', $3, now())`,
+      [uuidv7(), company, JSON.stringify({ n })],
+    );
+
+  before(async () => {
+    fixture = await startOutboxFixture({ schema: SCHEMA_WAKE, stream, prefix, logger: createLogger('test', 'silent'), name: 'relay-wake' });
+    // No sweep within the test: what is published was found because a commit of this process woke the relay.
+    relay = fixture.relay({ idleSweepMs: 600_000 });
+    await relay.start();
+    // Its first look is over (it found nothing) once a drain of nothing has happened at least once.
+    await eventually(async () => (await relay.status()).pending === 0, 5000);
+  });
+  after(async () => {
+    await relay?.stop();
+    await fixture?.close();
+  });
+
+  it('publishes events written in a transaction (inTransaction) once it commits, and those of a rollback never', async () => {
+    const pool = await nativePool(fixture.orm);
+    await inTransaction(pool, async (client) => {
+      await insert(client, 1);
+      eventsRecorded(client, SCHEMA_WAKE);
+    });
+    await eventually(async () => (await messages()) === 1, 10_000, 5);
+    await inTransaction(pool, async (client) => {
+      await insert(client, 2);
+      eventsRecorded(client, SCHEMA_WAKE);
+      throw new Error('rollback');
+    }).catch(() => undefined);
+    // An autocommit statement on the pool wakes the relay at once; by then the rolled-back row would have been seen.
+    await insert(pool, 3);
+    eventsRecorded(pool, SCHEMA_WAKE);
+    await eventually(async () => (await messages()) === 2, 10_000, 5);
+    const [row] = await fixture.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from ${SCHEMA_WAKE}.outbox`);
+    expect(Number(row!.n)).to.equal(2);
+  });
+
+  it("another schema's commits do not wake this one's relay", async () => {
+    const pool = await nativePool(fixture.orm);
+    const before = await messages();
+    await insert(pool, 4);
+    eventsRecorded(pool, 'someotherschema');
+    expect(await relay.drainOnce()).to.equal(1);
+    expect(await messages()).to.equal(before + 1);
   });
 });

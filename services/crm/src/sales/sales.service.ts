@@ -1,6 +1,6 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
-import { outboxChannel } from '@svc/platform/events/outbox';
+import { eventsRecorded } from '@svc/platform/events/outbox';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -220,9 +220,9 @@ export abstract class SalesRecords<
       JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
       uuidv7(),
       JSON.stringify(payload),
-      outboxChannel(this.ctx.schema),
     ]);
     if (!created) throw new Error(`${this.kind} insert returned no row`);
+    eventsRecorded(db, this.ctx.schema);
     record.code = Number(created.code);
   }
 
@@ -614,11 +614,11 @@ export abstract class SalesRecords<
       after.record.updatedAt = new Date(touched!.updated_at);
       const snapshot = this.snapshot(after.record, after.rel);
       const pending = [...events(before, after, snapshot), { key: `${this.kind}.updated`, payload: snapshot }];
-      await run(client, this.sql.events, [
+      const [recorded] = await run<{ written: number }>(client, this.sql.events, [
         companyId,
         JSON.stringify(pending.map((e) => ({ id: uuidv7(), key: e.key, payload: e.payload }))),
-        outboxChannel(this.ctx.schema),
       ]);
+      if (recorded?.written) eventsRecorded(client, this.ctx.schema);
       return after;
     });
   }

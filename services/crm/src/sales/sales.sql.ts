@@ -167,7 +167,7 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
          select $4, $1, '${kind}.created', jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code)), now() from r
          where ${planOpenSql('$1', 'now()')}
        )
-       select r.id, r.code, pg_notify($6, '') from r`,
+       select r.id, r.code from r`,
     );
     this.richReads = statement(
       `crm_${kind}_rich_reads`,
@@ -198,7 +198,7 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
          where ${planOpenSql('$1', 'now()')}
          returning 1
        )
-       select count(*)::int as written, pg_notify($3, '') from o`,
+       select count(*)::int as written from o`,
     );
     this.keys = idempotencySql(
       kind,

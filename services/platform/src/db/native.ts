@@ -13,21 +13,41 @@ export function nativePool(orm: MikroORM): Promise<Pool> {
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
 }
 
+/** Work to run once the transaction open on each client (by inTransaction) has committed. */
+const committing = new WeakMap<PoolClient, (() => void)[]>();
+
+/**
+ * Runs `then` once what `db` wrote is committed: after the commit of the transaction inTransaction has open on it, or
+ * at once when `db` is the pool or a client in autocommit (the statement that returned is committed). Nothing runs
+ * for a transaction that rolls back.
+ */
+export function afterCommit(db: Pick<PoolClient, 'query'>, then: () => void): void {
+  const queued = committing.get(db as PoolClient);
+  if (queued) queued.push(then);
+  else then();
+}
+
 /** Runs `work` in a transaction on one client of the pool; rolls back and rethrows on any error. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  const after: (() => void)[] = [];
   try {
     await client.query('begin');
+    committing.set(client, after);
     const result = await work(client);
     await client.query('commit');
+    committing.delete(client);
+    for (const then of after) then();
     return result;
   } catch (err) {
+    committing.delete(client);
     await client.query('rollback').catch(() => {
       broken = true;
     });
     throw err;
   } finally {
+    committing.delete(client);
     client.release(broken);
   }
 }

@@ -1,6 +1,8 @@
 import { defineEntity, p } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { afterCommit } from '../db/native.js';
 
 /**
  * The transactional outbox every service owns (in its own schema). A state change and its events are
@@ -37,8 +39,60 @@ export interface EventMessage {
 
 export const outboxChannel = (schema: string) => `outbox_${schema}`;
 
+/** This process's relays, by schema (decision 0033). */
+const relaysOf = new Map<string, Set<() => void>>();
+
+/** Registers a relay's wake-up for events committed by this process; returns how to unregister it. */
+export function onEventsCommitted(schema: string, wake: () => void): () => void {
+  const set = relaysOf.get(schema) ?? new Set<() => void>();
+  relaysOf.set(schema, set);
+  set.add(wake);
+  return () => void set.delete(wake);
+}
+
+/** Events of `schema` were just committed by this process: its relays publish them now (decision 0033). */
+export function eventsCommitted(schema: string): void {
+  for (const wake of relaysOf.get(schema) ?? []) wake();
+}
+
 /**
- * Adds events to the outbox inside the caller's transaction (they are flushed with it) and wakes the
+ * Events were written to the outbox of `schema` on `db`: its relay is woken once they are committed (after the
+ * transaction inTransaction has open on `db`, or at once for an autocommit statement on the pool). In place of a
+ * `pg_notify` in the transaction: Postgres wakes every listening session of the database on each notifying commit,
+ * whatever its channel, and serializes notifying commits database-wide (decision 0033).
+ */
+export function eventsRecorded(db: Pick<PoolClient, 'query'>, schema: string): void {
+  afterCommit(db, () => eventsCommitted(schema));
+}
+
+/** Schemas whose events an EntityManager recorded, to wake their relays when its transaction commits. */
+const recordedBy = new WeakMap<EntityManager, Set<string>>();
+const watched = new WeakSet<object>();
+
+/** Wakes the relays once the transaction of an EntityManager that recorded events commits (not a savepoint). */
+function watchCommits(em: EntityManager): void {
+  const events = em.getEventManager();
+  if (watched.has(events)) return;
+  watched.add(events);
+  events.registerSubscriber({
+    afterTransactionCommit: async ({ em: committed, transaction }) => {
+      // A savepoint's release commits nothing yet. (Events recorded in a nested transaction are therefore found by the
+      // relay's sweep, not woken: record them on the outermost transaction's EntityManager.)
+      if (transaction && typeof transaction === 'object' && 'savepointName' in transaction) return;
+      const schemas = recordedBy.get(committed as EntityManager);
+      if (!schemas) return;
+      recordedBy.delete(committed as EntityManager);
+      for (const schema of schemas) eventsCommitted(schema);
+    },
+    afterTransactionRollback: async ({ em: rolledBack, transaction }) => {
+      if (transaction && typeof transaction === 'object' && 'savepointName' in transaction) return;
+      recordedBy.delete(rolledBack as EntityManager);
+    },
+  });
+}
+
+/**
+ * Adds events to the outbox inside the caller's transaction (they are flushed with it) and wakes this process's
  * relay when the transaction commits. Returns the event ids.
  */
 export async function recordEvents(em: EntityManager, schema: string, events: EventToRecord[]): Promise<string[]> {
@@ -49,6 +103,9 @@ export async function recordEvents(em: EntityManager, schema: string, events: Ev
     em.create(OutboxEvent, { id, ...event, occurredAt, publishedAt: null });
     return id;
   });
-  await em.execute('select pg_notify(?, ?)', [outboxChannel(schema), '']);
+  watchCommits(em);
+  const schemas = recordedBy.get(em) ?? new Set<string>();
+  schemas.add(schema);
+  recordedBy.set(em, schemas);
   return ids;
 }

@@ -1,29 +1,30 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
-import pg from 'pg';
 import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
-import { type EventMessage, outboxChannel } from './outbox.js';
+import { onEventsCommitted } from './outbox.js';
 
 export interface RelayOptions {
   orm: MikroORM;
   js: JetStreamClient;
-  databaseUrl: string;
   schema: string;
   subjectPrefix: string;
   logger: Logger;
   metrics: Metrics;
   batchSize?: number;
-  /** Longest wait between sweeps when no notification arrives (a lost NOTIFY or a relay restart). */
+  /**
+   * Longest wait between looks when this process commits no events (default 1000 ms): how soon the relay finds events
+   * that no wake-up announced (written by another replica that died before its relay ran, or from outside the
+   * service's processes), and those of a relay restart.
+   */
   idleSweepMs?: number;
   /**
-   * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay stops listening and publishes a
-   * batch every this many ms (default 5). With events one per commit, every notification wakes the relay and its
-   * session, and every batch's round trips and writes cost more than its events: a batch every few ms makes the
-   * relay, JetStream and the consumers downstream several times cheaper per event. An event after a quiet spell is
-   * published as soon as its notification comes.
+   * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay ignores wake-ups and publishes a
+   * batch every this many ms (default 5). With events one per commit, every batch's round trips and writes cost more
+   * than its events: a batch every few ms makes the relay, JetStream and the consumers downstream several times
+   * cheaper per event. An event after a quiet spell is published as soon as its commit wakes the relay.
    */
   coalesceMs?: number;
   /**
@@ -42,19 +43,19 @@ export interface OutboxRow {
   id: string;
   company_id: string;
   event_key: string;
+  /** The payload as Postgres prints the jsonb (`payload::text`), or parsed. */
   payload: Record<string, unknown> | string;
   occurred_at: Date | string;
 }
 
-/** The JetStream message of an outbox row: the same bytes whether the relay or a replay publishes it. */
-export function outboxMessage(row: OutboxRow): EventMessage {
-  return {
-    event_id: row.id,
-    event_key: row.event_key,
-    company_id: row.company_id,
-    occurred_at: new Date(row.occurred_at).toISOString(),
-    payload: typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload,
-  };
+/**
+ * The JetStream message of an outbox row (an EventMessage as JSON): the same bytes whether the relay or a replay
+ * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again: that
+ * was a third of the relay's CPU with its garbage (decision 0035).
+ */
+export function outboxMessageData(row: OutboxRow): string {
+  const payload = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
+  return `{"event_id":${JSON.stringify(row.id)},"event_key":${JSON.stringify(row.event_key)},"company_id":${JSON.stringify(row.company_id)},"occurred_at":"${new Date(row.occurred_at).toISOString()}","payload":${payload}}`;
 }
 
 /**
@@ -67,9 +68,9 @@ export function uuidV7Floor(at: Date): string {
 }
 
 /**
- * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken by
- * NOTIFY on commit, with a periodic sweep as the safety net; while events flow it polls every `coalesceMs`
- * instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
+ * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken in-process after
+ * each commit of this process that recorded events (eventsRecorded, recordEvents; decision 0033), with a sweep every
+ * `idleSweepMs` as the safety net; while events flow it polls every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
  * between publish and mark republishes the same ids, which JetStream's duplicate window drops. With
  * `retentionHours` it also deletes published rows once they are older than that, in bounded batches every
  * `pruneIntervalMs`.
@@ -78,11 +79,11 @@ export class OutboxRelay {
   private running = false;
   private stopping = false;
   private wake: (() => void) | undefined;
-  /** A notification that came while a batch was being published: the next wait returns at once. */
+  /** A commit that came while a batch was being published: the next wait returns at once. */
   private notified = false;
-  /** Events are flowing: the listener has UNLISTENed and the relay publishes a batch every `coalesceMs`. */
+  /** Events are flowing: the relay publishes a batch every `coalesceMs` and ignores wake-ups. */
   private polling = false;
-  private listener: pg.Client | undefined;
+  private unregister: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private pruning: Promise<void> | undefined;
   private wakePruner: (() => void) | undefined;
@@ -94,7 +95,7 @@ export class OutboxRelay {
   async start(): Promise<void> {
     this.running = true;
     this.stopping = false;
-    await this.listen();
+    this.unregister = onEventsCommitted(this.o.schema, () => this.committed());
     this.loop = this.run();
     if (this.o.retentionHours !== undefined) this.pruning = this.pruneLoop();
   }
@@ -102,34 +103,17 @@ export class OutboxRelay {
   async stop(): Promise<void> {
     this.running = false;
     this.stopping = true;
+    this.unregister?.();
     this.wake?.();
     this.wakePruner?.();
     await Promise.all([this.loop, this.pruning]);
-    await this.listener?.end().catch(() => undefined);
   }
 
-  private async listen(): Promise<void> {
-    // Named, so the listening session is told apart from the pool's in pg_stat_activity (every commit that notifies
-    // wakes every listener of the database, whatever its channel).
-    const client = new pg.Client({ connectionString: this.o.databaseUrl, application_name: `outbox-listener:${this.o.schema}` });
-    client.on('notification', () => {
-      this.notified = true;
-      this.wake?.();
-    });
-    client.on('error', (err) => {
-      this.o.logger.warn({ err: err.message }, 'outbox listener lost its connection; relying on sweeps until it is back');
-      this.listener = undefined;
-      setTimeout(() => this.running && this.listen().catch(() => undefined), 1000);
-    });
-    try {
-      await client.connect();
-      if (!this.polling) await client.query(`listen "${outboxChannel(this.o.schema)}"`);
-      this.listener = client;
-    } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, 'outbox listener could not connect; retrying');
-      await client.end().catch(() => undefined);
-      setTimeout(() => this.running && this.listen().catch(() => undefined), 1000);
-    }
+  /** This process committed events: publish them now, unless a flow is being polled (the next batch takes them). */
+  private committed(): void {
+    if (this.polling) return;
+    this.notified = true;
+    this.wake?.();
   }
 
   private async run(): Promise<void> {
@@ -137,13 +121,18 @@ export class OutboxRelay {
     const poll = this.o.coalesceMs ?? 5;
     const full = this.o.batchSize ?? 500;
     let backoff = 100;
-    /** When the last batch with rows was published; while they keep coming, the relay polls instead of listening. */
+    /** When the last batch with rows was published; while they keep coming, the relay polls. */
     let lastFound = Number.NEGATIVE_INFINITY;
+    /** This look was not asked for (the sweep's timer ran out): first ask whether there is anything to publish. */
+    let swept = false;
     while (this.running) {
       this.notified = false;
+      const sweep = swept;
+      swept = false;
       let n = 0;
       try {
-        n = await this.drainOnce();
+        // Most sweeps find nothing: one read on the unpublished index instead of a transaction's three round trips.
+        n = sweep && !(await this.anyUnpublished()) ? 0 : await this.drainOnce();
         backoff = 100;
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'outbox relay failed a batch; retrying');
@@ -157,40 +146,38 @@ export class OutboxRelay {
         continue;
       }
       if (n > 0 || (this.polling && now - lastFound < STREAM_GAP_MS)) {
-        if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0 && !this.polling) await this.setListening(false);
+        if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0) this.polling = true;
         if (n > 0) lastFound = now;
-        // A steady flow: the next batch in `poll` ms gathers the commits made meanwhile, and no notification wakes
-        // this process (and its session) for each of them.
+        // A steady flow: the next batch in `poll` ms gathers the commits made meanwhile, and no wake-up runs a batch for
+        // each of them.
         if (this.polling) await sleep(poll);
         continue;
       }
       if (this.polling) {
-        // The flow stopped: listen again, then look once more (a commit between the last look and the LISTEN notified
-        // no one).
-        await this.setListening(true);
+        // The flow stopped: wake-ups count again; look once more (one ignored during the last poll may have no rows
+        // taken yet).
+        this.polling = false;
         continue;
       }
       // stop() may have come while this batch ran, when there was no wait to wake yet: it must not wait `idle` ms.
       if (this.notified || !this.running) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, idle);
+      swept = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(true), idle);
         this.wake = () => {
           clearTimeout(timer);
-          resolve();
+          resolve(false);
         };
       });
       this.wake = undefined;
     }
   }
 
-  /** LISTEN while events are rare, UNLISTEN while they flow (polling); a listener that is down is left to reconnect. */
-  private async setListening(on: boolean): Promise<void> {
-    this.polling = !on;
-    try {
-      await this.listener?.query(`${on ? 'listen' : 'unlisten'} "${outboxChannel(this.o.schema)}"`);
-    } catch (err) {
-      this.o.logger.warn({ err: (err as Error).message }, `outbox listener could not ${on ? 'listen' : 'unlisten'}`);
-    }
+  private async anyUnpublished(): Promise<boolean> {
+    const { rows } = await (await nativePool(this.o.orm)).query({
+      name: `outbox-relay-any-${this.o.schema}`,
+      text: `select 1 from "${this.o.schema}".outbox where published_at is null limit 1`,
+    });
+    return rows.length > 0;
   }
 
   /**
@@ -198,17 +185,20 @@ export class OutboxRelay {
    * transaction that commits only after JetStream acked them all: other relays skip them while it is open, and a
    * failed publish or a crash rolls the mark back (the rows are published again; the duplicate window drops the
    * copies). Straight on the `pg` pool under MikroORM, with named (prepared) statements: this runs once per
-   * notified commit, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
+   * commit that records events at low rates, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
    * more than the work.
    */
   async drainOnce(): Promise<number> {
     const n = await inTransaction(await nativePool(this.o.orm), async (client) => {
       const { rows } = await client.query<OutboxRow>({
         name: `outbox-relay-claim-${this.o.schema}`,
+        // Committed without waiting for the WAL flush (synchronous_commit off for this transaction only): a mark lost
+        // in a Postgres crash publishes its rows again, and JetStream's duplicate window drops them (decision 0034).
         text: `update "${this.o.schema}".outbox o set published_at = now()
+                 from (select set_config('synchronous_commit', 'off', true)) async_commit
                 where o.id in (select id from "${this.o.schema}".outbox
                                 where published_at is null order by id limit $1 for update skip locked)
-                returning o.id, o.company_id, o.event_key, o.payload, o.occurred_at`,
+                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at`,
         values: [this.o.batchSize ?? 500],
       });
       if (!rows.length) return 0;
@@ -217,7 +207,7 @@ export class OutboxRelay {
       await this.publish(
         rows.map((row) => ({
           subject: `${this.o.subjectPrefix}.${row.event_key}`,
-          data: JSON.stringify(outboxMessage(row)),
+          data: outboxMessageData(row),
           msgId: row.id,
         })),
       );
@@ -304,5 +294,5 @@ export class OutboxRelay {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Batches with rows closer than this are a flow (the relay polls); a gap this long ends it (it listens again). */
+/** Batches with rows closer than this are a flow (the relay polls); a gap this long ends it (wake-ups count again). */
 const STREAM_GAP_MS = 25;

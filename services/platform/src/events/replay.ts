@@ -7,7 +7,7 @@ import { ConfigError, loadConfig, serviceConfigSchema } from '../config.js';
 import { createOrm } from '../db/orm.js';
 import type { DbDefinition } from '../service.js';
 import { ensureEventStream } from './nats.js';
-import { type OutboxRow, outboxMessage, uuidV7Floor } from './relay.js';
+import { type OutboxRow, outboxMessageData, uuidV7Floor } from './relay.js';
 
 /**
  * Replay: Postgres is the source of truth for events (NATS 2.9 acknowledges a publish before it reaches
@@ -61,7 +61,7 @@ export async function replayEvents(o: ReplayOptions): Promise<ReplayResult> {
   let unpublished = 0;
   for (;;) {
     const rows = await o.orm.em.fork().execute<(OutboxRow & { published_at: Date | null })[]>(
-      `select id, company_id, event_key, payload, occurred_at, published_at from ${table}
+      `select id, company_id, event_key, payload::text as payload, occurred_at, published_at from ${table}
         where id > ?::uuid and id < ?::uuid and company_id = ? and occurred_at >= ? and occurred_at < ?
         order by id limit ?`,
       [after, upperId, o.companyId, o.since, until, batchSize],
@@ -69,7 +69,7 @@ export async function replayEvents(o: ReplayOptions): Promise<ReplayResult> {
     if (!rows.length) break;
     const results = await Promise.allSettled(
       rows.map((row) =>
-        o.js.publish(`${o.subjectPrefix}.${row.event_key}`, JSON.stringify(outboxMessage(row)), {
+        o.js.publish(`${o.subjectPrefix}.${row.event_key}`, outboxMessageData(row), {
           msgID: replayMsgId(row.id, runId),
           timeout: 5000,
         }),

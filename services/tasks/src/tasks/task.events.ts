@@ -1,4 +1,4 @@
-import { outboxChannel } from '@svc/platform/events/outbox';
+import { eventsRecorded } from '@svc/platform/events/outbox';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import { planValidAt } from '@svc/platform/peers/crm';
 import { v7 as uuidv7 } from 'uuid';
@@ -21,7 +21,7 @@ export function taskCompletedPayload(r: TaskRead, idx: RecordIndex): Record<stri
 
 /**
  * Writes events to the tasks outbox on the caller's transaction client, as the platform's recordEvents does
- * through the ORM: one bound-parameter insert and a notification the relay receives on commit. Events are
+ * through the ORM: one bound-parameter insert; the relay of this process is woken once the transaction commits. Events are
  * issued only while the company's plan is valid (asked of crm, which owns it; cached 2 s).
  */
 export async function recordTaskEvents(
@@ -47,5 +47,5 @@ export async function recordTaskEvents(
       now,
     ],
   });
-  await db.query('select pg_notify($1, $2)', [outboxChannel(schema), '']);
+  eventsRecorded(db, schema);
 }

@@ -372,12 +372,16 @@ export class Dispatcher {
              health as (
                -- Most successes change nothing; the condition keeps the subscription row free of writes.
                update subscriptions set consecutive_failures = 0, failing_since = null
-                where id = any($12::uuid[]) and (consecutive_failures <> 0 or failing_since is not null))
+                where id = any($12::uuid[]) and (consecutive_failures <> 0 or failing_since is not null)),
+             commit_mode as (select set_config('synchronous_commit', $13, true))
            update deliveries d
               set status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_until = null,
                   updated_at = v.at, completed_at = v.completed_at
-             from v where d.id = v.delivery_id`,
-      values: [...columns, onlySucceeded.map(([id]) => id)],
+             from v, commit_mode where d.id = v.delivery_id`,
+      // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
+      // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
+      // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.
+      values: [...columns, onlySucceeded.map(([id]) => id), withFailures.length ? 'on' : 'off'],
     };
     const pool = await nativePool(this.ctx.orm);
     // One statement is one transaction: attempts, results and health counters commit together.
