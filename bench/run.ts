@@ -267,7 +267,7 @@ async function main(): Promise<void> {
   line('gateway POST lead, one connection', postOne.value, postOne.cores, 'crm');
 
   // The ceiling: the same statements by pgbench. The stack is stopped first so that crm's outbox relay
-  // (woken by the pg_notify) does not publish pgbench's rows and compete for the CPU.
+  // (its 1 s sweep) does not publish pgbench's rows and compete for the CPU.
   const [payloadRow] = await adminQuery<{ payload: string; lead: string }>(
     `select o.payload::text as payload, (select to_jsonb(l)::text from crm.leads l where l.id = (o.payload->'lead'->>'id')::uuid) as lead
      from crm.outbox o where o.event_key = 'lead.created' order by o.id desc limit 1`,

@@ -30,8 +30,8 @@ export function bound(text: string, values: Record<number, string>): string {
 
 /**
  * One lead creation as crm runs it (services/crm/src/leads/lead.service.ts Leads.create): the reads statement
- * (stage of the primary pipeline, users, master user), then the write statement (sequence, lead, outbox row,
- * pg_notify) in autocommit. `leadRow` and `payload` are a real lead row and lead.created payload of this run
+ * (stage of the primary pipeline, users, master user), then the write statement (sequence, lead, outbox row) in
+ * autocommit; crm then wakes its relay in-process, with no notification (decision 0033). `leadRow` and `payload` are a real lead row and lead.created payload of this run
  * (same sizes as the service writes); the lead and event ids are new each time. (No marketing object in the
  * bench's body, so no origin look-up and no acquisition row.)
  */
@@ -46,7 +46,6 @@ export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: str
       3: "'[]'",
       4: 'gen_random_uuid()',
       5: lit(ids.payload),
-      6: "'outbox_crm'",
     }),
     '',
   ].join('\n');

@@ -37,8 +37,6 @@ export interface EventMessage {
   payload: Record<string, unknown>;
 }
 
-export const outboxChannel = (schema: string) => `outbox_${schema}`;
-
 /** This process's relays, by schema (decision 0033). */
 const relaysOf = new Map<string, Set<() => void>>();
 
