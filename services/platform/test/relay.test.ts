@@ -149,7 +149,7 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
 
   before(async () => {
     fixture = await startOutboxFixture({ schema: SCHEMA_FLOW, stream, prefix, logger, name: 'relay-flow-test' });
-    // No sweep within the test: whatever is published was found through a notification or while polling.
+    // No sweep within the test: whatever is published was found through an in-process wake-up or while polling.
     relay = fixture.relay({ idleSweepMs: 60_000, coalesceMs: 5 });
     await relay.start();
   });
@@ -164,7 +164,7 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
     // Each relay transaction stamps its rows with its own now().
     const [row] = await fixture.orm.em.fork().execute<{ batches: string }[]>('select count(distinct published_at) as batches from outbox');
     expect(Number(row!.batches)).to.be.below(150);
-    // The flow is over: the relay listens again, so a lone event is published without waiting for a sweep.
+    // The flow is over: the relay waits for a wake-up again, so a lone event is published without waiting for a sweep.
     await new Promise((r) => setTimeout(r, 200));
     const before = performance.now();
     await record(150);
