@@ -23,6 +23,11 @@ export interface GatewayDeps {
 }
 
 const TOKEN_KEY = Symbol('identityToken');
+
+/** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
+function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(next) : next(value);
+}
 type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string };
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
@@ -144,13 +149,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     next();
   });
 
-  /** Rate limit, route and forward an authenticated request; a promise only where Redis or a signing was waited for. */
-  const admitted = (key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse): void | Promise<void> => {
-    const decision = deps.limiter.consume(key.keyId, key.rateLimitPerMinute);
-    if (decision instanceof Promise) return decision.then((d) => limited(d, key, req, res));
-    return limited(decision, key, req, res);
-  };
-  const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse): void | Promise<void> => {
+  // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
+  // from its edge): no promise is made on the hot path of a proxied request, only where crm, Redis or a signing
+  // was waited for (decision 0017).
+  const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse) => {
     res.setHeader('RateLimit-Limit', String(decision.limit));
     res.setHeader('RateLimit-Remaining', String(decision.remaining));
     res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
@@ -163,17 +165,14 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const path = q === -1 ? url : url.slice(0, q);
     const upstream = externalUpstream(path);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
-    const token = key.token();
-    if (typeof token === 'string') return forward(upstream, token, req, res);
-    return token.then((t) => forward(upstream, t, req, res));
+    return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
-  // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
-  // from its edge): no promise is made on the hot path of a proxied request (decision 0017).
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     try {
-      const key = deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer);
-      const done = key instanceof Promise ? key.then((k) => admitted(k, req, res)) : admitted(key, req, res);
+      const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer), (key) =>
+        andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
+      );
       if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
     } catch (err) {
       sendError(res, err, logger);

@@ -41,7 +41,6 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     for (const then of after) then();
     return result;
   } catch (err) {
-    committing.delete(client);
     await client.query('rollback').catch(() => {
       broken = true;
     });

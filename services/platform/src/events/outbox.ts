@@ -67,6 +67,8 @@ export function eventsRecorded(db: Pick<PoolClient, 'query'>, schema: string): v
 const recordedBy = new WeakMap<EntityManager, Set<string>>();
 const watched = new WeakSet<object>();
 
+const isSavepoint = (transaction: unknown) => typeof transaction === 'object' && transaction !== null && 'savepointName' in transaction;
+
 /** Wakes the relays once the transaction of an EntityManager that recorded events commits (not a savepoint). */
 function watchCommits(em: EntityManager): void {
   const events = em.getEventManager();
@@ -76,14 +78,14 @@ function watchCommits(em: EntityManager): void {
     afterTransactionCommit: async ({ em: committed, transaction }) => {
       // A savepoint's release commits nothing yet. (Events recorded in a nested transaction are therefore found by the
       // relay's sweep, not woken: record them on the outermost transaction's EntityManager.)
-      if (transaction && typeof transaction === 'object' && 'savepointName' in transaction) return;
+      if (isSavepoint(transaction)) return;
       const schemas = recordedBy.get(committed as EntityManager);
       if (!schemas) return;
       recordedBy.delete(committed as EntityManager);
       for (const schema of schemas) eventsCommitted(schema);
     },
     afterTransactionRollback: async ({ em: rolledBack, transaction }) => {
-      if (transaction && typeof transaction === 'object' && 'savepointName' in transaction) return;
+      if (isSavepoint(transaction)) return;
       recordedBy.delete(rolledBack as EntityManager);
     },
   });
