@@ -8,6 +8,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
+import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
@@ -145,6 +146,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  app.use(docsRouter());
 
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();

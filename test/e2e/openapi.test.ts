@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
+import { localDocument } from '../support/contract.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 type Json = Record<string, any>;
@@ -19,6 +20,10 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
   it('is served without a key, as OpenAPI 3.1', () => {
     expect(doc.openapi).to.match(/^3\.1\./);
     expect(doc.components.securitySchemes.integrationKey).to.deep.include({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('is the document the contract test checks responses against (built from the same service definitions)', () => {
+    expect(doc).to.deep.equal(localDocument());
   });
 
   it('documents every route the services serve (a route without a contract is listed by name)', () => {
@@ -93,5 +98,36 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     }
     for (const name of Object.keys(doc.components.schemas))
       expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).to.be.a('function');
+  });
+});
+
+describe('the documentation page at /docs', () => {
+  let stack: Stack;
+  before(async () => {
+    stack = await startStack();
+  });
+  after(() => stack?.stop());
+
+  it('renders the document with swagger-ui served by the gateway itself: no script, style or font from elsewhere', async () => {
+    const res = await fetch(`${stack.gatewayUrl}/docs`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^text\/html/);
+    expect(res.headers.get('content-security-policy')).to.include("script-src 'self'");
+    const html = await res.text();
+    expect(html).to.not.match(/https?:\/\//);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
+    expect(assets).to.include.members(['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/init.js']);
+    for (const asset of assets) {
+      const a = await fetch(`${stack.gatewayUrl}${asset}`);
+      expect(a.status, asset).to.equal(200);
+      expect((await a.arrayBuffer()).byteLength, asset).to.be.greaterThan(0);
+    }
+    const init = await (await fetch(`${stack.gatewayUrl}/docs/init.js`)).text();
+    expect(init).to.include("url: '/integrations/external/openapi.json'");
+  });
+
+  it('serves only the files the page needs', async () => {
+    expect((await fetch(`${stack.gatewayUrl}/docs/package.json`)).status).to.equal(404);
+    expect((await fetch(`${stack.gatewayUrl}/docs/..%2Fpackage.json`)).status).to.equal(404);
   });
 });

@@ -90,18 +90,13 @@ describe('webhook delivery rules through the whole system', () => {
       url: receiver.url(`/${t.company.id}/multi`),
       events: ['lead.stage_changed', 'lead.updated'],
     });
-    // One transaction firing two events, as a stage move does.
-    const ctx = stack.services.crm.ctx;
-    await ctx.orm.em.fork().transactional((tx) =>
-      ctx.recordEvents(tx, [
-        {
-          companyId: t.company.id,
-          eventKey: 'lead.stage_changed',
-          payload: { lead: { id: 'x' }, previous_stage: null, current_stage: null },
-        },
-        { companyId: t.company.id, eventKey: 'lead.updated', payload: { id: 'x' } },
-      ]),
-    );
+    // A stage move fires lead.stage_changed and lead.updated in one transaction.
+    const lead = await createLead(t, 'Moving');
+    const moved = await call('PUT', `/integrations/external/leads/${lead.id}`, {
+      token: t.key.key,
+      body: { title: 'Moving', stage_id: t.pipeline.stages[1].id },
+    });
+    expect(moved.status, moved.text).to.equal(200);
     const got = await eventually(() => {
       const r = receiver.received.filter((x) => x.path === `/${t.company.id}/multi`);
       return r.length >= 2 ? r : undefined;

@@ -1,4 +1,9 @@
-/** A small HTTP client for tests: JSON in and out, the raw text kept for failure messages. */
+import { checkResponse } from './contract.js';
+
+/**
+ * A small HTTP client for tests: JSON in and out, the raw text kept for failure messages. Every answer of the
+ * external API is checked against the OpenAPI document (support/contract.ts).
+ */
 export interface CallResult<T = any> {
   status: number;
   body: T;
@@ -21,6 +26,7 @@ export function client(baseUrl: string) {
       body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
     const text = await res.text();
+    checkResponse(method, path, res.status, text, res.headers.get('content-type'));
     let body: any;
     try {
       body = text ? JSON.parse(text) : undefined;

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkDelivery } from './contract.js';
 
 export interface ReceivedRequest {
   path: string;
@@ -27,6 +28,7 @@ export async function startReceiver(answer: (r: ReceivedRequest) => number | Pro
         body = undefined;
       }
       const r: ReceivedRequest = { path: req.url ?? '', headers: req.headers, raw, body };
+      checkDelivery(body);
       received.push(r);
       res.writeHead(await answer(r)).end();
     });

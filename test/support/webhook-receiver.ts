@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkDelivery } from './contract.js';
 
 export interface Received {
   path: string;
@@ -27,6 +28,7 @@ export class WebhookReceiver {
       req.on('end', () => {
         const raw = Buffer.concat(chunks);
         const got: Received = { path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw.toString('utf8')) };
+        checkDelivery(got.body);
         r.received.push(got);
         const nth = r.received.filter((x) => x.path === got.path && x.body.event_id === got.body.event_id).length;
         const answer = r.routes.get(got.path) ?? (() => 200);

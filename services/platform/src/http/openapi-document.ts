@@ -84,7 +84,6 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
   return {
     openapi: '3.1.1',
     info: { title: 'CRM integration API', version: info.version, description: DESCRIPTION },
-    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     security: [{ integrationKey: [] }],
     tags: [...tags.map((name) => ({ name })), { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' }],
