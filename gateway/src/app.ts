@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '@svc/platform/http/request-id';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
@@ -8,6 +9,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
+import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
@@ -25,12 +27,13 @@ export interface GatewayDeps {
 }
 
 const TOKEN_KEY = Symbol('identityToken');
+const KEY_ID = Symbol('keyId');
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string };
+type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: string };
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
@@ -150,7 +153,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
-  const observe = (req: http.IncomingMessage, res: http.ServerResponse, route: string) => {
+  // The access log: one line per request (never the key, only its id; the path without its query string, which may
+  // carry search terms); health, readiness and metrics probes are not logged.
+  const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
     const started = performance.now();
     res.once('finish', () => {
       const method = req.method ?? '';
@@ -161,7 +166,24 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         child = metrics.httpDuration.labels({ method, route, status: String(status) });
         if (durations.size < 1000) durations.set(id, child);
       }
-      child.observe((performance.now() - started) / 1000);
+      const seconds = (performance.now() - started) / 1000;
+      child.observe(seconds);
+      if (config.ACCESS_LOG) {
+        const url = req.url ?? '';
+        const q = url.indexOf('?');
+        logger.info(
+          {
+            request_id: res.getHeader(REQUEST_ID_HEADER),
+            method,
+            route,
+            path: q === -1 ? url : url.slice(0, q),
+            status,
+            duration_ms: Math.round(seconds * 1e6) / 1e3,
+            key_id: req[KEY_ID],
+          },
+          'request',
+        );
+      }
     });
   };
   app.use((req, res, next) => {
@@ -173,6 +195,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // from its edge): no promise is made on the hot path of a proxied request, only where crm, Redis or a signing
   // was waited for (decision 0017).
   const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse) => {
+    req[KEY_ID] = key.keyId;
+    allowOrigin(req, res, key.allowedDomain);
     res.setHeader('RateLimit-Limit', String(decision.limit));
     res.setHeader('RateLimit-Remaining', String(decision.remaining));
     res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
@@ -189,6 +213,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
+    if (isPreflight(req)) return answerPreflight(req, res);
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer), (key) =>
         andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
@@ -222,11 +247,18 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
-  return (req, res) => {
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = req.url ?? '';
     if (url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET') {
       openapi(req, res);
     } else if (isExternal(url)) external(req, res);
     else app(req, res);
+  };
+  // Every answer carries the request id, and the services get it with the request (the proxy forwards the headers).
+  return (req, res) => {
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
+    req.headers[REQUEST_ID_HEADER] = requestId;
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequestId(requestId, () => dispatch(req, res));
   };
 }

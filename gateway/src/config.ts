@@ -23,5 +23,10 @@ export const gatewayConfigSchema = z.object({
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   LOG_LEVEL: env.logLevel.default('info'),
+  /** One info line per request (method, route, path, status, duration, key id, request id); `false` turns it off. */
+  ACCESS_LOG: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -13,6 +13,8 @@ export interface AuthenticatedKey {
   keyId: string;
   companyId: string;
   rateLimitPerMinute: number | undefined;
+  /** Lower-cased; a key with one is used from browser pages on that domain (CORS, decision 0102). */
+  allowedDomain: string | undefined;
   identity: IntegrationIdentity;
   /** The identity token forwarded to services: a string while a signed one is fresh, re-signed before it gets old. */
   token(): string | Promise<string>;
@@ -137,6 +139,7 @@ export class KeyAuthenticator {
       keyId: key.id,
       companyId: key.company_id,
       rateLimitPerMinute: key.rate_limit_per_minute,
+      allowedDomain: entry.allowedDomain,
       identity,
       token: () => this.tokenOf(token),
     };

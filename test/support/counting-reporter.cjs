@@ -23,7 +23,10 @@ class CountingReporter extends Mocha.reporters.Spec {
     runner.once(EVENT_RUN_END, () => {
       console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
       if (process.env.TEST_RESULTS_FILE) {
-        fs.appendFileSync(process.env.TEST_RESULTS_FILE, `${JSON.stringify({ cwd: process.cwd(), passed, failed, skipped, skippedTitles })}\n`);
+        fs.appendFileSync(
+          process.env.TEST_RESULTS_FILE,
+          `${JSON.stringify({ cwd: process.cwd(), passed, failed, skipped, skippedTitles })}\n`,
+        );
       }
     });
   }

@@ -10,6 +10,7 @@ import { integrationOf } from './app.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
 import { parse } from './parse.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from './request-id.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -208,7 +209,13 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const path = q < 0 ? url : url.slice(0, q);
     const found = router.find(req.method as HTTPMethod, path);
     if (!found) return false;
-    void serve(req, res, found.store as { pattern: string; handler: ApiHandler }, found.params, path, q < 0 ? '' : url.slice(q + 1));
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequestId(
+      requestId,
+      () =>
+        void serve(req, res, found.store as { pattern: string; handler: ApiHandler }, found.params, path, q < 0 ? '' : url.slice(q + 1)),
+    );
     return true;
   };
 }

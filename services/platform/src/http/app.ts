@@ -4,6 +4,7 @@ import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identi
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { toAppError, zodToInvalid } from './errors.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from './request-id.js';
 
 declare global {
   namespace Express {
@@ -37,6 +38,11 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.use((req, res, next) => {
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    withRequestId(requestId, next);
+  });
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
