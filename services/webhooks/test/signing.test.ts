@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { PRIVATE_FILE_REF, renderPrivateFileUrls, verifyFileUrl } from '@svc/platform/files/signed-url';
+import { verifyWebhook, WebhookVerificationError } from '@svc/webhook-verify';
 import { expect } from 'chai';
-import { verifyWebhook, WebhookVerificationError } from '../../../docs/webhooks/verify-webhook.mjs';
 import type { Delivery } from '../src/deliveries/delivery.entity.js';
 import { buildHeaders } from '../src/deliveries/sender.js';
 import { signingSecrets, standardWebhooksSecret, svcSignature } from '../src/deliveries/signing.js';
@@ -48,7 +48,7 @@ describe('signatures: x-svc-signature, Standard Webhooks, rotation', () => {
   });
 });
 
-describe('the subscriber verification helper (docs/webhooks/verify-webhook.mjs)', () => {
+describe('the subscriber verification helper (@svc/webhook-verify) on what the sender builds', () => {
   const headersFor = (d: Delivery, now = Date.now()) => buildHeaders(d, body, now);
 
   it('accepts a genuine delivery and returns the envelope', () => {
@@ -73,10 +73,11 @@ describe('the subscriber verification helper (docs/webhooks/verify-webhook.mjs)'
     expect(() => verifyWebhook({ body, headers: old, secrets: ['new-secret-0123456789'] })).to.throw(WebhookVerificationError, /timestamp/);
   });
 
-  it('falls back to x-svc-signature when the Standard Webhooks headers are absent', () => {
+  it('refuses a delivery stripped of the Standard Webhooks headers unless the receiver opts into x-svc-signature', () => {
     const { 'webhook-id': _a, 'webhook-timestamp': _b, 'webhook-signature': _c, ...svcOnly } = headersFor(delivery());
-    expect(verifyWebhook({ body, headers: svcOnly, secrets: ['new-secret-0123456789'] }).event_id).to.equal('evt_1');
-    expect(() => verifyWebhook({ body: `${body} `, headers: svcOnly, secrets: ['new-secret-0123456789'] })).to.throw(
+    expect(() => verifyWebhook({ body, headers: svcOnly, secrets: ['new-secret-0123456789'] })).to.throw(WebhookVerificationError);
+    expect(verifyWebhook({ body, headers: svcOnly, secrets: ['new-secret-0123456789'], legacySignature: true }).event_id).to.equal('evt_1');
+    expect(() => verifyWebhook({ body: `${body} `, headers: svcOnly, secrets: ['new-secret-0123456789'], legacySignature: true })).to.throw(
       WebhookVerificationError,
     );
   });
