@@ -1,10 +1,4 @@
-import { chatService } from '@svc/chat';
-import { crmService } from '@svc/crm';
-import { filesService } from '@svc/files';
-import { assembleDocument } from '@svc/platform/http/openapi-document';
-import { documentedFragment, type ServiceDefinition } from '@svc/platform/service';
-import { tasksService } from '@svc/tasks';
-import { webhooksService } from '@svc/webhooks';
+import { localDocument } from '@svc/client/document';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
@@ -16,18 +10,7 @@ import addFormats from 'ajv-formats';
  */
 type Json = Record<string, any>;
 
-/** Anything, whatever is asked of it: route builders only capture their dependencies, never call them. */
-const stub: any = new Proxy(() => undefined, {
-  get: (_t, p) => (p === 'then' ? undefined : p === Symbol.toPrimitive ? () => '' : stub),
-  apply: () => stub,
-});
-
-/** The document built in this process from the service definitions: what the gateway serves (openapi.test.ts). */
-export function localDocument(): Json {
-  const services: ServiceDefinition<any, any>[] = [crmService, tasksService, chatService, filesService, webhooksService];
-  const fragments = services.map((def) => documentedFragment(def.name, def.api?.(stub, stub) ?? [], def.events ?? []));
-  return assembleDocument(fragments, { version: '1.0.0' });
-}
+export { localDocument };
 
 const GATEWAY_STATUSES = new Set([401, 404, 405, 408, 429, 503]);
 
@@ -39,7 +22,7 @@ interface Operation {
 }
 
 class ContractValidator {
-  readonly doc = localDocument();
+  readonly doc = localDocument() as Json;
   private readonly ajv = new Ajv2020({ strict: false, allErrors: true });
   private readonly operations: Operation[] = [];
   private readonly webhooks = new Map<string, ValidateFunction>();
