@@ -3,6 +3,7 @@ import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
+import { Delivery, DeliveryPipeline, DeliveryStage } from './deliveries/delivery.entity.js';
 import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
@@ -39,6 +40,9 @@ export const dbDefinition: DbDefinition = {
     DealIdempotencyKey,
     ...Object.values(DealRelationEntities),
     DealGainReason,
+    DeliveryPipeline,
+    DeliveryStage,
+    Delivery,
   ],
   migrations,
 };

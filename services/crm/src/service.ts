@@ -9,6 +9,8 @@ import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
+import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
+import { Deliveries } from './deliveries/delivery.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
@@ -17,6 +19,7 @@ interface Components {
   leads: Leads;
   deals: Deals;
   dealList: DealList;
+  deliveries: Deliveries;
 }
 
 export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
@@ -26,12 +29,13 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
+    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql), deliveries: new Deliveries(ctx) };
   },
   http:
-    (ctx, { leads, deals }) =>
+    (ctx, { leads, deals, deliveries }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries));
     },
   api: (ctx, { leads, deals, dealList }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },
