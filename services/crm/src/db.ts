@@ -2,6 +2,7 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
+import { Contract, ContractRenewal } from './contracts/contract.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
 import { Delivery, DeliveryPipeline, DeliveryStage } from './deliveries/delivery.entity.js';
 import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
@@ -43,6 +44,8 @@ export const dbDefinition: DbDefinition = {
     DeliveryPipeline,
     DeliveryStage,
     Delivery,
+    Contract,
+    ContractRenewal,
   ],
   migrations,
 };

@@ -5,6 +5,8 @@ import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
+import { contractAdminRoutes } from './contracts/contract.http.js';
+import { Contracts } from './contracts/contract.service.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
@@ -20,6 +22,7 @@ interface Components {
   deals: Deals;
   dealList: DealList;
   deliveries: Deliveries;
+  contracts: Contracts;
 }
 
 export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
@@ -29,13 +32,13 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql), deliveries: new Deliveries(ctx) };
+    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql), deliveries: new Deliveries(ctx), contracts: new Contracts(ctx) };
   },
   http:
-    (ctx, { leads, deals, deliveries }) =>
+    (ctx, { leads, deals, deliveries, contracts }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
-      app.use('/admin/v1', deliveryAdminRoutes(deliveries));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts));
     },
   api: (ctx, { leads, deals, dealList }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },
