@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { client } from './client.js';
 import { adminOf, seedTenant, type Tenant } from './fixtures.js';
 import { startReceiver } from './receiver.js';
-import { startStack } from './stack.js';
+import { type StackOptions, startStack } from './stack.js';
 
 /** The DeliverySnapshot fields the spec lists (Delivery payloads). */
 export const DELIVERY_SNAPSHOT_FIELDS = [
@@ -27,18 +27,22 @@ export const DELIVERY_SNAPSHOT_FIELDS = [
 
 export const eventKeysOf = (group: string) => EVENT_KEYS.filter((k) => k.startsWith(`${group}.`));
 
-/** The record an event is about: the payload itself for `<kind>.updated` snapshots, else its `<kind>` object. */
+/**
+ * The record an event is about: the payload itself for `delivery.updated` (a DeliverySnapshot), the link of a
+ * satisfaction submission, else the payload's `<kind>` object.
+ */
 const subjectOf = (key: string, payload: any) => {
   const kind = key.split('.')[0]!;
-  return key === `${kind}.updated` && kind === 'delivery' ? payload : payload?.[kind];
+  if (key === 'delivery.updated') return payload;
+  return kind === 'satisfaction' ? payload?.link : payload?.[kind];
 };
 
 /**
  * A stack with a tenant whose webhook subscription to `keys` points at a loopback receiver, and the calls a
  * delivery, contract or satisfaction test makes (admin actions under the tenant's company, events waited for).
  */
-export async function postSaleStack(keys: string[]) {
-  const stack = await startStack();
+export async function postSaleStack(keys: string[], options: StackOptions = {}) {
+  const stack = await startStack(options);
   const { call } = client(stack.gatewayUrl);
   const admin = adminOf(call, stack.adminToken);
   const receiver = await startReceiver();

@@ -9,6 +9,7 @@ import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, L
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
+import { SatisfactionLink, SatisfactionSubmission } from './satisfaction/satisfaction.entity.js';
 
 export const dbDefinition: DbDefinition = {
   schema: 'crm',
@@ -46,6 +47,8 @@ export const dbDefinition: DbDefinition = {
     Delivery,
     Contract,
     ContractRenewal,
+    SatisfactionLink,
+    SatisfactionSubmission,
   ],
   migrations,
 };
