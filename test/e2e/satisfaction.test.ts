@@ -154,6 +154,17 @@ describe('satisfaction: links, the public form without a key, and satisfaction.p
     expect(rows[0].n).to.equal(1);
   });
 
+  it('answers a token taken by several answers at once exactly once: one 201, the others 409, one event', async () => {
+    const l = await link({ crm_deal_id: deal.id });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((score) => s.call('POST', publicPath(l.token), { body: { score } })));
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([201, 409, 409, 409, 409]);
+    const event = await s.one(KEY, l.id);
+    expect(event.submission.id).to.equal(answers.find((a) => a.status === 201)!.body.id);
+    expect(event.crm_deal).to.deep.equal({ id: deal.id, title: 'Happy deal', code: deal.code });
+    const { rows } = await db.query('select count(*)::int as n from crm.satisfaction_submissions where link_id = $1', [l.id]);
+    expect(rows[0].n).to.equal(1);
+  });
+
   it('POST from the HTML form (urlencoded): 201 with a thank-you page; the event names the delivery', async () => {
     const l = await link({ crm_delivery_id: delivery.id });
     const res = await answerForm(l.token, 'score=5&comment=Fast+%26+clean');
