@@ -4,7 +4,7 @@ import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
-import { planOpenSql } from './companies/plan.js';
+import { crmPlan } from './companies/plan.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
@@ -44,9 +44,5 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     leads.views.start();
     return () => leads.views.stop();
   },
-  // crm owns the plan: events of a company outside plan_valid_until are never written.
-  eventGate: async (em, companyId, at) => {
-    const [row] = await em.execute<{ open: boolean }[]>(`select ${planOpenSql('?', '?')} as open`, [companyId, at]);
-    return row?.open === true;
-  },
+  plan: crmPlan,
 };
