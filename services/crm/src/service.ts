@@ -12,6 +12,7 @@ import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { crmEvents } from './sales/sales.events.js';
 
 interface Components {
   leads: Leads;
@@ -39,6 +40,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
+  events: crmEvents,
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();

@@ -17,6 +17,8 @@ import { OutboxWriter } from './events/writer.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
 import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
+import type { EventContract } from './http/contract.js';
+import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
 import { IdentityVerifier } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -55,6 +57,8 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
    */
   api?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ApiMount[];
+  /** The events this service issues, each with its payload's schema: the webhooks of the OpenAPI document. */
+  events?: readonly EventContract[];
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
   /**
@@ -171,8 +175,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     ...(def.readiness?.(ctx, deps) ?? []),
   ];
   const verifier = new IdentityVerifier(config.IDENTITY_TOKEN_SECRET);
-  const app = createHttpApp({ logger, metrics, verifier, readiness, mount: def.http?.(ctx, deps) ?? (() => undefined) });
-  const api = createApiDispatcher({ mounts: def.api?.(ctx, deps) ?? [], verifier, logger, metrics });
+  const mounts = def.api?.(ctx, deps) ?? [];
+  let fragment: OpenApiFragment | undefined;
+  const openapi = () => {
+    fragment ??= documentedFragment(def.name, mounts, def.events ?? []);
+    return fragment;
+  };
+  const app = createHttpApp({ logger, metrics, verifier, readiness, openapi, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const api = createApiDispatcher({ mounts, verifier, logger, metrics });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     if (!api(req, res)) app(req, res);
   });
@@ -210,6 +220,19 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     relay,
     stop,
   };
+}
+
+/** The service's part of the OpenAPI document: its contracts, and the routes registered without one. */
+export function documentedFragment(service: string, mounts: readonly ApiMount[], events: readonly EventContract[]): OpenApiFragment {
+  return serviceFragment(
+    service,
+    mounts.map(({ prefix, router }) => ({
+      prefix,
+      contracts: router.routes.flatMap((r) => (r.contract ? [r.contract] : [])),
+      undocumented: router.routes.filter((r) => !r.contract).map((r) => `${r.method} ${r.path}`),
+    })),
+    events,
+  );
 }
 
 /** The entry point of a service process: start, stop gracefully on SIGTERM or SIGINT, exit 1 on bad config. */
