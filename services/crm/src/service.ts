@@ -5,18 +5,22 @@ import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
-import { planOpenSql } from './companies/plan.js';
+import { crmPlan } from './companies/plan.js';
+import { contractEvents } from './contracts/contract.events.js';
 import { contractAdminRoutes } from './contracts/contract.http.js';
 import { Contracts } from './contracts/contract.service.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
+import { deliveryEvents } from './deliveries/delivery.events.js';
 import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
 import { Deliveries } from './deliveries/delivery.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { crmEvents } from './sales/sales.events.js';
+import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
 
@@ -65,14 +69,11 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
+  events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();
   },
-  // crm owns the plan: events of a company outside plan_valid_until are never written.
-  eventGate: async (em, companyId, at) => {
-    const [row] = await em.execute<{ open: boolean }[]>(`select ${planOpenSql('?', '?')} as open`, [companyId, at]);
-    return row?.open === true;
-  },
+  plan: crmPlan,
 };

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, invalid, notFound } from '@svc/platform/errors';
+import type { NewEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
@@ -107,7 +108,7 @@ export class Contracts {
         updatedAt: now,
       });
       const snapshot = await contractSnapshot(tx, contract);
-      await this.ctx.recordEvents(tx, [
+      await this.ctx.outbox.record(tx, [
         { companyId, eventKey: 'contract.created', payload: { contract: snapshot, created_by: userSummary(by) } },
       ]);
       return snapshot;
@@ -149,7 +150,7 @@ export class Contracts {
       c.canceledById = by.id;
       c.cancellationReason = body.reason ?? null;
       return (contract) => ({
-        key: 'contract.canceled',
+        eventKey: 'contract.canceled',
         payload: {
           contract,
           canceled_by: userSummary(by),
@@ -193,7 +194,7 @@ export class Contracts {
       c.lastRenewedAt = now;
       await tx.flush();
       return (contract) => ({
-        key: 'contract.renewed',
+        eventKey: 'contract.renewed',
         payload: {
           contract,
           renewed_by: userSummary(by),
@@ -218,7 +219,7 @@ export class Contracts {
       c.completedAt = now;
       c.completedById = by.id;
       return (contract) => ({
-        key: 'contract.completed',
+        eventKey: 'contract.completed',
         payload: { contract, completed_by: userSummary(by), completed_at: contract.completed_at },
       });
     });
@@ -237,7 +238,7 @@ export class Contracts {
       tx: EntityManager,
       c: Contract,
       now: Date,
-    ) => Promise<((snapshot: ContractSnapshot) => { key: string; payload: Record<string, unknown> }) | null>,
+    ) => Promise<((snapshot: ContractSnapshot) => NewEvent<'contract.canceled' | 'contract.renewed' | 'contract.completed'>) | null>,
   ): Promise<ContractSnapshot> {
     return this.em().transactional(async (tx) => {
       const c = await tx.findOne(Contract, refWhere(companyId, ref, 'Contract'), { lockMode: LockMode.PESSIMISTIC_WRITE });
@@ -255,8 +256,8 @@ export class Contracts {
       const snapshot = await contractSnapshot(tx, c);
       const updatedBy: UserSummary = { id: by.id, name: by.name, avatar: by.avatar ?? null };
       const own = event?.(snapshot);
-      await this.ctx.recordEvents(tx, [
-        ...(own ? [{ companyId, eventKey: own.key, payload: own.payload }] : []),
+      await this.ctx.outbox.record(tx, [
+        ...(own ? [{ companyId, ...own }] : []),
         { companyId, eventKey: 'contract.updated', payload: { contract: snapshot, updated_by: updatedBy, changed_fields: changed } },
       ]);
       return snapshot;

@@ -138,7 +138,7 @@ export class Deliveries {
         updatedAt: now,
       });
       const snapshot = await deliverySnapshot(tx, delivery);
-      await this.ctx.recordEvents(tx, [
+      await this.ctx.outbox.record(tx, [
         { companyId, eventKey: 'delivery.created', payload: { delivery: snapshot, created_by: userSummary(by) } },
       ]);
       return snapshot;
@@ -160,7 +160,7 @@ export class Deliveries {
       if (!changed) return deliverySnapshot(tx, d);
       d.updatedAt = new Date();
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.recordEvents(tx, [{ companyId, eventKey: 'delivery.updated', payload: snapshot }]);
+      await this.ctx.outbox.record(tx, [{ companyId, eventKey: 'delivery.updated', payload: snapshot }]);
       return snapshot;
     });
   }
@@ -181,7 +181,7 @@ export class Deliveries {
       d.pipelineId = stage.pipelineId;
       d.updatedAt = new Date();
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.recordEvents(tx, [
+      await this.ctx.outbox.record(tx, [
         {
           companyId,
           eventKey: 'delivery.stage_changed',
@@ -207,7 +207,7 @@ export class Deliveries {
       d.completedById = by.id;
       d.updatedAt = now;
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.recordEvents(tx, [
+      await this.ctx.outbox.record(tx, [
         {
           companyId,
           eventKey: 'delivery.completed',

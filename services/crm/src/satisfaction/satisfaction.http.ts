@@ -5,18 +5,15 @@ import { toAppError } from '@svc/platform/http/errors';
 import { parse } from '@svc/platform/http/parse';
 import type { Logger } from '@svc/platform/logging';
 import express, { type Request, type Response, Router } from 'express';
-import { need } from '../leads/lead.http.js';
+import { createSatisfactionLink } from './satisfaction.contract.js';
 import { errorPage, formPage, PAGE_HEADERS, thanksPage } from './satisfaction.page.js';
-import { createLinkBody, submissionBody } from './satisfaction.schema.js';
+import { submissionBody } from './satisfaction.schema.js';
 import { formOf, type Satisfaction } from './satisfaction.service.js';
 
-/** `POST /satisfaction/links` of the external API (permission `crm/satisfaction.write`). */
+/** `POST /satisfaction/links` of the external API (permission `crm/satisfaction.write`), described by its contract. */
 export function satisfactionRoutes(satisfaction: Satisfaction, publicBaseUrl: string | undefined): ApiRouter {
-  const r = apiRouter();
-  r.post('/satisfaction/links', async (req, res) => {
+  return apiRouter().route(createSatisfactionLink, async (req, res, { body }) => {
     const identity = integrationOf(req);
-    need(identity, 'crm/satisfaction.write');
-    const body = parse(createLinkBody, req.body);
     // Without PUBLIC_BASE_URL the link uses the address the integration called the gateway at.
     const proto = req.header('x-forwarded-proto')?.split(',')[0]?.trim() || 'http';
     const host = req.header('x-forwarded-host')?.split(',')[0]?.trim() || req.header('host') || '127.0.0.1';
@@ -25,7 +22,6 @@ export function satisfactionRoutes(satisfaction: Satisfaction, publicBaseUrl: st
       .status(201)
       .json(await satisfaction.createLink({ companyId: identity.companyId, userId: identity.userId, keyId: identity.keyId }, body, base));
   });
-  return r;
 }
 
 /** The HTML form's post is urlencoded; anything else is answered as JSON. */

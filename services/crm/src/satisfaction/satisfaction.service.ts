@@ -118,7 +118,7 @@ export class Satisfaction {
         submittedAt: now,
       });
       const payload = await submissionPayload(tx, link, submission);
-      await this.ctx.recordEvents(tx, [{ companyId: link.companyId, eventKey: 'satisfaction.public_submission_created', payload }]);
+      await this.ctx.outbox.record(tx, [{ companyId: link.companyId, eventKey: 'satisfaction.public_submission_created', payload }]);
       return { id: submission.id, submitted_at: iso(submission.submittedAt) };
     });
   }
