@@ -42,15 +42,16 @@ export type MediaSource =
 export type TemplateParameter =
   | { type: 'text'; text: string }
   | { type: 'payload'; payload: string }
-  | { type: 'image' | 'video' | 'document'; link: string; fileName?: string };
+  /** Header media: by URL (the route's rule), or a file attached to the send, uploaded first. */
+  | { type: 'image' | 'video' | 'document'; media: MediaSource };
 
 export interface TemplateComponent {
-  type: 'header' | 'body' | 'button';
+  type: 'header' | 'body' | 'button' | 'carousel';
   /** Buttons: quick_reply or url; its position in the template. */
   subType?: 'quick_reply' | 'url';
   index?: number;
   parameters: TemplateParameter[];
-  /** Carousel templates: the components of each card, by card index. */
+  /** A carousel component holds the components of each card, by card index (its parameters stay empty). */
   cards?: { cardIndex: number; components: TemplateComponent[] }[];
 }
 
