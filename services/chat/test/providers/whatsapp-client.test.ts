@@ -23,6 +23,7 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
   let graph: FakeGraph;
   let wa: WhatsAppCloudProvider;
   const pnid = () => graph.phoneNumberIds[0] as string;
+  const bodyOf = <T>(i: number) => graph.requests[i]?.json as T;
   const sent = () => graph.requests.filter((r) => r.path.endsWith('/messages'));
 
   beforeEach(async () => {
@@ -66,7 +67,7 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
     ]);
     await wa.sendTemplate({ to: TO, template: { name: 'order_update', language: 'pt_BR' }, components });
     expect(graph.violations).to.deep.equal([]);
-    expect((graph.requests[0]?.json as { template: unknown }).template).to.deep.equal({
+    expect(bodyOf<{ template: unknown }>(0).template).to.deep.equal({
       name: 'order_update',
       language: { code: 'pt_BR' },
       components: [
@@ -86,7 +87,7 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
   it('sends a template without parameters with no components key', async () => {
     await wa.sendTemplate({ to: TO, template: { name: 'hello_world', language: 'en_US' }, components: [] });
     expect(graph.violations).to.deep.equal([]);
-    expect((graph.requests[0]?.json as { template: object }).template).to.deep.equal({ name: 'hello_world', language: { code: 'en_US' } });
+    expect(bodyOf<{ template: object }>(0).template).to.deep.equal({ name: 'hello_world', language: { code: 'en_US' } });
   });
 
   it('uploads an attached header file first and sends the template with its media id', async () => {
@@ -100,9 +101,9 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
     });
     await wa.sendTemplate({ to: TO, template: { name: 'invoice', language: 'en_US' }, components });
     expect(graph.violations).to.deep.equal([]);
-    const [upload, message] = graph.requests;
+    const [upload] = graph.requests;
     expect(upload?.path).to.equal(`/v23.0/${pnid()}/media`);
-    const header = (message?.json as { template: { components: { type: string; parameters: { document: { id: string } }[] }[] } }).template
+    const header = bodyOf<{ template: { components: { type: string; parameters: { document: { id: string } }[] }[] } }>(1).template
       .components[0];
     expect(header?.type).to.equal('header');
     const document = header?.parameters[0]?.document;
@@ -142,7 +143,7 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
       caption: 'contrato',
     });
     expect(graph.violations).to.deep.equal([]);
-    const [upload, message] = graph.requests;
+    const [upload] = graph.requests;
     expect(upload?.method).to.equal('POST');
     expect(upload?.headers['content-length']).to.not.equal(undefined);
     expect(upload?.upload).to.include({
@@ -153,7 +154,7 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
     });
     expect(upload?.upload?.fields).to.deep.equal({ messaging_product: 'whatsapp', type: 'application/pdf' });
     expect(upload?.upload?.sha256).to.equal(createHash('sha256').update(bytes).digest('hex'));
-    const doc = (message?.json as { document: { id: string; caption: string; filename: string } }).document;
+    const doc = bodyOf<{ document: { id: string; caption: string; filename: string } }>(1).document;
     expect(doc.caption).to.equal('contrato');
     expect(doc.filename).to.equal('contrato "final".pdf');
     expect(doc.id).to.match(/^\d+$/);

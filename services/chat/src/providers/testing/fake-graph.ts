@@ -168,11 +168,16 @@ export class FakeGraph {
 
   private whatsappMessage(res: ServerResponse, rec: RecordedRequest): void {
     const parsed = whatsappMessageBody.safeParse(rec.json);
-    if (!parsed.success)
-      return this.refuse(res, rec, 400, `(#100) Invalid parameter: ${parsed.error.issues.map(issueText).join('; ')}`, 100);
+    if (!parsed.success) {
+      this.refuse(res, rec, 400, `(#100) Invalid parameter: ${parsed.error.issues.map(issueText).join('; ')}`, 100);
+      return;
+    }
     const body = parsed.data;
-    if ('status' in body) return json(res, 200, { success: true });
-    return json(res, 200, {
+    if ('status' in body) {
+      json(res, 200, { success: true });
+      return;
+    }
+    json(res, 200, {
       messaging_product: 'whatsapp',
       contacts: [{ input: body.to, wa_id: body.to.replace(/^\+/, '') }],
       messages: [{ id: `wamid.${Buffer.from(randomUUID()).toString('base64')}` }],
@@ -181,11 +186,16 @@ export class FakeGraph {
 
   private instagramMessage(res: ServerResponse, rec: RecordedRequest): void {
     const parsed = instagramMessageBody.safeParse(rec.json);
-    if (!parsed.success)
-      return this.refuse(res, rec, 400, `(#100) Invalid parameter: ${parsed.error.issues.map(issueText).join('; ')}`, 100);
+    if (!parsed.success) {
+      this.refuse(res, rec, 400, `(#100) Invalid parameter: ${parsed.error.issues.map(issueText).join('; ')}`, 100);
+      return;
+    }
     const body = parsed.data;
-    if ('sender_action' in body) return json(res, 200, { recipient_id: body.recipient.id });
-    return json(res, 200, {
+    if ('sender_action' in body) {
+      json(res, 200, { recipient_id: body.recipient.id });
+      return;
+    }
+    json(res, 200, {
       recipient_id: body.recipient.id,
       message_id: `aWdfZAG1faXRlbToxOklHTWVzc2FnZAUlE${randomUUID().replaceAll('-', '')}`,
     });
@@ -227,7 +237,7 @@ export class FakeGraph {
           failed ??
           (fields.messaging_product !== 'whatsapp'
             ? 'messaging_product must be whatsapp'
-            : !file || file.fileField !== 'file'
+            : file?.fileField !== 'file'
               ? 'the part "file" is missing'
               : fields.type !== file.mimeType
                 ? `type ${fields.type} differs from the file's ${file.mimeType}`
@@ -261,7 +271,10 @@ export class FakeGraph {
   private serveCdn(req: IncomingMessage, res: ServerResponse, name: string): void {
     req.resume();
     const rec = this.requests[this.requests.length - 1] as RecordedRequest;
-    if (req.headers.authorization) return this.refuse(res, rec, 400, 'a CDN URL was sent the access token');
+    if (req.headers.authorization) {
+      this.refuse(res, rec, 400, 'a CDN URL was sent the access token');
+      return;
+    }
     const file = this.cdn.get(name);
     if (!file) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
