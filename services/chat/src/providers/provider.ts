@@ -182,8 +182,9 @@ export interface InboundMessage {
   /** A reaction to `messageId`; emoji absent means the reaction was removed. */
   reaction?: { messageId: string; emoji?: string };
   isForwarded: boolean;
-  /** History sync (WhatsApp coexistence) rather than a live message. */
+  /** History sync (WhatsApp coexistence) rather than a live message; `history` places it in the sync. */
   isHistory: boolean;
+  history?: { phase: number; chunkOrder: number; progress: number };
   timestamp: Date;
   /** The provider's message object as received, for content_payload. */
   payload: Record<string, unknown>;
