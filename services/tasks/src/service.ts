@@ -1,6 +1,7 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
-import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import { askPlan } from '@svc/platform/events/plan';
+import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { TaskStage, TaskType } from './catalog/catalog.entity.js';
@@ -43,7 +44,7 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       crm,
       records,
       catalog: new TaskCatalog(crm),
-      tasks: new TaskService({ pool, crm, records, schema: ctx.schema, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
+      tasks: new TaskService({ pool, crm, records, outbox: ctx.outbox, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
       materializer: new SeriesMaterializer(pool, {
         horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS,
         intervalMs: ctx.config.RECURRENCE_SWEEP_MS,
@@ -59,7 +60,7 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
   events: taskEvents,
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
-  eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
+  plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, records, materializer }) => {
     materializer.start();
     return async () => {
