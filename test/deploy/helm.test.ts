@@ -232,7 +232,7 @@ describe('deploy: Helm charts', function () {
 
       it('renders the resources of a deployable, and no Secret', () => {
         const kinds = docs.map((d) => d.kind).sort();
-        const expected = ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
+        const expected = ['ConfigMap', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
         if (isGateway)
           expected.push('Ingress'); // enabled in the gateway's example values
         else expected.push('Job');
@@ -240,10 +240,9 @@ describe('deploy: Helm charts', function () {
         for (const d of docs) expect(d.metadata.labels?.['app.kubernetes.io/part-of']).to.equal('svc-integration-platform');
       });
 
-      it('runs the image <registry>/svc-<name>:<tag> with node --import tsx <entry point>', () => {
+      it("runs the image <registry>/svc-<name>:<tag> with node and the image's bundled main.mjs", () => {
         expect(container.image).to.equal(`registry.example.com/acme/svc-${name}:1.0.0`);
-        const main = isGateway ? 'gateway/src/main.ts' : `services/${name}/src/main.ts`;
-        expect(container.command).to.deep.equal(['node', '--import', 'tsx', main]);
+        expect(container.command).to.deep.equal(['node', '--enable-source-maps', 'main.mjs']);
         expect(container.workingDir).to.equal('/app');
       });
 
@@ -290,7 +289,7 @@ describe('deploy: Helm charts', function () {
           allowPrivilegeEscalation: false,
         });
         expect(container.securityContext.capabilities.drop).to.deep.equal(['ALL']);
-        // a read-only root needs a writable /tmp (tsx keeps its cache there)
+        // a read-only root needs a writable /tmp
         const tmp = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
         expect(tmp, '/tmp mounted').to.not.equal(undefined);
         expect(pod.volumes.find((v: { name: string }) => v.name === tmp.name)).to.have.property('emptyDir');
@@ -358,7 +357,7 @@ describe('deploy: Helm charts', function () {
           expect(pod.containers).to.have.lengthOf(1);
           const c = pod.containers[0];
           expect(c.image).to.equal(container.image);
-          expect(c.command).to.deep.equal(['node', '--import', 'tsx', `services/${name}/src/migrate.ts`]);
+          expect(c.command).to.deep.equal(['node', '--enable-source-maps', 'migrate.mjs']);
           expect(c.securityContext).to.deep.equal(container.securityContext);
           expect(pod.securityContext.runAsNonRoot).to.equal(true);
           // a hook runs before the release's ConfigMap exists: the same settings are inline
@@ -373,6 +372,34 @@ describe('deploy: Helm charts', function () {
           expect(matches(deployment.spec.selector.matchLabels, job.spec.template.metadata.labels)).to.equal(false);
         });
       }
+
+      it(
+        isGateway
+          ? 'NetworkPolicy: its HTTP port is open to anyone (the public entry)'
+          : 'NetworkPolicy: only the platform reaches its ports',
+        () => {
+          const np = only(docs, 'NetworkPolicy');
+          expect(np.spec.podSelector.matchLabels).to.deep.equal(deployment.spec.selector.matchLabels);
+          expect(np.spec.policyTypes).to.deep.equal(['Ingress']);
+          if (isGateway) {
+            expect(np.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+            return;
+          }
+          expect(np.spec.ingress).to.deep.equal([
+            {
+              from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'svc-integration-platform' } } }],
+              ports: [
+                { port: 'http', protocol: 'TCP' },
+                { port: 'grpc', protocol: 'TCP' },
+              ],
+            },
+          ]);
+          // the peers that must get in carry that label: the gateway's pods and every service's
+          const gatewayPod = only(render('gateway'), 'Deployment').spec.template.metadata.labels;
+          expect(matches(np.spec.ingress[0].from[0].podSelector.matchLabels, gatewayPod)).to.equal(true);
+          expect(matches(np.spec.ingress[0].from[0].podSelector.matchLabels, deployment.spec.template.metadata.labels)).to.equal(true);
+        },
+      );
 
       it('has a PodDisruptionBudget over its pods and no HPA unless asked', () => {
         const pdb = only(docs, 'PodDisruptionBudget');
@@ -401,6 +428,47 @@ describe('deploy: Helm charts', function () {
     });
   }
 
+  describe('values.schema.json', () => {
+    it('every chart has one, generated from deploy/scripts/values-schema.mjs and not stale', () => {
+      for (const name of [...DEPLOYABLES, 'svc-lib']) {
+        const schema = JSON.parse(readFileSync(join(deployDir, 'charts', name, 'values.schema.json'), 'utf8'));
+        expect(schema.additionalProperties, name).to.equal(false);
+      }
+      const r = spawnSync(process.execPath, [join(deployDir, 'scripts', 'values-schema.mjs'), '--check'], { encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+    });
+
+    it('every key of the shared defaults and of each chart is in its schema', () => {
+      const defaults = readFileSync(join(deployDir, 'charts', 'svc-lib', 'templates', '_defaults.tpl'), 'utf8');
+      const keys = (text: string) => Object.keys(parse(text) ?? {});
+      const body = defaults.slice(defaults.indexOf('{{- define'), defaults.lastIndexOf('{{- end')).replace(/^\{\{.*$/m, '');
+      for (const name of DEPLOYABLES) {
+        const schema = JSON.parse(readFileSync(join(deployDir, 'charts', name, 'values.schema.json'), 'utf8'));
+        const own = readFileSync(join(deployDir, 'charts', name, 'values.yaml'), 'utf8');
+        for (const k of [...keys(body), ...keys(own)]) expect(schema.properties, `${name}: ${k}`).to.have.property(k);
+      }
+    });
+
+    it('an unknown key or a wrong type fails lint and render, naming the key', () => {
+      const cases: Array<[string, RegExp]> = [
+        ['replicas=3', /additional properties 'replicas' not allowed/],
+        ['replicaCount=three', /replicaCount.*want integer/],
+        ['image.pullPolicy=Sometimes', /pullPolicy/],
+        ['networkPolicy.enabled=yes', /networkPolicy\/enabled.*want boolean/],
+        ['probes.readiness.paht=/x', /additional properties 'paht' not allowed/],
+        ['component.name=tasks', /component\/name/],
+      ];
+      for (const [set, message] of cases) {
+        for (const cmd of ['lint', 'template']) {
+          const args = cmd === 'lint' ? ['lint', '--strict', chartDir('crm')] : ['template', 'crm', chartDir('crm')];
+          const r = helm([...args, '-f', exampleValues('crm'), '--set', set]);
+          expect(r.status, `${cmd} --set ${set} must fail`).to.not.equal(0);
+          expect(r.stderr + r.stdout, `${cmd} --set ${set}`).to.match(message);
+        }
+      }
+    });
+  });
+
   describe('options', () => {
     it('autoscaling: an HPA owns the replica count', () => {
       const docs = render('crm', ['--set', 'autoscaling.enabled=true', '--set', 'autoscaling.maxReplicas=5']);
@@ -423,6 +491,58 @@ describe('deploy: Helm charts', function () {
       const docs = render('chat', ['--kube-version', '1.29.0']);
       const c = only(docs, 'Deployment').spec.template.spec.containers[0];
       expect(c.lifecycle.preStop).to.deep.equal({ exec: { command: ['sleep', '5'] } });
+    });
+
+    it('networkPolicy: ingressFrom narrows the gateway, metricsFrom opens /metrics, egress.enabled limits egress', () => {
+      const lb = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
+      const gw = only(render('gateway', ['--set-json', `networkPolicy.ingressFrom=[${JSON.stringify(lb)}]`]), 'NetworkPolicy');
+      expect(gw.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }], from: [lb] }]);
+
+      const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+      const db = { to: [{ ipBlock: { cidr: '10.0.5.0/24' } }], ports: [{ port: 5432, protocol: 'TCP' }] };
+      const np = only(
+        render('crm', [
+          '--set-json',
+          `networkPolicy.metricsFrom=[${JSON.stringify(monitoring)}]`,
+          '--set',
+          'networkPolicy.egress.enabled=true',
+          '--set-json',
+          `networkPolicy.egress.to=[${JSON.stringify(db)}]`,
+        ]),
+        'NetworkPolicy',
+      );
+      expect(np.spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
+      expect(np.spec.ingress[1]).to.deep.equal({ from: [monitoring], ports: [{ port: 'http', protocol: 'TCP' }] });
+      expect(np.spec.egress).to.have.lengthOf(3);
+      expect(np.spec.egress[0].ports.map((p: { port: number }) => p.port)).to.deep.equal([53, 53]);
+      expect(np.spec.egress[1].to[0].podSelector.matchLabels).to.deep.equal({
+        'app.kubernetes.io/part-of': 'svc-integration-platform',
+      });
+      expect(np.spec.egress[2]).to.deep.equal(db);
+
+      expect(render('crm', ['--set', 'networkPolicy.enabled=false']).some((d) => d.kind === 'NetworkPolicy')).to.equal(false);
+    });
+
+    it('metrics.serviceMonitor: a ServiceMonitor on the http port when enabled, none by default', () => {
+      expect(render('tasks').some((d) => d.kind === 'ServiceMonitor')).to.equal(false);
+      const docs = render('tasks', [
+        '--set',
+        'metrics.serviceMonitor.enabled=true',
+        '--set',
+        'metrics.serviceMonitor.labels.release=kube-prometheus-stack',
+        '--namespace',
+        'platform',
+      ]);
+      const sm = only(docs, 'ServiceMonitor');
+      expect(sm.apiVersion).to.equal('monitoring.coreos.com/v1');
+      expect(sm.metadata.labels?.release).to.equal('kube-prometheus-stack');
+      expect(sm.spec.selector.matchLabels).to.deep.equal(only(docs, 'Service').spec.selector);
+      expect(sm.spec.namespaceSelector).to.deep.equal({ matchNames: ['platform'] });
+      expect(sm.spec.endpoints).to.deep.equal([
+        { port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false },
+      ]);
+      // the Service's port is named http, which the endpoint refers to
+      expect(only(docs, 'Service').spec.ports[0].name).to.equal('http');
     });
 
     it('refuses to let env override the derived HOST and port variables', () => {

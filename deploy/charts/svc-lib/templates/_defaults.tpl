@@ -7,8 +7,8 @@ default: rendering fails with a message naming the key when they are missing.
 component:
   name: ""          # REQUIRED: gateway | crm | tasks | chat | files | webhooks
   kind: service     # service | gateway (the app.kubernetes.io/component label)
-  main: ""          # REQUIRED: entry point run as `node --import tsx <main>`
-  migrate: ""       # migration entry point run by the pre-install/pre-upgrade Job; "" = no Job
+  main: main.mjs    # entry point in workingDir, run as `node --enable-source-maps <main>` (the image's bundle)
+  migrate: ""       # migration entry point (migrate.mjs) run by the pre-install/pre-upgrade Job; "" = no Job
 
 nameOverride: ""
 fullnameOverride: ""
@@ -21,7 +21,7 @@ image:
   pullPolicy: IfNotPresent
 imagePullSecrets: []
 
-# Working directory of the image: the monorepo root, where `node --import tsx <main>` resolves.
+# Working directory of the image: where its bundled main.mjs and migrate.mjs are.
 workingDir: /app
 
 replicaCount: 2
@@ -72,6 +72,25 @@ metrics:
   # prometheus.io/* annotations on the pods for an annotation-based scrape of /metrics
   scrapeAnnotations: true
   path: /metrics
+  # A ServiceMonitor (monitoring.coreos.com/v1, the Prometheus Operator's CRD) for the Service's http port.
+  serviceMonitor:
+    enabled: false
+    interval: 30s
+    scrapeTimeout: 10s
+    labels: {}      # e.g. release: kube-prometheus-stack, to match the Prometheus' serviceMonitorSelector
+    honorLabels: false
+
+# NetworkPolicy of the pods. Ingress: the gateway's http port from anywhere (or only from ingressFrom); a
+# service's ports only from the platform's own pods in the namespace (part-of label), plus metricsFrom on http.
+# Egress is open unless egress.enabled: then DNS, the platform's pods, and the rules in egress.to (the
+# dependencies: Postgres, Redis, NATS; the outside world for webhooks and chat providers).
+networkPolicy:
+  enabled: true
+  ingressFrom: []   # NetworkPolicyPeers allowed to reach the gateway; [] = anyone (it is the public entry)
+  metricsFrom: []   # NetworkPolicyPeers allowed to scrape /metrics, e.g. the monitoring namespace
+  egress:
+    enabled: false
+    to: []          # NetworkPolicyEgressRules, e.g. [{to: [{ipBlock: {cidr: 10.0.5.0/24}}], ports: [{port: 5432}]}]
 
 podSecurityContext:
   runAsNonRoot: true
@@ -86,7 +105,7 @@ securityContext:
   readOnlyRootFilesystem: true
   capabilities:
     drop: [ALL]
-# The root filesystem is read-only: /tmp is an emptyDir (tsx keeps its cache there).
+# The root filesystem is read-only: /tmp is a writable emptyDir.
 tmpVolume:
   sizeLimit: 256Mi
 extraVolumes: []
