@@ -242,7 +242,7 @@ describe('deploy: Helm charts', function () {
 
       it("runs the image <registry>/svc-<name>:<tag> with node and the image's bundled main.mjs", () => {
         expect(container.image).to.equal(`registry.example.com/acme/svc-${name}:1.0.0`);
-        expect(container.command).to.deep.equal(['node', '--enable-source-maps', 'main.mjs']);
+        expect(container.command).to.deep.equal(['node', 'main.mjs']);
         expect(container.workingDir).to.equal('/app');
       });
 
@@ -357,7 +357,7 @@ describe('deploy: Helm charts', function () {
           expect(pod.containers).to.have.lengthOf(1);
           const c = pod.containers[0];
           expect(c.image).to.equal(container.image);
-          expect(c.command).to.deep.equal(['node', '--enable-source-maps', 'migrate.mjs']);
+          expect(c.command).to.deep.equal(['node', 'migrate.mjs']);
           expect(c.securityContext).to.deep.equal(container.securityContext);
           expect(pod.securityContext.runAsNonRoot).to.equal(true);
           // a hook runs before the release's ConfigMap exists: the same settings are inline

@@ -61,7 +61,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         const users = all(runtime, 'USER').map((i) => i.args);
         expect(users).to.deep.equal(['node']);
         expect(all(runtime, 'WORKDIR').map((i) => i.args)).to.deep.equal(['/app']);
-        expect(execForm((all(runtime, 'CMD')[0] ?? { args: '' }).args)).to.deep.equal(['node', '--enable-source-maps', 'main.mjs']);
+        expect(execForm((all(runtime, 'CMD')[0] ?? { args: '' }).args)).to.deep.equal(['node', 'main.mjs']);
         const copies = all(runtime, 'COPY').map((i) => copyParts(i.args));
         expect(copies).to.have.lengthOf(1);
         expect(copies[0]).to.include({ from: 'build', dest: './' });

@@ -7,7 +7,7 @@ default: rendering fails with a message naming the key when they are missing.
 component:
   name: ""          # REQUIRED: gateway | crm | tasks | chat | files | webhooks
   kind: service     # service | gateway (the app.kubernetes.io/component label)
-  main: main.mjs    # entry point in workingDir, run as `node --enable-source-maps <main>` (the image's bundle)
+  main: main.mjs    # entry point in workingDir, run as `node <main>` (the image's bundle)
   migrate: ""       # migration entry point (migrate.mjs) run by the pre-install/pre-upgrade Job; "" = no Job
 
 nameOverride: ""

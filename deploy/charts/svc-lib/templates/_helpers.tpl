@@ -64,7 +64,6 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{/* The container command: the image's bundled JavaScript, node <main> (or <migrate>, with "entry"). */}}
 {{- define "svc-lib.command" -}}
 - node
-- --enable-source-maps
 - {{ .entry | quote }}
 {{- end -}}
 
