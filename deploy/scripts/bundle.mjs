@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Bundles one deployable (or all) into plain JavaScript for the container images: dist/<name>/main.mjs and, for a
-// service, dist/<name>/migrate.mjs, each a single ES module with every dependency inside, so the runtime image
+// service, dist/<name>/migrate.mjs and replay.mjs (the operators' event replay), each a single ES module with every dependency inside, so the runtime image
 // needs no node_modules, no tsx and no TypeScript compile at start (decision 0105).
 //
 //   node deploy/scripts/bundle.mjs [name...] [--out dir]     (no name: all six)
@@ -23,11 +23,31 @@ const runtimeFiles = {
 /** Each deployable's entry points, relative to the monorepo root (the charts' component.main/.migrate). */
 export const deployables = {
   gateway: { main: 'gateway/src/main.ts' },
-  crm: { main: 'services/crm/src/main.ts', migrate: 'services/crm/src/migrate.ts' },
-  tasks: { main: 'services/tasks/src/main.ts', migrate: 'services/tasks/src/migrate.ts' },
-  chat: { main: 'services/chat/src/main.ts', migrate: 'services/chat/src/migrate.ts' },
-  files: { main: 'services/files/src/main.ts', migrate: 'services/files/src/migrate.ts' },
-  webhooks: { main: 'services/webhooks/src/main.ts', migrate: 'services/webhooks/src/migrate.ts' },
+  crm: {
+    main: 'services/crm/src/main.ts',
+    migrate: 'services/crm/src/migrate.ts',
+    replay: 'services/crm/src/replay.ts',
+  },
+  tasks: {
+    main: 'services/tasks/src/main.ts',
+    migrate: 'services/tasks/src/migrate.ts',
+    replay: 'services/tasks/src/replay.ts',
+  },
+  chat: {
+    main: 'services/chat/src/main.ts',
+    migrate: 'services/chat/src/migrate.ts',
+    replay: 'services/chat/src/replay.ts',
+  },
+  files: {
+    main: 'services/files/src/main.ts',
+    migrate: 'services/files/src/migrate.ts',
+    replay: 'services/files/src/replay.ts',
+  },
+  webhooks: {
+    main: 'services/webhooks/src/main.ts',
+    migrate: 'services/webhooks/src/migrate.ts',
+    replay: 'services/webhooks/src/replay.ts',
+  },
 };
 
 // CommonJS dependencies (grpc-js, pg, express, ...) call require() for Node built-ins; an ES module bundle has no

@@ -196,7 +196,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
       for (const name of NAMES) {
         const files = readdirSync(apps[name], { recursive: true }).map(String);
         expect(files, name).to.include('main.mjs');
-        if (name !== 'gateway') expect(files, name).to.include('migrate.mjs');
+        if (name !== 'gateway') expect(files, name).to.include.members(['migrate.mjs', 'replay.mjs']);
         expect(
           files.filter((f) => f.endsWith('.ts')),
           name,
@@ -247,6 +247,19 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         const check = execForm((all(runtimeStage(stages), 'HEALTHCHECK')[0] as { args: string }).args);
         const r = await exec(check.slice(1), apps[name], env);
         expect(r.code, `${name} HEALTHCHECK: ${r.output}`).to.equal(0);
+      }
+    });
+
+    it("each service's replay.mjs (the operators' event replay) runs in the image and replays a company's events", async function () {
+      this.timeout(60_000);
+      for (const name of SERVICES) {
+        const r = await exec(
+          ['replay.mjs', '--company', '00000000-0000-4000-8000-000000000000', '--since', '2026-01-01T00:00:00Z'],
+          apps[name],
+          containerEnv(name, name),
+        );
+        expect(r.code, `${name} replay:\n${r.output}`).to.equal(0);
+        expect(r.output, name).to.match(/"replayed":0/);
       }
     });
 
