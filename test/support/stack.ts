@@ -108,7 +108,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   };
   const [tasks, chat, files, webhooks] = await Promise.all([
     inProcess('tasks', () => startService(tasksService, tasksEnv)),
-    inProcess('chat', () => startService(chatService, env)),
+    inProcess('chat', () => startService(chatService, peerEnv)),
     inProcess('files', () => startService(filesService, env)),
     inProcess('webhooks', () => startService(webhooksService, webhooksEnv)),
   ]);

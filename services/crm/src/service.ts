@@ -11,6 +11,7 @@ import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { personGrpc } from './persons/person.grpc.js';
 import { recordGrpc } from './records/record.grpc.js';
 
 interface Components {
@@ -39,7 +40,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
-  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
+  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();
