@@ -1,7 +1,10 @@
+import { FakeGraph } from '@svc/chat/testing/fake-graph';
 import { randomSuffix } from '@svc/platform/testing';
 import { expect } from 'chai';
-import type { CallResult } from './client.js';
+import pg from 'pg';
+import { type CallResult, client } from './client.js';
 import { adminOf, seedTenant, type Tenant } from './fixtures.js';
+import { startStack } from './stack.js';
 
 type Call = <T = any>(
   method: string,
@@ -72,5 +75,31 @@ export function chatsApi(call: Call, token: () => string) {
     send: (id: string, body: unknown, key = token()) => call('POST', `${base}/${id}/messages`, { token: key, body }),
     create: (body: unknown, key = token()) => call('POST', base, { token: key, body }),
     path: (p: string) => `${base}${p}`,
+  };
+}
+
+/** A stack whose chat service talks to a fake Graph server on loopback, and a tenant whose number is served by it. */
+export async function openChatStack() {
+  const graph = await new FakeGraph().start();
+  const stack = await startStack({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token } });
+  const call = client(stack.gatewayUrl).call;
+  const db = new pg.Client({ connectionString: stack.db.url });
+  await db.connect();
+  const tenant = await seedChatTenant(call, stack.adminToken, {
+    provider: 'whatsapp_cloud',
+    phone_number_id: graph.phoneNumberIds[0],
+    business_account_id: graph.businessAccountId,
+  });
+  return {
+    graph,
+    stack,
+    call,
+    db,
+    tenant,
+    stop: async () => {
+      await db.end();
+      await stack.stop();
+      await graph.stop();
+    },
   };
 }

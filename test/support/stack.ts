@@ -37,6 +37,8 @@ export interface StackOptions {
   webhooks?: Record<string, string>;
   /** Environment of the tasks service, over the defaults. */
   tasks?: Record<string, string>;
+  /** Environment of the chat service, over the defaults (the fake Graph server's URL and token). */
+  chat?: Record<string, string>;
   /** Services run as their own processes (so a test can kill them); the others run in this process. */
   processes?: Exclude<ServiceName, 'crm'>[];
   /** NATS of this stack instead of TEST_NATS_URL (a fault test's own nats-server, which it restarts). */
@@ -98,17 +100,18 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   // Test receivers listen on 127.0.0.1, which the webhooks service refuses unless the operator allows it.
   const webhooksEnv = { ...peerEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...overrides.webhooks };
   const tasksEnv = { ...peerEnv, ...overrides.tasks };
+  const chatEnv = { ...peerEnv, ...overrides.chat };
   const spawned = new Set(overrides.processes ?? []);
   const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
   const inProcess = async <N extends Exclude<ServiceName, 'crm'>>(name: N, start: () => Promise<RunningService>) => {
     if (!spawned.has(name)) return start();
-    const own = name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : peerEnv;
+    const own = name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : name === 'chat' ? chatEnv : peerEnv;
     processes[name] = await spawnService(name, { ...own, LOG_LEVEL: 'warn' });
     return undefined;
   };
   const [tasks, chat, files, webhooks] = await Promise.all([
     inProcess('tasks', () => startService(tasksService, tasksEnv)),
-    inProcess('chat', () => startService(chatService, peerEnv)),
+    inProcess('chat', () => startService(chatService, chatEnv)),
     inProcess('files', () => startService(filesService, env)),
     inProcess('webhooks', () => startService(webhooksService, webhooksEnv)),
   ]);

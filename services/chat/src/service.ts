@@ -8,12 +8,17 @@ import { ChatAdmin } from './chats/chat.admin.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
+import { sendRoutes } from './messages/message.http.js';
+import { MessageSender } from './messages/message.send.js';
 import { MessageService } from './messages/message.service.js';
 import { migrations } from './migrations/index.js';
 import { CrmPeople } from './people/crm-people.js';
+import { providerConfigShape } from './providers/config.js';
+import { createProviderRegistry } from './providers/registry.js';
 
 const chatConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
+  ...providerConfigShape,
 });
 
 interface Components {
@@ -23,6 +28,7 @@ interface Components {
   admin: ChatAdmin;
   chats: ChatService;
   messages: MessageService;
+  sender: MessageSender;
 }
 
 /** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
@@ -36,7 +42,9 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const people = new CrmPeople(ctx.config.CRM_GRPC_URL);
     const pool = () => nativePool(ctx.orm);
     const chats = new ChatService(pool, people);
+    const providers = createProviderRegistry(ctx.config);
     return {
+      sender: new MessageSender({ pool, chats, people, crm, providers, schema: ctx.schema }),
       crm,
       people,
       accounts: new AccountService(pool, crm),
@@ -46,9 +54,10 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     };
   },
   http:
-    (_ctx, { accounts, admin, chats }) =>
+    (_ctx, { accounts, admin, chats, sender }) =>
     (app) => {
       app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats));
+      app.use('/integrations/external', sendRoutes(sender));
     },
   api: (_ctx, { chats, messages }) => [{ prefix: '/integrations/external', router: chatRoutes(chats, messages) }],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).

@@ -2,7 +2,7 @@ import { forbidden } from '@svc/platform/errors';
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
-import { hasPermission } from '@svc/platform/identity';
+import { hasPermission, type Identity } from '@svc/platform/identity';
 import { listMessagesQuery } from '../messages/message.schema.js';
 import type { MessageService } from '../messages/message.service.js';
 import { listChatsQuery } from './chat.schema.js';
@@ -19,7 +19,7 @@ export const CHAT_PERMISSIONS = {
   dealUpdate: 'crm/deal.update',
 } as const;
 
-export function actorFor(req: ApiRequest, permission: string): ChatActor {
+export function actorFor(req: { identity?: Identity }, permission: string): ChatActor {
   const identity = integrationOf(req);
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
   return { companyId: identity.companyId, userId: identity.userId, permissions: (name) => hasPermission(identity, name) };

@@ -52,8 +52,17 @@ export interface ChatRead extends ChatRow {
     phone_number_id: string;
     verified_name: string | null;
     provider_status: string;
+    provider: string;
+    business_account_id: string | null;
   } | null;
-  instagram: { id: string; handle: string; display_name: string; external_account_id: string; provider_status: string } | null;
+  instagram: {
+    id: string;
+    handle: string;
+    display_name: string;
+    external_account_id: string;
+    provider_status: string;
+    provider: string;
+  } | null;
   last_message: Record<string, unknown> | null;
   assigned_agent: AgentRef | null;
   participants: AgentRef[];
@@ -72,10 +81,11 @@ export const MESSAGE_JSON = (m: string) => `(to_jsonb(${m}) || jsonb_build_objec
 export const CHAT_SELECT = `
 select c.*, c.last_activity_at::text as activity_key,
   (select json_build_object('id', n.id, 'display_number', n.display_number, 'raw_number', n.raw_number,
-      'phone_number_id', n.phone_number_id, 'verified_name', n.verified_name, 'provider_status', n.provider_status)
+      'phone_number_id', n.phone_number_id, 'verified_name', n.verified_name, 'provider_status', n.provider_status,
+      'provider', n.provider, 'business_account_id', n.business_account_id)
      from whatsapp_numbers n where c.channel_type = 'WHATSAPP' and n.id = c.channel_account_id) as number,
   (select json_build_object('id', i.id, 'handle', i.handle, 'display_name', i.display_name,
-      'external_account_id', i.external_account_id, 'provider_status', i.provider_status)
+      'external_account_id', i.external_account_id, 'provider_status', i.provider_status, 'provider', i.provider)
      from instagram_accounts i where c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id) as instagram,
   (select ${MESSAGE_JSON('m')} from messages m where m.id = c.last_message_id) as last_message,
   (select json_build_object('agent_id', a.id, 'user_id', a.user_id, 'status', a.status)

@@ -18,7 +18,7 @@ from persons p where p.company_id = $1 and p.id = any($2::uuid[])`;
 
 const RECORDS_SQL = (kind: 'lead' | 'deal') => `
 select r.id, r.title, r.status, r.archived_at is not null as archived
-from ${kind}_participants x join ${kind}s r on r.id = x.record_id
+from ${kind}_participants x join ${kind}s r on r.id = x.${kind}_id
 where x.company_id = $1 and x.person_id = $2 order by r.created_at, r.id`;
 
 /**
