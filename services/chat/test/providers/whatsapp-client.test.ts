@@ -84,6 +84,34 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
     });
   });
 
+  it('sends a carousel template with its cards', async () => {
+    const components = templateFieldsToComponents([
+      { component: 'BODY', value: 'Ana', index: 1 },
+      { component: 'HEADER', type: 'IMAGE', value: 'https://cdn.example.com/1.png', card_index: 0 },
+      { component: 'BUTTON', type: 'PAYLOAD', value: 'BUY-1', button_index: 0, card_index: 0 },
+      { component: 'HEADER', type: 'IMAGE', value: 'https://cdn.example.com/2.png', card_index: 1 },
+    ]);
+    await wa.sendTemplate({ to: TO, template: { name: 'catalog', language: 'en_US' }, components });
+    expect(graph.violations).to.deep.equal([]);
+    const template = bodyOf<{ template: { components: { type: string; cards?: unknown[] }[] } }>(0).template;
+    expect(template.components[1]).to.deep.equal({
+      type: 'carousel',
+      cards: [
+        {
+          card_index: 0,
+          components: [
+            { type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/1.png' } }] },
+            { type: 'button', sub_type: 'quick_reply', index: '0', parameters: [{ type: 'payload', payload: 'BUY-1' }] },
+          ],
+        },
+        {
+          card_index: 1,
+          components: [{ type: 'header', parameters: [{ type: 'image', image: { link: 'https://cdn.example.com/2.png' } }] }],
+        },
+      ],
+    });
+  });
+
   it('sends a template without parameters with no components key', async () => {
     await wa.sendTemplate({ to: TO, template: { name: 'hello_world', language: 'en_US' }, components: [] });
     expect(graph.violations).to.deep.equal([]);
