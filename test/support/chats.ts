@@ -74,14 +74,19 @@ export function chatsApi(call: Call, token: () => string) {
       call('GET', `${base}/${id}/messages${qs(query)}`, { token: key }),
     send: (id: string, body: unknown, key = token()) => call('POST', `${base}/${id}/messages`, { token: key, body }),
     create: (body: unknown, key = token()) => call('POST', base, { token: key, body }),
+    post: (p: string, body: unknown = undefined, key = token()) => call('POST', `${base}${p}`, { token: key, body }),
     path: (p: string) => `${base}${p}`,
   };
 }
 
 /** A stack whose chat service talks to a fake Graph server on loopback, and a tenant whose number is served by it. */
-export async function openChatStack() {
+export const APP_SECRET = 'test-app-secret';
+
+export async function openChatStack(chatEnv: Record<string, string> = {}) {
   const graph = await new FakeGraph().start();
-  const stack = await startStack({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token } });
+  const stack = await startStack({
+    chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, WHATSAPP_APP_SECRET: APP_SECRET, ...chatEnv },
+  });
   const call = client(stack.gatewayUrl).call;
   const db = new pg.Client({ connectionString: stack.db.url });
   await db.connect();

@@ -2,12 +2,14 @@ import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
 import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import type { ServiceDefinition } from '@svc/platform/service';
+import { z } from 'zod';
 import { chatAdminRoutes } from './accounts/account.http.js';
 import { AccountService } from './accounts/account.service.js';
 import { ChatAdmin } from './chats/chat.admin.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
+import { ChatInbound } from './inbound/inbound.sink.js';
 import { sendRoutes } from './messages/message.http.js';
 import { MessageSender } from './messages/message.send.js';
 import { MessageService } from './messages/message.service.js';
@@ -15,10 +17,17 @@ import { migrations } from './migrations/index.js';
 import { CrmPeople } from './people/crm-people.js';
 import { providerConfigShape } from './providers/config.js';
 import { createProviderRegistry } from './providers/registry.js';
+import { providerWebhooks } from './providers/webhook.js';
+import { ScheduledService } from './scheduled/scheduled.service.js';
+import { Scheduler } from './scheduled/scheduler.js';
 
 const chatConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
   ...providerConfigShape,
+  /** How often each replica looks for due scheduled messages. */
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
+  /** A scheduled message left PROCESSING this long is closed as FAILED (its replica died mid-send). */
+  SCHEDULER_STALE_MS: z.coerce.number().int().min(1000).default(300_000),
 });
 
 interface Components {
@@ -29,6 +38,9 @@ interface Components {
   chats: ChatService;
   messages: MessageService;
   sender: MessageSender;
+  inbound: ChatInbound;
+  scheduled: ScheduledService;
+  scheduler: Scheduler;
 }
 
 /** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
@@ -43,8 +55,17 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const pool = () => nativePool(ctx.orm);
     const chats = new ChatService(pool, people);
     const providers = createProviderRegistry(ctx.config);
+    const sender = new MessageSender({ pool, chats, people, crm, providers, schema: ctx.schema });
     return {
-      sender: new MessageSender({ pool, chats, people, crm, providers, schema: ctx.schema }),
+      scheduled: new ScheduledService(pool, chats, sender),
+      scheduler: new Scheduler(pool, sender, {
+        intervalMs: ctx.config.SCHEDULER_INTERVAL_MS,
+        staleMs: ctx.config.SCHEDULER_STALE_MS,
+        batch: 20,
+        logger: ctx.logger,
+      }),
+      inbound: new ChatInbound({ pool, people, crm, schema: ctx.schema, logger: ctx.logger }),
+      sender,
       crm,
       people,
       accounts: new AccountService(pool, crm),
@@ -54,16 +75,20 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     };
   },
   http:
-    (_ctx, { accounts, admin, chats, sender }) =>
+    (_ctx, { accounts, admin, chats, sender, inbound }) =>
     (app) => {
-      app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats));
+      app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats, inbound));
       app.use('/integrations/external', sendRoutes(sender));
     },
-  api: (_ctx, { chats, messages }) => [{ prefix: '/integrations/external', router: chatRoutes(chats, messages) }],
+  // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
+  unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
+  api: (_ctx, { chats, messages, scheduled }) => [{ prefix: '/integrations/external', router: chatRoutes(chats, messages, scheduled) }],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
-  workers: async (_ctx, { crm, people }) => {
+  workers: async (_ctx, { crm, people, scheduler }) => {
+    scheduler.start();
     return async () => {
+      await scheduler.stop();
       crm.close();
       people.close();
     };

@@ -3,11 +3,13 @@ import { parse } from '@svc/platform/http/parse';
 import { Router } from 'express';
 import { adminChatBody, adminCopilotActionBody, adminFlowSessionBody, type ChatAdmin } from '../chats/chat.admin.js';
 import type { ChatService } from '../chats/chat.service.js';
+import { adminInboundBody, deliverInbound } from '../inbound/inbound.admin.js';
+import type { ChatInbound } from '../inbound/inbound.sink.js';
 import { createAgentBody, createInstagramAccountBody, createTemplateBody, createWhatsappNumberBody } from './account.schema.js';
 import type { AccountService } from './account.service.js';
 
 /** The chat rows of the management API (shared/design/admin-api.md). */
-export function chatAdminRoutes(accounts: AccountService, admin: ChatAdmin, chats: ChatService): Router {
+export function chatAdminRoutes(accounts: AccountService, admin: ChatAdmin, chats: ChatService, inbound: ChatInbound): Router {
   const r = Router();
   r.use((req, _res, next) => {
     requireAdmin(req);
@@ -34,6 +36,9 @@ export function chatAdminRoutes(accounts: AccountService, admin: ChatAdmin, chat
   });
   r.post('/companies/:cid/chats/:id/copilot-actions', async (req, res) => {
     res.status(201).json(await admin.addCopilotAction(req.params.cid, req.params.id, parse(adminCopilotActionBody, req.body)));
+  });
+  r.post('/companies/:cid/chats/:id/inbound', async (req, res) => {
+    res.status(201).json(await deliverInbound(chats, inbound, req.params.cid, req.params.id, parse(adminInboundBody, req.body)));
   });
   return r;
 }

@@ -5,6 +5,8 @@ import { parse } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
 import { listMessagesQuery } from '../messages/message.schema.js';
 import type { MessageService } from '../messages/message.service.js';
+import { scheduledRoutes } from '../scheduled/scheduled.http.js';
+import type { ScheduledService } from '../scheduled/scheduled.service.js';
 import { listChatsQuery } from './chat.schema.js';
 import type { ChatActor, ChatService } from './chat.service.js';
 
@@ -27,7 +29,7 @@ export function actorFor(req: { identity?: Identity }, permission: string): Chat
 
 const idOf = (req: ApiRequest) => req.params.id ?? '';
 
-export function chatRoutes(chats: ChatService, messages: MessageService): ApiRouter {
+export function chatRoutes(chats: ChatService, messages: MessageService, scheduled: ScheduledService): ApiRouter {
   const r = apiRouter();
   r.get('/chats', async (req, res) => {
     const actor = actorFor(req, CHAT_PERMISSIONS.read);
@@ -45,5 +47,6 @@ export function chatRoutes(chats: ChatService, messages: MessageService): ApiRou
     const actor = actorFor(req, CHAT_PERMISSIONS.read);
     res.json(await messages.list(actor, idOf(req), parse(listMessagesQuery, req.query)));
   });
+  scheduledRoutes(r, scheduled);
   return r;
 }

@@ -19,6 +19,10 @@ export class ChatService {
     readonly people: CrmPeople,
   ) {}
 
+  poolOf(): Promise<Pool> {
+    return this.pool();
+  }
+
   /** The persons and users of these chats, one crm call each. */
   async lookups(companyId: string, chats: ChatRead[], extraUsers: string[] = []): Promise<ChatLookups> {
     const users = new Set(extraUsers);
