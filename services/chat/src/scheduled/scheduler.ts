@@ -108,10 +108,10 @@ export class Scheduler {
     }
     await pool.query({
       name: 'scheduled_settle',
-      text: `update scheduled_messages set status = $2, sent_message_ids = $3, failure_reason = $4,
-          sent_at = case when $2 = 'SENT' then now() end,
-          canceled_at = case when $2 = 'CANCELED' then now() end,
-          cancel_reason = case when $2 = 'CANCELED' then 'TEMPLATE_INVALID_OR_UNAVAILABLE' end,
+      text: `update scheduled_messages set status = $2::text, sent_message_ids = $3::uuid[], failure_reason = $4,
+          sent_at = case when $2::text = 'SENT' then now() end,
+          canceled_at = case when $2::text = 'CANCELED' then now() end,
+          cancel_reason = case when $2::text = 'CANCELED' then 'TEMPLATE_INVALID_OR_UNAVAILABLE' end,
           cancel_reason_description = $5, updated_at = now()
         where id = $1 and status = 'PROCESSING'`,
       values: [row.id, outcome.status, outcome.ids, outcome.reason, outcome.cancel],
