@@ -28,9 +28,10 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     expect(sub.status, sub.text).to.equal(201);
     const leadRes = await s.call('POST', '/integrations/external/leads', {
       token: t.key.key,
-      body: { title: 'Maria deal', person: { id: t.person.id } },
+      body: { title: 'Maria deal', persons_id: [t.person.id] },
     });
-    lead = leadRes.status === 201 ? leadRes.body : null;
+    expect(leadRes.status, leadRes.text).to.equal(201);
+    lead = leadRes.body;
     open = await t.chat({
       channel_type: 'WHATSAPP',
       whatsapp_number_id: t.number.id,
@@ -99,7 +100,7 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
       'call',
     ])
       expect(event.body.payload, key).to.have.property(key);
-    expect(event.body.payload.associated_leads).to.deep.equal(lead ? [{ id: lead.id, title: 'Maria deal', status: 1 }] : []);
+    expect(event.body.payload.associated_leads).to.deep.equal([{ id: lead.id, title: 'Maria deal', status: 1 }]);
     expect(event.body.payload.associated_deals).to.deep.equal([]);
     const detail = await api.get(open.id);
     expect(detail.body.last_message.id).to.equal(m.id);

@@ -5,7 +5,9 @@ import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { chatAdminRoutes } from './accounts/account.http.js';
 import { AccountService } from './accounts/account.service.js';
+import { ChatActions } from './chats/chat.actions.js';
 import { ChatAdmin } from './chats/chat.admin.js';
+import { ChatCreation } from './chats/chat.create.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
@@ -41,6 +43,8 @@ interface Components {
   inbound: ChatInbound;
   scheduled: ScheduledService;
   scheduler: Scheduler;
+  actions: ChatActions;
+  creation: ChatCreation;
 }
 
 /** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
@@ -57,6 +61,8 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const providers = createProviderRegistry(ctx.config);
     const sender = new MessageSender({ pool, chats, people, crm, providers, schema: ctx.schema });
     return {
+      actions: new ChatActions(pool, chats, people, providers, ctx.logger),
+      creation: new ChatCreation(pool, chats, people, sender),
       scheduled: new ScheduledService(pool, chats, sender),
       scheduler: new Scheduler(pool, sender, {
         intervalMs: ctx.config.SCHEDULER_INTERVAL_MS,
@@ -82,7 +88,9 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     },
   // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
   unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
-  api: (_ctx, { chats, messages, scheduled }) => [{ prefix: '/integrations/external', router: chatRoutes(chats, messages, scheduled) }],
+  api: (_ctx, { chats, messages, scheduled, actions, creation }) => [
+    { prefix: '/integrations/external', router: chatRoutes(chats, messages, scheduled, actions, creation) },
+  ],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
   workers: async (_ctx, { crm, people, scheduler }) => {

@@ -40,7 +40,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
-  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx)],
+  grpc: (ctx, { leads, deals }) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx, { leads, deals })],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();

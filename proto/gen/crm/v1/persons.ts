@@ -23,6 +23,20 @@ export const protobufPackage = "crm.v1";
 
 export const protobufFileName = "crm/v1/persons.proto";
 
+export interface AssignPersonRecordsRequest {
+  company_id: string;
+  actor_user_id: string;
+  person_id: string;
+  responsible_user_id: string;
+  leads: boolean;
+  deals: boolean;
+}
+
+export interface AssignPersonRecordsResponse {
+  lead_ids: string[];
+  deal_ids: string[];
+}
+
 export interface PersonContactDetail {
   id: string;
   type: number;
@@ -93,6 +107,264 @@ export interface GetPersonRecordsResponse {
   leads: PersonRecord[];
   deals: PersonRecord[];
 }
+
+function createBaseAssignPersonRecordsRequest(): AssignPersonRecordsRequest {
+  return { company_id: "", actor_user_id: "", person_id: "", responsible_user_id: "", leads: false, deals: false };
+}
+
+export const AssignPersonRecordsRequest: MessageFns<AssignPersonRecordsRequest> = {
+  encode(message: AssignPersonRecordsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.company_id !== "") {
+      writer.uint32(10).string(message.company_id);
+    }
+    if (message.actor_user_id !== "") {
+      writer.uint32(18).string(message.actor_user_id);
+    }
+    if (message.person_id !== "") {
+      writer.uint32(26).string(message.person_id);
+    }
+    if (message.responsible_user_id !== "") {
+      writer.uint32(34).string(message.responsible_user_id);
+    }
+    if (message.leads !== false) {
+      writer.uint32(40).bool(message.leads);
+    }
+    if (message.deals !== false) {
+      writer.uint32(48).bool(message.deals);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AssignPersonRecordsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAssignPersonRecordsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.company_id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.actor_user_id = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.person_id = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.responsible_user_id = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.leads = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.deals = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AssignPersonRecordsRequest {
+    return {
+      company_id: isSet(object.companyId)
+        ? globalThis.String(object.companyId)
+        : isSet(object.company_id)
+        ? globalThis.String(object.company_id)
+        : "",
+      actor_user_id: isSet(object.actorUserId)
+        ? globalThis.String(object.actorUserId)
+        : isSet(object.actor_user_id)
+        ? globalThis.String(object.actor_user_id)
+        : "",
+      person_id: isSet(object.personId)
+        ? globalThis.String(object.personId)
+        : isSet(object.person_id)
+        ? globalThis.String(object.person_id)
+        : "",
+      responsible_user_id: isSet(object.responsibleUserId)
+        ? globalThis.String(object.responsibleUserId)
+        : isSet(object.responsible_user_id)
+        ? globalThis.String(object.responsible_user_id)
+        : "",
+      leads: isSet(object.leads) ? globalThis.Boolean(object.leads) : false,
+      deals: isSet(object.deals) ? globalThis.Boolean(object.deals) : false,
+    };
+  },
+
+  toJSON(message: AssignPersonRecordsRequest): unknown {
+    const obj: any = {};
+    if (message.company_id !== "") {
+      obj.companyId = message.company_id;
+    }
+    if (message.actor_user_id !== "") {
+      obj.actorUserId = message.actor_user_id;
+    }
+    if (message.person_id !== "") {
+      obj.personId = message.person_id;
+    }
+    if (message.responsible_user_id !== "") {
+      obj.responsibleUserId = message.responsible_user_id;
+    }
+    if (message.leads !== false) {
+      obj.leads = message.leads;
+    }
+    if (message.deals !== false) {
+      obj.deals = message.deals;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AssignPersonRecordsRequest>): AssignPersonRecordsRequest {
+    return AssignPersonRecordsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AssignPersonRecordsRequest>): AssignPersonRecordsRequest {
+    const message = createBaseAssignPersonRecordsRequest();
+    message.company_id = object.company_id ?? "";
+    message.actor_user_id = object.actor_user_id ?? "";
+    message.person_id = object.person_id ?? "";
+    message.responsible_user_id = object.responsible_user_id ?? "";
+    message.leads = object.leads ?? false;
+    message.deals = object.deals ?? false;
+    return message;
+  },
+};
+
+function createBaseAssignPersonRecordsResponse(): AssignPersonRecordsResponse {
+  return { lead_ids: [], deal_ids: [] };
+}
+
+export const AssignPersonRecordsResponse: MessageFns<AssignPersonRecordsResponse> = {
+  encode(message: AssignPersonRecordsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.lead_ids) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.deal_ids) {
+      writer.uint32(18).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AssignPersonRecordsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAssignPersonRecordsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.lead_ids.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.deal_ids.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AssignPersonRecordsResponse {
+    return {
+      lead_ids: globalThis.Array.isArray(object?.leadIds)
+        ? object.leadIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.lead_ids)
+        ? object.lead_ids.map((e: any) => globalThis.String(e))
+        : [],
+      deal_ids: globalThis.Array.isArray(object?.dealIds)
+        ? object.dealIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.deal_ids)
+        ? object.deal_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: AssignPersonRecordsResponse): unknown {
+    const obj: any = {};
+    if (message.lead_ids?.length) {
+      obj.leadIds = message.lead_ids;
+    }
+    if (message.deal_ids?.length) {
+      obj.dealIds = message.deal_ids;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<AssignPersonRecordsResponse>): AssignPersonRecordsResponse {
+    return AssignPersonRecordsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<AssignPersonRecordsResponse>): AssignPersonRecordsResponse {
+    const message = createBaseAssignPersonRecordsResponse();
+    message.lead_ids = object.lead_ids?.map((e) => e) || [];
+    message.deal_ids = object.deal_ids?.map((e) => e) || [];
+    return message;
+  },
+};
 
 function createBasePersonContactDetail(): PersonContactDetail {
   return { id: "", type: 0, value: "", primary: false };
@@ -1409,6 +1681,22 @@ export const PersonServiceService = {
       Buffer.from(GetPersonRecordsResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): GetPersonRecordsResponse => GetPersonRecordsResponse.decode(value),
   },
+  /**
+   * Makes `responsible_user_id` the responsible of the person's open, non-archived leads and/or deals that the acting
+   * user may see, through crm's own update (so lead.updated / deal.updated fire as for PUT). The caller checks the
+   * key's permissions (crm/lead.update, crm/deal.update). An unknown or inactive responsible is INVALID_ARGUMENT.
+   */
+  assignPersonRecords: {
+    path: "/crm.v1.PersonService/AssignPersonRecords" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AssignPersonRecordsRequest): Buffer =>
+      Buffer.from(AssignPersonRecordsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AssignPersonRecordsRequest => AssignPersonRecordsRequest.decode(value),
+    responseSerialize: (value: AssignPersonRecordsResponse): Buffer =>
+      Buffer.from(AssignPersonRecordsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AssignPersonRecordsResponse => AssignPersonRecordsResponse.decode(value),
+  },
 } as const;
 
 export interface PersonServiceServer extends UntypedServiceImplementation {
@@ -1422,6 +1710,12 @@ export interface PersonServiceServer extends UntypedServiceImplementation {
   findPersonByPhone: handleUnaryCall<FindPersonByPhoneRequest, FindPersonByPhoneResponse>;
   /** The leads and deals the person takes part in (not deleted), with their status and whether archived. */
   getPersonRecords: handleUnaryCall<GetPersonRecordsRequest, GetPersonRecordsResponse>;
+  /**
+   * Makes `responsible_user_id` the responsible of the person's open, non-archived leads and/or deals that the acting
+   * user may see, through crm's own update (so lead.updated / deal.updated fire as for PUT). The caller checks the
+   * key's permissions (crm/lead.update, crm/deal.update). An unknown or inactive responsible is INVALID_ARGUMENT.
+   */
+  assignPersonRecords: handleUnaryCall<AssignPersonRecordsRequest, AssignPersonRecordsResponse>;
 }
 
 export interface PersonServiceClient extends Client {
@@ -1504,6 +1798,26 @@ export interface PersonServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: GetPersonRecordsResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Makes `responsible_user_id` the responsible of the person's open, non-archived leads and/or deals that the acting
+   * user may see, through crm's own update (so lead.updated / deal.updated fire as for PUT). The caller checks the
+   * key's permissions (crm/lead.update, crm/deal.update). An unknown or inactive responsible is INVALID_ARGUMENT.
+   */
+  assignPersonRecords(
+    request: AssignPersonRecordsRequest,
+    callback: (error: ServiceError | null, response: AssignPersonRecordsResponse) => void,
+  ): ClientUnaryCall;
+  assignPersonRecords(
+    request: AssignPersonRecordsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AssignPersonRecordsResponse) => void,
+  ): ClientUnaryCall;
+  assignPersonRecords(
+    request: AssignPersonRecordsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AssignPersonRecordsResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -7,6 +7,9 @@ import { listMessagesQuery } from '../messages/message.schema.js';
 import type { MessageService } from '../messages/message.service.js';
 import { scheduledRoutes } from '../scheduled/scheduled.http.js';
 import type { ScheduledService } from '../scheduled/scheduled.service.js';
+import { chatActionRoutes } from './chat.actions.http.js';
+import type { ChatActions } from './chat.actions.js';
+import type { ChatCreation } from './chat.create.js';
 import { listChatsQuery } from './chat.schema.js';
 import type { ChatActor, ChatService } from './chat.service.js';
 
@@ -29,7 +32,13 @@ export function actorFor(req: { identity?: Identity }, permission: string): Chat
 
 const idOf = (req: ApiRequest) => req.params.id ?? '';
 
-export function chatRoutes(chats: ChatService, messages: MessageService, scheduled: ScheduledService): ApiRouter {
+export function chatRoutes(
+  chats: ChatService,
+  messages: MessageService,
+  scheduled: ScheduledService,
+  actions: ChatActions,
+  creation: ChatCreation,
+): ApiRouter {
   const r = apiRouter();
   r.get('/chats', async (req, res) => {
     const actor = actorFor(req, CHAT_PERMISSIONS.read);
@@ -48,5 +57,6 @@ export function chatRoutes(chats: ChatService, messages: MessageService, schedul
     res.json(await messages.list(actor, idOf(req), parse(listMessagesQuery, req.query)));
   });
   scheduledRoutes(r, scheduled);
+  chatActionRoutes(r, actions, creation);
   return r;
 }

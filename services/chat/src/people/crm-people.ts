@@ -54,6 +54,31 @@ export class CrmPeople {
     return callUnary(this.persons, this.persons.getPersonRecords, { company_id: companyId, person_id: personId }, DEADLINE_MS);
   }
 
+  /** crm makes the user responsible of the person's open leads and/or deals (its own update path and events). */
+  async assignPersonRecords(req: {
+    companyId: string;
+    actorUserId: string;
+    personId: string;
+    userId: string;
+    leads: boolean;
+    deals: boolean;
+  }) {
+    return callUnary(
+      this.persons,
+      this.persons.assignPersonRecords,
+      {
+        company_id: req.companyId,
+        actor_user_id: req.actorUserId,
+        person_id: req.personId,
+        responsible_user_id: req.userId,
+        leads: req.leads,
+        deals: req.deals,
+      },
+      // Several records are each updated with their events: a longer deadline than a read.
+      10_000,
+    );
+  }
+
   /** Users of the company by id (name, avatar, active); unknown ids and other companies' users are left out. */
   async users(companyId: string, ids: Iterable<string>): Promise<Map<string, UserSummary>> {
     const list = [...new Set(ids)];

@@ -1,10 +1,18 @@
 import { nativePool } from '@svc/platform/db/native';
-import { isUuid } from '@svc/platform/errors';
+import { AppError, isUuid } from '@svc/platform/errors';
 import { type GrpcServiceRegistration, unary } from '@svc/platform/grpc/server';
 import type { ServiceContext } from '@svc/platform/service';
-import { type PersonContactDetail, type PersonDetail, type PersonRecord, PersonServiceService } from '@svc/proto/crm/v1/persons';
+import {
+  type AssignPersonRecordsRequest,
+  type PersonContactDetail,
+  type PersonDetail,
+  type PersonRecord,
+  PersonServiceService,
+} from '@svc/proto/crm/v1/persons';
 import type { Pool } from 'pg';
 import { CONTACT_TYPES, normalizedContactSql } from '../contacts/contact.entity.js';
+import type { Deals } from '../deals/deal.service.js';
+import type { Leads } from '../leads/lead.service.js';
 
 const MAX_IDS = 5000;
 const uuids = (ids: string[]) => ids.filter(isUuid).slice(0, MAX_IDS);
@@ -90,7 +98,39 @@ export class PersonLookups {
   }
 }
 
-export function personGrpc(ctx: ServiceContext): GrpcServiceRegistration {
+/**
+ * The person's open (status 1), non-archived leads or deals, each updated through crm's own PUT path with the new
+ * responsible, so visibility, the responsible check and lead.updated / deal.updated apply as for PUT. Records the
+ * actor may not see are left as they are.
+ */
+async function assign(
+  persons: PersonLookups,
+  services: { leads: Leads; deals: Deals },
+  req: AssignPersonRecordsRequest,
+): Promise<{ lead_ids: string[]; deal_ids: string[] }> {
+  const records = await persons.records(req.company_id, req.person_id);
+  const actor = { companyId: req.company_id, userId: req.actor_user_id };
+  const apply = async (kind: 'leads' | 'deals', list: PersonRecord[]) => {
+    const done: string[] = [];
+    for (const r of list.filter((x) => x.status === 1 && !x.archived)) {
+      try {
+        if (kind === 'leads') await services.leads.update(actor, r.id, { title: r.title, responsible_id: req.responsible_user_id });
+        else await services.deals.update(actor, r.id, { title: r.title, responsible_id: req.responsible_user_id });
+        done.push(r.id);
+      } catch (err) {
+        if (err instanceof AppError && err.kind === 'not_found') continue;
+        throw err;
+      }
+    }
+    return done;
+  };
+  return {
+    lead_ids: req.leads ? await apply('leads', records.leads) : [],
+    deal_ids: req.deals ? await apply('deals', records.deals) : [],
+  };
+}
+
+export function personGrpc(ctx: ServiceContext, services: { leads: Leads; deals: Deals }): GrpcServiceRegistration {
   const persons = new PersonLookups(() => nativePool(ctx.orm));
   const log = ctx.logger;
   return {
@@ -101,6 +141,7 @@ export function personGrpc(ctx: ServiceContext): GrpcServiceRegistration {
       findPersonsByName: unary(log, async (req) => ({ person_ids: await persons.findByName(req.company_id, req.term, req.limit) })),
       findPersonByPhone: unary(log, async (req) => ({ person_id: await persons.findByPhone(req.company_id, req.digits) })),
       getPersonRecords: unary(log, (req) => persons.records(req.company_id, req.person_id)),
+      assignPersonRecords: unary(log, (req) => assign(persons, services, req)),
     },
   };
 }
