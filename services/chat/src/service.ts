@@ -8,6 +8,7 @@ import { AccountService } from './accounts/account.service.js';
 import { ChatActions } from './chats/chat.actions.js';
 import { ChatAdmin } from './chats/chat.admin.js';
 import { ChatCreation } from './chats/chat.create.js';
+import { chatLinkGrpc } from './chats/chat.grpc.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
@@ -91,6 +92,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   api: (_ctx, { chats, messages, scheduled, actions, creation }) => [
     { prefix: '/integrations/external', router: chatRoutes(chats, messages, scheduled, actions, creation) },
   ],
+  grpc: (ctx) => [chatLinkGrpc(() => nativePool(ctx.orm), ctx.logger)],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
   workers: async (_ctx, { crm, people, scheduler }) => {

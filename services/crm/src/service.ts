@@ -1,7 +1,9 @@
-import type { serviceConfigSchema } from '@svc/platform/config';
+import { env, serviceConfigSchema } from '@svc/platform/config';
+import { nativePool } from '@svc/platform/db/native';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
+import { ChatLinks } from './chats/chat-links.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { planOpenSql } from './companies/plan.js';
@@ -14,20 +16,29 @@ import { Leads } from './leads/lead.service.js';
 import { personGrpc } from './persons/person.grpc.js';
 import { recordGrpc } from './records/record.grpc.js';
 
+const crmConfig = serviceConfigSchema.extend({
+  /** The chat service's gRPC address, for the chat fields of the lead detail (unset: those fields stay empty). */
+  CHAT_GRPC_URL: env.hostPort.optional(),
+});
+
 interface Components {
+  chatLinks: ChatLinks;
   leads: Leads;
   deals: Deals;
   dealList: DealList;
 }
 
-export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
+export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   name: 'crm',
+  configSchema: crmConfig,
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
+    const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, nativePool(ctx.orm), ctx.logger);
+    leads.chatLinks = chatLinks;
+    return { chatLinks, leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
   },
   http:
     (ctx, { leads, deals }) =>
@@ -41,9 +52,12 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
   grpc: (ctx, { leads, deals }) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx, { leads, deals })],
-  workers: async (_ctx, { leads }) => {
+  workers: async (_ctx, { leads, chatLinks }) => {
     leads.views.start();
-    return () => leads.views.stop();
+    return async () => {
+      await leads.views.stop();
+      chatLinks.close();
+    };
   },
   // crm owns the plan: events of a company outside plan_valid_until are never written.
   eventGate: async (em, companyId, at) => {

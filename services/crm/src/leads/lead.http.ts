@@ -34,7 +34,7 @@ export function leadRoutes(leads: Leads): ApiRouter {
   r.get('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.read');
-    res.jsonText(await leads.detailJson(identity, req.params.ref ?? ''));
+    res.jsonText(await leads.detailJson(identity, req.params.ref ?? '', hasPermission(identity, 'crm/chats.read')));
   });
   r.put('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);
