@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici';
+import { FileSourceError } from './multipart.js';
 import { ProviderError } from './provider.js';
 
 /**
@@ -119,6 +120,8 @@ export class GraphClient {
       return await request(url, { ...init, dispatcher: this.dispatcher });
     } catch (err) {
       if (err instanceof ProviderError) throw err;
+      // The file being uploaded failed on its side: the caller's error, not Graph's, and nothing was sent.
+      if (err instanceof FileSourceError) throw err.source;
       // A refused or failed connection never reached Graph; a timeout or reset after sending might have acted.
       const beforeSending =
         err instanceof undiciErrors.ConnectTimeoutError ||
@@ -130,6 +133,9 @@ export class GraphClient {
   }
 }
 
+/** Graph codes of an invalid token (190) and of rate limits (app, user, account, throughput, pair). */
+const OUR_SIDE = new Set([190, 4, 17, 613, 80007, 130429, 131056]);
+
 function graphError(status: number, body: GraphErrorBody): ProviderError {
   const e = body.error;
   const message = [e?.message ?? `Graph answered ${status}`, e?.error_data?.details].filter(Boolean).join(': ');
@@ -138,5 +144,7 @@ function graphError(status: number, body: GraphErrorBody): ProviderError {
   if (status >= 500 || e?.code === 1 || e?.code === 2) {
     return new ProviderError('unreachable', message, { ...detail, outcomeUnknown: true });
   }
+  // A refused token or a throttled app is this deployment's problem with Meta, not the caller's request.
+  if (status === 401 || (e?.code !== undefined && OUR_SIDE.has(e.code))) return new ProviderError('unreachable', message, detail);
   return new ProviderError('rejected', message, detail);
 }

@@ -15,6 +15,14 @@ export interface StreamedFile {
   size?: number;
 }
 
+/** A failure of the file's own stream (the caller's: an aborted request, a size limit), carried out as it was. */
+export class FileSourceError extends Error {
+  constructor(readonly source: unknown) {
+    super(source instanceof Error ? source.message : String(source));
+    this.name = 'FileSourceError';
+  }
+}
+
 export interface MultipartBody {
   contentType: string;
   contentLength?: number;
@@ -39,7 +47,16 @@ export function multipartBody(fields: Record<string, string>, file: StreamedFile
   async function* parts(): AsyncGenerator<Buffer> {
     yield head;
     let sent = 0;
-    for await (const chunk of file.stream) {
+    const chunks = file.stream[Symbol.asyncIterator]();
+    while (true) {
+      let next: IteratorResult<unknown>;
+      try {
+        next = await chunks.next();
+      } catch (err) {
+        throw new FileSourceError(err);
+      }
+      if (next.done) break;
+      const chunk = next.value;
       const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
       sent += buf.length;
       if (file.size !== undefined && sent > file.size)

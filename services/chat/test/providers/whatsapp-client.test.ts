@@ -335,15 +335,43 @@ describe('WhatsApp Cloud client against a fake Graph server', () => {
     expect(err.detail.outcomeUnknown).to.equal(false);
   });
 
-  it('is refused by Graph (and the fake records it) when the token is wrong', async () => {
+  it("reports a token Graph refuses as our failure (500), not the caller's, and the fake records it", async () => {
     const wrong = new WhatsAppCloudProvider(
       new GraphClient({ baseUrl: graph.baseUrl, accessToken: 'stolen', timeoutMs: 1000 }),
       pnid(),
       undefined,
     );
     const err = await failure(wrong.sendText({ to: TO, body: 'x' }));
-    expect(err).to.include({ failure: 'rejected' });
-    expect(err.detail.code).to.equal(190);
+    expect(err).to.include({ failure: 'unreachable' });
+    expect(err.detail).to.include({ code: 190, httpStatus: 401 });
+    expect(err.detail.outcomeUnknown).to.equal(undefined);
+    expect(providerErrorToAppError(err).kind).to.equal('internal');
     expect(graph.violations).to.have.length(1);
+  });
+
+  it('reports a rate limit as our failure (500)', async () => {
+    graph.failNext({ status: 400, error: { message: '(#130429) Rate limit hit', type: 'OAuthException', code: 130429 } });
+    const err = await failure(wa.sendText({ to: TO, body: 'x' }));
+    expect(err.failure).to.equal('unreachable');
+    expect(err.detail.code).to.equal(130429);
+  });
+
+  it("passes the file stream's own failure through unchanged (the caller's error) and sends no message", async () => {
+    const limit = new Error('file: larger than 16 MB');
+    async function* tooBig() {
+      yield Buffer.alloc(1000);
+      throw limit;
+    }
+    try {
+      await wa.sendMedia({
+        to: TO,
+        kind: 'audio',
+        media: { from: 'stream', stream: Readable.from(tooBig()), mimeType: 'audio/ogg', fileName: 'a.ogg' },
+      });
+      expect.fail('the upload should fail');
+    } catch (err) {
+      expect(err).to.equal(limit);
+    }
+    expect(sent()).to.have.length(0);
   });
 });
