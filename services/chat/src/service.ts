@@ -1,6 +1,7 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
-import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import { askPlan } from '@svc/platform/events/plan';
+import { CrmPeer } from '@svc/platform/peers/crm';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { chatAdminRoutes } from './accounts/account.http.js';
@@ -60,7 +61,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const pool = () => nativePool(ctx.orm);
     const chats = new ChatService(pool, people);
     const providers = createProviderRegistry(ctx.config);
-    const sender = new MessageSender({ pool, chats, people, crm, providers, schema: ctx.schema });
+    const sender = new MessageSender({ pool, chats, people, outbox: ctx.outbox, providers });
     return {
       actions: new ChatActions(pool, chats, people, providers, ctx.logger),
       creation: new ChatCreation(pool, chats, people, sender),
@@ -71,7 +72,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
         batch: 20,
         logger: ctx.logger,
       }),
-      inbound: new ChatInbound({ pool, people, crm, schema: ctx.schema, logger: ctx.logger }),
+      inbound: new ChatInbound({ pool, people, outbox: ctx.outbox, logger: ctx.logger }),
       sender,
       crm,
       people,
@@ -94,7 +95,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   ],
   grpc: (ctx) => [chatLinkGrpc(() => nativePool(ctx.orm), ctx.logger)],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
-  eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
+  plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, people, scheduler }) => {
     scheduler.start();
     return async () => {

@@ -1,17 +1,6 @@
-import { eventsRecorded } from '@svc/platform/events/outbox';
-import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
-import { v7 as uuidv7 } from 'uuid';
-import type { Queryable } from '../chats/chat.store.js';
+import type { EventPayloads } from '@svc/platform/events/payloads';
 import type { MessageView } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
-
-export type ChatEventKey = 'chat.message_sent' | 'chat.message_received';
-
-export interface ChatEvent {
-  companyId: string;
-  eventKey: ChatEventKey;
-  payload: Record<string, unknown>;
-}
 
 /**
  * associated_leads and associated_deals of a chat's person ({id, title, status}), asked of crm before the
@@ -30,7 +19,7 @@ export async function associatedRecords(people: CrmPeople, companyId: string, pe
 }
 
 /** chat.message_sent: the message's fields (spec, Chat payloads) with its chat id and the person's leads and deals. */
-export function messageSentPayload(m: MessageView, associated: Record<string, unknown>): Record<string, unknown> {
+export function messageSentPayload(m: MessageView, associated: Record<string, unknown>): EventPayloads['chat.message_sent'] {
   return { ...m, ...associated };
 }
 
@@ -39,7 +28,7 @@ export function messageReceivedPayload(
   m: MessageView,
   extra: { wamid: string | null; ref_wamid: string | null; agent_id: string | null },
   associated: Record<string, unknown>,
-): Record<string, unknown> {
+): EventPayloads['chat.message_received'] {
   return {
     ...m,
     chat_id: m.chat_id,
@@ -52,30 +41,4 @@ export function messageReceivedPayload(
     business_reply_capture_status: null,
     ...associated,
   };
-}
-
-/**
- * Writes events to the chat outbox on the caller's transaction client (one bound-parameter insert); the relay of
- * this process is woken once the transaction commits. Events are issued only while the company's plan is valid
- * (asked of crm, which owns it; cached 2 s).
- */
-export async function recordChatEvents(db: Queryable, crm: CrmPeer, schema: string, events: ChatEvent[]): Promise<void> {
-  const now = new Date();
-  const open = new Map<string, boolean>();
-  for (const companyId of new Set(events.map((e) => e.companyId))) open.set(companyId, planValidAt(await crm.getCompany(companyId), now));
-  const issued = events.filter((e) => open.get(e.companyId));
-  if (!issued.length) return;
-  await db.query({
-    name: 'chat_outbox_insert',
-    text: `insert into outbox (id, company_id, event_key, payload, occurred_at, published_at)
-      select id, company_id, event_key, payload, $5, null from unnest($1::uuid[], $2::uuid[], $3::text[], $4::jsonb[]) as e(id, company_id, event_key, payload)`,
-    values: [
-      issued.map(() => uuidv7()),
-      issued.map((e) => e.companyId),
-      issued.map((e) => e.eventKey),
-      issued.map((e) => JSON.stringify(e.payload)),
-      now,
-    ],
-  });
-  eventsRecorded(db, schema);
 }

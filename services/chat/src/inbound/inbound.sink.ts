@@ -1,10 +1,10 @@
 import { inTransaction } from '@svc/platform/db/native';
+import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Logger } from '@svc/platform/logging';
-import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { phoneVariants } from '../chats/chat.list.js';
-import { associatedRecords, messageReceivedPayload, recordChatEvents } from '../events/chat.events.js';
+import { associatedRecords, messageReceivedPayload } from '../events/chat.events.js';
 import { chatAfterInbound, chatAfterOutbound, insertMessage, messageIdByWamid, readMessage } from '../messages/message.store.js';
 import { messageView, usersOf } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
@@ -27,8 +27,7 @@ interface Account {
 export interface InboundDeps {
   pool: () => Promise<Pool>;
   people: CrmPeople;
-  crm: CrmPeer;
-  schema: string;
+  outbox: OutboxWriter;
   logger: Logger;
 }
 
@@ -157,9 +156,7 @@ export class ChatInbound implements InboundSink {
         { wamid: m.wamid, ref_wamid: m.ref_wamid, agent_id: m.agent_id },
         associated,
       );
-      await recordChatEvents(tx, this.d.crm, this.d.schema, [
-        { companyId: account.company_id, eventKey: 'chat.message_received', payload },
-      ]);
+      await this.d.outbox.write(tx, [{ companyId: account.company_id, eventKey: 'chat.message_received', payload }]);
     });
   }
 

@@ -1,13 +1,13 @@
 import { type Readable, Transform } from 'node:stream';
 import { inTransaction } from '@svc/platform/db/native';
 import { AppError, invalid } from '@svc/platform/errors';
-import type { CrmPeer } from '@svc/platform/peers/crm';
+import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
 import type { ChatRead } from '../chats/chat.store.js';
 import { sessionExpiresAt } from '../chats/chat.view.js';
-import { associatedRecords, messageSentPayload, recordChatEvents } from '../events/chat.events.js';
+import { associatedRecords, messageSentPayload } from '../events/chat.events.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import {
   type ChatProvider,
@@ -33,9 +33,8 @@ export interface SendDeps {
   pool: () => Promise<Pool>;
   chats: ChatService;
   people: CrmPeople;
-  crm: CrmPeer;
+  outbox: OutboxWriter;
   providers: ProviderRegistry;
-  schema: string;
 }
 
 const kindOf = (mime: string): MediaKind =>
@@ -303,7 +302,7 @@ export class MessageSender {
       if (outcome.status !== 'failed') {
         const m = await readMessage(tx, actor.companyId, id);
         const users = await this.d.people.users(actor.companyId, usersOf(m!, new Set())).catch(() => new Map());
-        await recordChatEvents(tx, this.d.crm, this.d.schema, [
+        await this.d.outbox.write(tx, [
           { companyId: actor.companyId, eventKey: 'chat.message_sent', payload: messageSentPayload(messageView(m!, users), associated) },
         ]);
       }
