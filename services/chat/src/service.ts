@@ -14,7 +14,6 @@ import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
 import { ChatInbound } from './inbound/inbound.sink.js';
-import { sendRoutes } from './messages/message.http.js';
 import { MessageSender } from './messages/message.send.js';
 import { MessageService } from './messages/message.service.js';
 import { migrations } from './migrations/index.js';
@@ -83,15 +82,14 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     };
   },
   http:
-    (_ctx, { accounts, admin, chats, sender, inbound }) =>
+    (_ctx, { accounts, admin, chats, inbound }) =>
     (app) => {
       app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats, inbound));
-      app.use('/integrations/external', sendRoutes(sender));
     },
   // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
   unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
-  api: (_ctx, { chats, messages, scheduled, actions, creation }) => [
-    { prefix: '/integrations/external', router: chatRoutes(chats, messages, scheduled, actions, creation) },
+  api: (_ctx, { chats, messages, scheduled, actions, creation, sender }) => [
+    { prefix: '/integrations/external', router: chatRoutes({ chats, messages, scheduled, actions, creation, sender }) },
   ],
   grpc: (ctx) => [chatLinkGrpc(() => nativePool(ctx.orm), ctx.logger)],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).

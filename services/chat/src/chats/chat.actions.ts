@@ -7,7 +7,7 @@ import { readMessage } from '../messages/message.store.js';
 import { messageView, usersOf } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import { isProviderError, type ProviderRegistry, providerErrorToAppError } from '../providers/provider.js';
-import { CHAT_PERMISSIONS } from './chat.http.js';
+import { CHAT_PERMISSIONS } from './chat.permissions.js';
 import type { ChatActor, ChatService } from './chat.service.js';
 
 export const responsibleBody = z.strictObject({

@@ -1,62 +1,54 @@
-import { forbidden } from '@svc/platform/errors';
-import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
+import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
-import { listMessagesQuery } from '../messages/message.schema.js';
+import { sendRoute } from '../messages/message.http.js';
+import type { MessageSender } from '../messages/message.send.js';
 import type { MessageService } from '../messages/message.service.js';
-import { scheduledRoutes } from '../scheduled/scheduled.http.js';
 import type { ScheduledService } from '../scheduled/scheduled.service.js';
-import { chatActionRoutes } from './chat.actions.http.js';
 import type { ChatActions } from './chat.actions.js';
+import * as c from './chat.contract.js';
 import type { ChatCreation } from './chat.create.js';
-import { listChatsQuery } from './chat.schema.js';
 import type { ChatActor, ChatService } from './chat.service.js';
 
-/** The chat routes' permissions: the spec's names (Authentication, 5), and its pattern where it names none (README). */
-export const CHAT_PERMISSIONS = {
-  read: 'crm/chats.read',
-  create: 'crm/chats.create',
-  write: 'crm/chats.write',
-  update: 'crm/chats.update',
-  delete: 'crm/chats.delete',
-  leadUpdate: 'crm/lead.update',
-  dealUpdate: 'crm/deal.update',
-} as const;
-
-export function actorFor(req: { identity?: Identity }, permission: string): ChatActor {
+/** The key's actor (the key's creator in the key's company); on contract routes the router checked the permission. */
+function actor(req: { identity?: Identity }): ChatActor {
   const identity = integrationOf(req);
-  if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
   return { companyId: identity.companyId, userId: identity.userId, permissions: (name) => hasPermission(identity, name) };
 }
 
-const idOf = (req: ApiRequest) => req.params.id ?? '';
+export interface ChatRouteDeps {
+  chats: ChatService;
+  messages: MessageService;
+  scheduled: ScheduledService;
+  actions: ChatActions;
+  creation: ChatCreation;
+  sender: MessageSender;
+}
 
-export function chatRoutes(
-  chats: ChatService,
-  messages: MessageService,
-  scheduled: ScheduledService,
-  actions: ChatActions,
-  creation: ChatCreation,
-): ApiRouter {
-  const r = apiRouter();
-  r.get('/chats', async (req, res) => {
-    const actor = actorFor(req, CHAT_PERMISSIONS.read);
-    res.json(await chats.list(actor, parse(listChatsQuery, req.query)));
-  });
-  r.get('/chats/:id', async (req, res) => {
-    const actor = actorFor(req, CHAT_PERMISSIONS.read);
-    res.json(await chats.detail(actor.companyId, idOf(req)));
-  });
-  r.get('/chats/:id/assignable-agents', async (req, res) => {
-    const actor = actorFor(req, CHAT_PERMISSIONS.read);
-    res.json(await chats.assignableAgents(actor.companyId, idOf(req)));
-  });
-  r.get('/chats/:id/messages', async (req, res) => {
-    const actor = actorFor(req, CHAT_PERMISSIONS.read);
-    res.json(await messages.list(actor, idOf(req), parse(listMessagesQuery, req.query)));
-  });
-  scheduledRoutes(r, scheduled);
-  chatActionRoutes(r, actions, creation);
-  return r;
+/** The external chat routes (served without Express, decision 0014), described by their contracts (decision 0100). */
+export function chatRoutes(d: ChatRouteDeps): ApiRouter {
+  return sendRoute(apiRouter(), d.sender, actor)
+    .route(c.listChats, async (req, res, { query }) => res.json(await d.chats.list(actor(req), query)))
+    .route(c.createChat, async (req, res, { body }) => res.status(201).json(await d.creation.create(actor(req), body)))
+    .route(c.unreadSummary, async (req, res) => res.json(await d.actions.unreadSummary(actor(req))))
+    .route(c.getChat, async (req, res, { params }) => res.json(await d.chats.detail(actor(req).companyId, params.id)))
+    .route(c.assignableAgents, async (req, res, { params }) => res.json(await d.chats.assignableAgents(actor(req).companyId, params.id)))
+    .route(c.listMessages, async (req, res, { params, query }) => res.json(await d.messages.list(actor(req), params.id, query)))
+    .route(c.typing, async (req, res, { params, body }) => res.json(await d.actions.typing(actor(req), params.id, body)))
+    .route(c.deleteMessage, async (req, res, { params }) =>
+      res.json(await d.actions.deleteMessage(actor(req), params.id, params.messageId)),
+    )
+    .route(c.readChat, async (req, res, { params }) => res.json(await d.actions.read(actor(req), params.id)))
+    .route(c.setResponsible, async (req, res, { params, body }) => res.json(await d.actions.responsible(actor(req), params.id, body)))
+    .route(c.removeParticipant, async (req, res, { params }) =>
+      res.json(await d.actions.removeParticipant(actor(req), params.id, params.userId)),
+    )
+    .route(c.listTemplates, async (req, res, { params, query }) => res.json(await d.actions.templates(actor(req), params.id, query)))
+    .route(c.listScheduled, async (req, res, { params, query }) => res.json(await d.scheduled.list(actor(req), params.id, query.status)))
+    .route(c.scheduleMessage, async (req, res, { params, body }) =>
+      res.status(201).json(await d.scheduled.schedule(actor(req), params.id, body)),
+    )
+    .route(c.cancelScheduled, async (req, res, { params, body }) =>
+      res.json(await d.scheduled.cancel(actor(req), params.id, params.sid, body.reason)),
+    );
 }

@@ -1,8 +1,11 @@
+import type { IncomingMessage } from 'node:http';
 import { invalid } from '@svc/platform/errors';
+import type { ApiRouter } from '@svc/platform/http/api';
 import { parse } from '@svc/platform/http/parse';
+import type { Identity } from '@svc/platform/identity';
 import busboy from 'busboy';
-import { type Request, Router } from 'express';
-import { actorFor, CHAT_PERMISSIONS } from '../chats/chat.http.js';
+import { sendMessage } from '../chats/chat.contract.js';
+import type { ChatActor } from '../chats/chat.service.js';
 import type { IncomingFile, MessageSender } from './message.send.js';
 import { FILE_LIMIT_BYTES, sendMessageBody } from './send.schema.js';
 
@@ -18,7 +21,7 @@ interface Multipart {
  * A multipart body read as it arrives (busboy): fields first, then each file handed on as a stream the moment it
  * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first).
  */
-function readMultipart(req: Request): Multipart {
+function readMultipart(req: IncomingMessage): Multipart {
   const bb = busboy({ headers: req.headers, limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 } });
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];
@@ -83,19 +86,21 @@ const jsonField = (fields: Record<string, string>, name: string): unknown => {
   }
 };
 
-/** POST /chats/{id}/messages on the Express app: the integration routes' reader takes JSON only, this one streams. */
-export function sendRoutes(sender: MessageSender): Router {
-  const r = Router();
-  r.post('/chats/:id/messages', async (req, res) => {
-    const actor = actorFor(req, CHAT_PERMISSIONS.write);
-    const chatId = String(req.params.id);
-    if (!req.is('multipart/form-data')) {
-      const body = parse(sendMessageBody, req.body);
-      const chat = await sender.prepare(actor, chatId, body);
-      res.status(201).json(await sender.send(actor, chat, body));
+const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
+
+/**
+ * POST /chats/{id}/messages: JSON, or multipart read as it arrives and each file streamed on to the provider
+ * (`ApiRouter.stream` leaves a multipart body unread for this handler).
+ */
+export function sendRoute(r: ApiRouter, sender: MessageSender, actor: (req: { identity?: Identity }) => ChatActor): ApiRouter {
+  return r.stream(sendMessage, async (req, res, { params, body: json }) => {
+    const a = actor(req);
+    if (!isMultipart(req.raw)) {
+      const chat = await sender.prepare(a, params.id, json);
+      res.status(201).json(await sender.send(a, chat, json));
       return;
     }
-    const mp = readMultipart(req);
+    const mp = readMultipart(req.raw);
     try {
       const f = await mp.fields;
       const body = parse(sendMessageBody, {
@@ -105,12 +110,11 @@ export function sendRoutes(sender: MessageSender): Router {
         template_fields: jsonField(f, 'template_fields'),
         reference_wamid: f.reference_wamid,
       });
-      const chat = await sender.prepare(actor, chatId, body);
-      res.status(201).json(await sender.send(actor, chat, body, mp.files));
+      const chat = await sender.prepare(a, params.id, body);
+      res.status(201).json(await sender.send(a, chat, body, mp.files));
     } catch (err) {
       mp.drain();
       throw err;
     }
   });
-  return r;
 }
