@@ -8,6 +8,7 @@ import { chatAdminRoutes } from './accounts/account.http.js';
 import { AccountService } from './accounts/account.service.js';
 import { ChatActions } from './chats/chat.actions.js';
 import { ChatAdmin } from './chats/chat.admin.js';
+import { chatEvents } from './chats/chat.contract.js';
 import { ChatCreation } from './chats/chat.create.js';
 import { chatLinkGrpc } from './chats/chat.grpc.js';
 import { chatRoutes } from './chats/chat.http.js';
@@ -87,6 +88,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
       app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats, inbound));
     },
   // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
+  events: chatEvents,
   unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
   api: (_ctx, { chats, messages, scheduled, actions, creation, sender }) => [
     { prefix: '/integrations/external', router: chatRoutes({ chats, messages, scheduled, actions, creation, sender }) },

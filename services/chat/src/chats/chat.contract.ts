@@ -1,4 +1,4 @@
-import { route } from '@svc/platform/http/contract';
+import { type EventContract, event, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listMessagesQuery } from '../messages/message.schema.js';
 import { sendMessageBody } from '../messages/send.schema.js';
@@ -199,3 +199,60 @@ export const cancelScheduled = route({
   body: cancelBody,
   responses: ok('The scheduled message, CANCELED with USER_REQUEST.'),
 });
+
+const record = z.object({ id: z.string(), title: z.string(), status: z.number().int() });
+const messageFields = {
+  id: z.string(),
+  chat_id: z.string(),
+  type: z.string(),
+  origin: z.enum(['INBOUND', 'API_OUTBOUND', 'MOBILE_APP_ECHO', 'SYSTEM']),
+  from_me: z.boolean(),
+  sent_via: z.enum(['CONTACT', 'API', 'MOBILE_DEVICE', 'SYSTEM']),
+  status: z.string(),
+  error_code: z.number().int().nullable(),
+  error_message: z.string().nullable(),
+  body_text: z.string().nullable(),
+  transcription: z.string().nullable(),
+  content_payload: z.record(z.string(), z.unknown()).nullable(),
+  meta_timestamp: z.string().nullable(),
+  created_at: z.string(),
+  is_history: z.boolean(),
+  history_phase: z.null(),
+  history_chunk_order: z.null(),
+  history_progress: z.null(),
+  is_media_placeholder: z.boolean(),
+  is_forwarded: z.boolean(),
+  whatsapp_ai_agent_id: z.string().nullable(),
+  reactions: z.array(z.record(z.string(), z.unknown())),
+  agent: z.record(z.string(), z.unknown()).nullable(),
+  user: z.record(z.string(), z.unknown()).nullable(),
+  media: z.record(z.string(), z.unknown()).nullable(),
+  call: z.null(),
+  associated_leads: z.array(record).optional(),
+  associated_deals: z.array(record).optional(),
+};
+
+/** The chat events (spec, Chat payloads; docs/chat.md). */
+export const chatEvents: readonly EventContract[] = [
+  event({
+    key: 'chat.message_sent',
+    summary: 'The service sent a message in a chat (API, scheduled or initial template) that the provider did not refuse',
+    payload: z.object(messageFields).meta({ id: 'ChatMessageSentPayload' }),
+  }),
+  event({
+    key: 'chat.message_received',
+    summary: 'A message without media arrived in a chat (not reactions, edits or history)',
+    payload: z
+      .object({
+        ...messageFields,
+        agent_id: z.string().nullable(),
+        wamid: z.string().nullable(),
+        ref_wamid: z.string().nullable(),
+        call_id: z.null(),
+        deleted_at: z.null(),
+        business_reply_actor_user_id: z.null(),
+        business_reply_capture_status: z.null(),
+      })
+      .meta({ id: 'ChatMessageReceivedPayload' }),
+  }),
+];
