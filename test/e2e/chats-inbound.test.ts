@@ -130,6 +130,20 @@ describe('inbound messages and statuses (provider webhook and admin inbound), ch
     expect(ids).not.to.include(history.body.id);
   });
 
+  it('links a reply to the message it quotes, with the page where the quoted message sits', async () => {
+    const quoted = await inbound(chat.id, { type: 'text', body_text: 'the original', wamid: 'wamid.QUOTED' });
+    for (let i = 0; i < 3; i++) await inbound(chat.id, { type: 'text', body_text: `filler ${i}` });
+    const reply = await inbound(chat.id, { type: 'text', body_text: 'a reply', quoted_wamid: 'wamid.QUOTED' });
+    expect(reply.status, reply.text).to.equal(201);
+    const page = await api.messages(chat.id, { take: 2 });
+    const listed = page.body.records.find((m: any) => m.id === reply.body.id);
+    expect(listed.quoted_message).to.include({ id: quoted.body.id, body_text: 'the original' });
+    // Newest first, two a page: the reply and filler 2 on page 1, fillers 1 and 0 on page 2, the original on page 3.
+    expect(listed.quoted_message.page).to.equal(3);
+    const asc = await api.messages(chat.id, { take: 2, order: 'asc' });
+    expect(asc.body.records.every((m: any) => m.quoted_message === null || typeof m.quoted_message.page === 'number')).to.equal(true);
+  });
+
   it('takes a signed provider callback through the gateway: a new contact gets a chat linked to the person with that phone', async () => {
     const person = await s.tenant.admin('POST', `/companies/${s.tenant.company.id}/persons`, {
       name: 'Pedro Novo',

@@ -202,6 +202,31 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     expect(body.records[0]).to.include({ type: 'audio', status: 'failed', error_message: 'file exceeds 16 MB' });
   });
 
+  it('sends a text in an Instagram chat through the Instagram Messaging client, with chat.message_sent', async () => {
+    const account = await s.tenant.admin('POST', `/companies/${s.tenant.company.id}/instagram-accounts`, {
+      handle: 'acme.real',
+      display_name: 'Acme Real',
+      external_account_id: s.graph.instagramAccountId,
+      provider: 'instagram_messaging',
+    });
+    expect(account.status, account.text).to.equal(201);
+    const ig = await s.tenant.chat({
+      channel_type: 'INSTAGRAM',
+      instagram_account_id: account.body.id,
+      external_contact: { id: '987654321012345' },
+      last_customer_msg_at: new Date().toISOString(),
+    });
+    const res = await api.send(ig.id, { body: 'Oi pelo Instagram' });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.records[0]).to.include({ type: 'text', status: 'sent', body_text: 'Oi pelo Instagram' });
+    const call = s.graph.requests.filter((r) => r.method === 'POST' && r.path.endsWith(`/${s.graph.instagramAccountId}/messages`)).at(-1);
+    expect(call?.json).to.deep.include({ recipient: { id: '987654321012345' } });
+    await eventually(() => sentEvents().find((r) => r.body.payload.id === res.body.records[0].id));
+    const template = await api.send(ig.id, { type: 'template', template: { name: 'order_update', language: 'en_US' } });
+    expect(template.status).to.equal(400);
+    expect(template.body.message).to.equal('type: Instagram chats have no templates');
+  });
+
   it('lists the messages newest first by default, asc on request, with search, total and the take cap', async () => {
     const desc = await api.messages(open.id);
     expect(desc.status).to.equal(200);

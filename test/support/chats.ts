@@ -85,7 +85,14 @@ export const APP_SECRET = 'test-app-secret';
 export async function openChatStack(chatEnv: Record<string, string> = {}) {
   const graph = await new FakeGraph().start();
   const stack = await startStack({
-    chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, WHATSAPP_APP_SECRET: APP_SECRET, ...chatEnv },
+    chat: {
+      WHATSAPP_GRAPH_URL: graph.baseUrl,
+      WHATSAPP_ACCESS_TOKEN: graph.token,
+      WHATSAPP_APP_SECRET: APP_SECRET,
+      INSTAGRAM_GRAPH_URL: graph.baseUrl,
+      INSTAGRAM_ACCESS_TOKEN: graph.token,
+      ...chatEnv,
+    },
   });
   const call = client(stack.gatewayUrl).call;
   const db = new pg.Client({ connectionString: stack.db.url });
