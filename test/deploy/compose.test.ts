@@ -92,7 +92,11 @@ describe('deploy: compose.yaml', () => {
       expect(services[name]?.depends_on?.nats).to.deep.equal({ condition: 'service_healthy' });
     }
     // the services that call crm over gRPC wait until it is healthy (its image's HEALTHCHECK)
-    for (const name of ['tasks', 'webhooks']) expect(services[name]?.depends_on?.crm).to.deep.equal({ condition: 'service_healthy' });
+    for (const name of ['tasks', 'chat', 'webhooks'])
+      expect(services[name]?.depends_on?.crm).to.deep.equal({ condition: 'service_healthy' });
+    // crm asks chat only when a lead detail needs it, so it does not wait for chat (which waits for crm)
+    expect(services.crm?.environment?.CHAT_GRPC_URL).to.equal('chat:9083');
+    expect(services.crm?.depends_on).not.to.have.property('chat');
   });
 
   it('gives every service the settings it needs, secrets from the environment with no default', () => {
@@ -102,7 +106,8 @@ describe('deploy: compose.yaml', () => {
       expect(env.NATS_URL).to.equal('nats:4222');
       expect(env.IDENTITY_TOKEN_SECRET).to.match(/^\$\{IDENTITY_TOKEN_SECRET:\?/);
       expect(env.DATABASE_URL).to.match(/^postgres:\/\/platform:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\/platform$/);
-      expect('CRM_GRPC_URL' in env, name).to.equal(name === 'tasks' || name === 'webhooks');
+      expect('CRM_GRPC_URL' in env, name).to.equal(name !== 'crm' && name !== 'files');
+      if (name !== 'crm' && name !== 'files') expect(env.CRM_GRPC_URL).to.equal('crm:9081');
     }
     const gw = services.gateway?.environment ?? {};
     expect(gw.REDIS_URL).to.equal('redis://redis:6379');
