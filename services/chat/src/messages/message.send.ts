@@ -2,6 +2,7 @@ import { type Readable, Transform } from 'node:stream';
 import { inTransaction } from '@svc/platform/db/native';
 import { AppError, invalid } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
+import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
@@ -19,7 +20,7 @@ import {
 } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
 import { chatAfterOutbound, insertMessage, readMessage, settleMessage } from './message.store.js';
-import { messageView, usersOf } from './message.view.js';
+import { messageView } from './message.view.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './send.schema.js';
 
 /** A file of a multipart send, as it streams in. */
@@ -120,6 +121,7 @@ export class MessageSender {
     const to = contactOf(chat);
     const pool = await this.d.pool();
     const agentId = await this.agentOf(pool, actor, chat);
+    void this.actorUsers(actor);
     const ids: string[] = [];
     let sentText = false;
     const sendText = async () => {
@@ -163,7 +165,7 @@ export class MessageSender {
       );
     }
     if (!ids.length) throw invalid('body: content or attachments are required');
-    return { records: await this.views(actor.companyId, ids) };
+    return { records: await this.views(actor, ids) };
   }
 
   private async file(
@@ -301,7 +303,7 @@ export class MessageSender {
       });
       if (outcome.status !== 'failed') {
         const m = await readMessage(tx, actor.companyId, id);
-        const users = await this.d.people.users(actor.companyId, usersOf(m!, new Set())).catch(() => new Map());
+        const users = await this.actorUsers(actor);
         await this.d.outbox.write(tx, [
           { companyId: actor.companyId, eventKey: 'chat.message_sent', payload: messageSentPayload(messageView(m!, users), associated) },
         ]);
@@ -313,13 +315,27 @@ export class MessageSender {
     return id;
   }
 
-  async views(companyId: string, ids: string[]) {
+  /**
+   * The users a send's messages show: the key's user, who is also the user of its agent. Asked of crm once per send,
+   * while the provider is called, not inside the settle transaction.
+   */
+  private actorUsers(actor: ChatActor): Promise<Map<string, UserSummary>> {
+    let users = this.usersByActor.get(actor);
+    if (!users) {
+      users = this.d.people.users(actor.companyId, [actor.userId]).catch(() => new Map<string, UserSummary>());
+      this.usersByActor.set(actor, users);
+    }
+    return users;
+  }
+
+  private readonly usersByActor = new WeakMap<ChatActor, Promise<Map<string, UserSummary>>>();
+
+  async views(actor: ChatActor, ids: string[]) {
     const pool = await this.d.pool();
-    const messages = await Promise.all(ids.map((id) => readMessage(pool, companyId, id)));
-    const users = await this.d.people.users(
-      companyId,
-      messages.reduce((s, m) => usersOf(m!, s), new Set<string>()),
-    );
+    const [messages, users] = await Promise.all([
+      Promise.all(ids.map((id) => readMessage(pool, actor.companyId, id))),
+      this.actorUsers(actor),
+    ]);
     return messages.map((m) => messageView(m!, users));
   }
 }
