@@ -19,7 +19,7 @@ import {
   type SendResult,
 } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
-import { chatAfterOutbound, insertMessage, readMessage, settleMessage } from './message.store.js';
+import { chatAfterOutbound, insertMessage, messageIdByWamid, readMessage, settleMessage } from './message.store.js';
 import { messageView } from './message.view.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './send.schema.js';
 
@@ -122,13 +122,15 @@ export class MessageSender {
     const pool = await this.d.pool();
     const agentId = await this.agentOf(pool, actor, chat);
     void this.actorUsers(actor);
+    const wamid = body.reference_wamid;
+    const reply = wamid ? { wamid, id: await messageIdByWamid(pool, chat.id, wamid) } : undefined;
     const ids: string[] = [];
     let sentText = false;
     const sendText = async () => {
       sentText = true;
       if (body.type !== 'text' || !body.body?.trim()) return;
       ids.push(
-        await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body }, () =>
+        await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body, reply }, () =>
           provider.sendText({ to, body: body.body!, replyTo: body.reference_wamid }),
         ),
       );
@@ -159,7 +161,12 @@ export class MessageSender {
           actor,
           chat,
           agentId,
-          { type: 'template', body_text: null, content_payload: { template: body.template, template_fields: body.template_fields ?? [] } },
+          {
+            type: 'template',
+            body_text: null,
+            reply,
+            content_payload: { template: body.template, template_fields: body.template_fields ?? [] },
+          },
           () => provider.sendTemplate({ to, template: body.template!, components, replyTo: body.reference_wamid }),
         ),
       );
@@ -250,7 +257,14 @@ export class MessageSender {
     actor: ChatActor,
     chat: ChatRead,
     agentId: string | null,
-    content: { type: string; body_text: string | null; media?: Record<string, unknown>; content_payload?: Record<string, unknown> },
+    content: {
+      type: string;
+      body_text: string | null;
+      media?: Record<string, unknown>;
+      content_payload?: Record<string, unknown>;
+      /** The provider id of the message this one replies to (`reference_wamid`), and our id of it when we have it. */
+      reply?: { wamid: string; id: string | null };
+    },
     send: () => Promise<SendResult>,
     mediaAfter?: () => Record<string, unknown>,
   ): Promise<string> {
@@ -261,7 +275,7 @@ export class MessageSender {
       company_id: actor.companyId,
       chat_id: chat.id,
       wamid: null,
-      ref_wamid: null,
+      ref_wamid: content.reply?.wamid ?? null,
       type: content.type,
       origin: 'API_OUTBOUND',
       from_me: true,
@@ -270,7 +284,7 @@ export class MessageSender {
       body_text: content.body_text,
       content_payload: content.content_payload ?? null,
       media: content.media ?? null,
-      quoted_message_id: null,
+      quoted_message_id: content.reply?.id ?? null,
       agent_id: agentId,
       user_id: actor.userId,
       is_history: false,
