@@ -200,6 +200,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
+  // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077).
+  app.get('/public/files/:id', (req, res) => {
+    req.url = req.originalUrl;
+    forward('files', '', req, res);
+  });
+
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {

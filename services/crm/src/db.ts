@@ -3,6 +3,7 @@ import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
+import { RecordFileCount } from './files/file-count.entity.js';
 import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
@@ -39,6 +40,7 @@ export const dbDefinition: DbDefinition = {
     DealIdempotencyKey,
     ...Object.values(DealRelationEntities),
     DealGainReason,
+    RecordFileCount,
   ],
   migrations,
 };

@@ -9,6 +9,7 @@ import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
+import { fileCountGrpc } from './files/file-count.grpc.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
@@ -39,7 +40,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
-  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
+  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx), fileCountGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();

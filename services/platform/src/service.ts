@@ -45,6 +45,8 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
   /** Builds the service's own components once; http, grpc and workers receive them. */
   setup?: (ctx: ServiceContext<z.infer<S>>) => D;
   http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
+  /** Routes served without an identity token (signed URLs): each route checks its own credential. */
+  publicHttp?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
   /**
    * Integration routes served without Express (decision 0014), each router at its prefix (usually
    * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
@@ -160,7 +162,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     ...(def.readiness?.(ctx, deps) ?? []),
   ];
   const verifier = new IdentityVerifier(config.IDENTITY_TOKEN_SECRET);
-  const app = createHttpApp({ logger, metrics, verifier, readiness, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const app = createHttpApp({
+    logger,
+    metrics,
+    verifier,
+    readiness,
+    mount: def.http?.(ctx, deps) ?? (() => undefined),
+    publicMount: def.publicHttp?.(ctx, deps),
+  });
   const api = createApiDispatcher({ mounts: def.api?.(ctx, deps) ?? [], verifier, logger, metrics });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     if (!api(req, res)) app(req, res);

@@ -51,6 +51,7 @@ export interface LeadRelations {
 export interface LeadDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
+  filesCount: number;
   nowUs: number;
 }
 

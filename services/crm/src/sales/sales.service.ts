@@ -384,7 +384,7 @@ export abstract class SalesRecords<
         tasks: 0,
         qualifications: 0,
         notes: extras.notesCount,
-        files: 0,
+        files: extras.filesCount,
         activities: 0,
         proposals: 0,
         deals: rel.deals.length,

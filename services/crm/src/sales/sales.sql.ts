@@ -323,6 +323,7 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         from ${kind}_stage_periods sp where sp.${same} and sp.${fk} = ${alias}.id group by sp.stage_id) x
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount",
+      (select fc.files_count from record_file_counts fc where fc.${same} and fc.record_id = ${alias}.id) as "_filesCount",
       ${NOW_US} as "_nowUs"`
       : '';
     return `${this.record.select(alias)}, ${this.stagesAndUsersSelect(alias)},
@@ -460,6 +461,7 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         openFromUs: (x.openFromUs as number[]).map(Number),
       })),
       notesCount: Number(row._notesCount ?? 0),
+      filesCount: Number(row._filesCount ?? 0),
       nowUs: Number(row._nowUs),
     };
   }

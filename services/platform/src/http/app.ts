@@ -22,6 +22,8 @@ export interface HttpAppOptions {
   readiness: ReadinessCheck[];
   /** Routes of the service; every one of them requires a verified identity. */
   mount: (app: ExpressApp) => void;
+  /** Routes served without an identity (each checks its own credential, e.g. a signed URL). */
+  publicMount?: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
@@ -68,6 +70,7 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
     next();
   });
 
+  options.publicMount?.(app);
   app.use(async (req: Request, _res: Response, next: NextFunction) => {
     try {
       req.identity = await verifier.verify(req.header(IDENTITY_HEADER));
