@@ -8,6 +8,7 @@ import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, L
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
+import { Proposal, ProposalAttachment, ProposalDocument, ProposalItem } from './proposals/proposal.entity.js';
 
 export const dbDefinition: DbDefinition = {
   schema: 'crm',
@@ -41,6 +42,10 @@ export const dbDefinition: DbDefinition = {
     ...Object.values(DealRelationEntities),
     DealGainReason,
     RecordFileCount,
+    Proposal,
+    ProposalItem,
+    ProposalDocument,
+    ProposalAttachment,
   ],
   migrations,
 };

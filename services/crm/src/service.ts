@@ -12,12 +12,15 @@ import { Deals } from './deals/deal.service.js';
 import { fileCountGrpc } from './files/file-count.grpc.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
+import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
 
 interface Components {
   leads: Leads;
   deals: Deals;
   dealList: DealList;
+  proposals: Proposals;
 }
 
 export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
@@ -27,14 +30,22 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
+    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql), proposals: new Proposals(ctx.orm) };
   },
   http:
-    (ctx, { leads, deals }) =>
+    (ctx, { leads, deals, proposals }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
+      app.use(
+        '/admin/v1',
+        companyAdminRoutes(ctx),
+        referenceAdminRoutes(ctx),
+        leadAdminRoutes(leads, deals),
+        dealAdminRoutes(deals),
+        proposalAdminRoutes(ctx.orm, proposals),
+      );
     },
-  api: (ctx, { leads, deals, dealList }) => [
+  api: (ctx, { leads, deals, dealList, proposals }) => [
+    { prefix: '/integrations/external', router: proposalRoutes(proposals) },
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },

@@ -52,6 +52,8 @@ export interface LeadDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
   filesCount: number;
+  /** The live proposals' summaries, newest first. */
+  proposals: Record<string, unknown>[];
   nowUs: number;
 }
 

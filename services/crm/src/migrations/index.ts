@@ -11,6 +11,7 @@ import { Migration20261122095519__deal_relations } from './Migration202611220955
 import { Migration20261122103656__person_contacts_normalized } from './Migration20261122103656__person_contacts_normalized.js';
 import { Migration20261122104337__lead_detail_versions } from './Migration20261122104337__lead_detail_versions.js';
 import { Migration20261125123552__file_counts } from './Migration20261125123552__file_counts.js';
+import { Migration20261125125222__proposals } from './Migration20261125125222__proposals.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -25,4 +26,5 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122103656__person_contacts_normalized,
   Migration20261122104337__lead_detail_versions,
   Migration20261125123552__file_counts,
+  Migration20261125125222__proposals,
 ];

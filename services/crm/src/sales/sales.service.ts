@@ -375,6 +375,7 @@ export abstract class SalesRecords<
       record,
       head: {
         ...this.snapshot(record, rel),
+        proposals: extras.proposals,
         pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
       },
       stagePeriods: extras.stagePeriods,
@@ -386,7 +387,7 @@ export abstract class SalesRecords<
         notes: extras.notesCount,
         files: extras.filesCount,
         activities: 0,
-        proposals: 0,
+        proposals: extras.proposals.length,
         deals: rel.deals.length,
       },
     };
