@@ -163,7 +163,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const upstream = externalUpstream(path);
+    const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };

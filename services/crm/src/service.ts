@@ -12,6 +12,7 @@ import { Deals } from './deals/deal.service.js';
 import { fileCountGrpc } from './files/file-count.grpc.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
@@ -51,7 +52,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
-  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx), fileCountGrpc(ctx)],
+  grpc: (ctx, { proposals }) => [crmGrpc(ctx), recordGrpc(ctx), fileCountGrpc(ctx), proposalGrpc(ctx, proposals)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();

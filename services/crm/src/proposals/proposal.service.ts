@@ -1,11 +1,12 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { inTransaction, nativePool } from '@svc/platform/db/native';
-import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalid, isUuid, notFound, requireUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import { price } from './proposal.rules.js';
 import { type CreateProposalBody, type ListProposalsQuery, ProposalStatus, type UpdateProposalBody } from './proposal.schema.js';
 import {
   deleteProposal,
+  fileAttached,
   hasPrimary,
   insertAttachment,
   insertDocument,
@@ -21,6 +22,7 @@ import {
   readProposal,
   recordVisible,
   removeAttachment,
+  removeFileAttachment,
   replaceItems,
   unsetPrimary,
   updateProposal,
@@ -196,10 +198,10 @@ export class Proposals {
     actor: ProposalActor,
     id: string,
     file: { fileId: string; fileName: string; mimeType: string; fileSize: number },
-  ): Promise<string> {
+  ): Promise<{ attachmentId: string; createdAt: string }> {
     const visible = await this.get(actor, id);
     const attachmentId = uuidv7();
-    await insertAttachment(await this.pool(), {
+    const createdAt = await insertAttachment(await this.pool(), {
       id: attachmentId,
       companyId: actor.companyId,
       proposalId: visible.id,
@@ -208,7 +210,20 @@ export class Proposals {
       ...file,
       createdById: actor.userId,
     });
-    return attachmentId;
+    return { attachmentId, createdAt: new Date(createdAt).toISOString() };
+  }
+
+  /** Whether the actor may see the proposal (and, with `fileId`, whether that file is a live attachment of it). */
+  async access(actor: ProposalActor, id: string, fileId?: string): Promise<boolean> {
+    if (!isUuid(id) || (fileId !== undefined && !isUuid(fileId))) return false;
+    const pool = await this.pool();
+    if (!(await readProposal(pool, actor.companyId, actor.userId, id))) return false;
+    return fileId === undefined || fileAttached(pool, actor.companyId, id, fileId);
+  }
+
+  async detachFile(companyId: string, id: string, fileId: string): Promise<boolean> {
+    if (!isUuid(id) || !isUuid(fileId)) return false;
+    return removeFileAttachment(await this.pool(), companyId, id, fileId);
   }
 
   /** Removes an attachment (logically); answers the removed attachment's file id, when it was a file. */

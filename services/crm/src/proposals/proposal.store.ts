@@ -261,13 +261,34 @@ export interface NewAttachment {
   createdById: string;
 }
 
-export async function insertAttachment(db: Db, a: NewAttachment): Promise<void> {
-  await db.query({
+export async function insertAttachment(db: Db, a: NewAttachment): Promise<Date | string> {
+  const r = await db.query<{ created_at: Date | string }>({
     name: 'crm_proposal_attachment_insert',
     text: `insert into proposal_attachments (id, company_id, proposal_id, kind, file_id, document_id, file_name, mime_type, file_size,
-      created_by_id, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now())`,
+      created_by_id, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now()) returning created_at`,
     values: [a.id, a.companyId, a.proposalId, a.kind, a.fileId, a.documentId, a.fileName, a.mimeType, a.fileSize, a.createdById],
   });
+  return r.rows[0]!.created_at;
+}
+
+/** Whether `fileId` is a live attachment of the proposal. */
+export async function fileAttached(db: Db, companyId: string, proposalId: string, fileId: string): Promise<boolean> {
+  const r = await db.query({
+    name: 'crm_proposal_file_attached',
+    text: `select 1 from proposal_attachments where company_id = $1 and proposal_id = $2 and file_id = $3 and deleted_at is null`,
+    values: [companyId, proposalId, fileId],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Removes the live attachment of a file; whether there was one. */
+export async function removeFileAttachment(db: Db, companyId: string, proposalId: string, fileId: string): Promise<boolean> {
+  const r = await db.query({
+    name: 'crm_proposal_file_detach',
+    text: `update proposal_attachments set deleted_at = now() where company_id = $1 and proposal_id = $2 and file_id = $3 and deleted_at is null`,
+    values: [companyId, proposalId, fileId],
+  });
+  return (r.rowCount ?? 0) > 0;
 }
 
 /** Removes a live attachment of the proposal; its file id (a file attachment), or undefined when there was none. */

@@ -34,6 +34,14 @@ export function fileRoutes(files: FileService): Router {
       res.status(201).json(await files.upload(actor, req));
     }),
   );
+  // A file uploaded to a proposal; the proposal's other routes are crm's (decision 0078).
+  r.post(
+    '/proposals/:id/attachments',
+    handle(async (req, res) => {
+      const actor = actorFor(req, 'crm/proposals.write');
+      res.status(201).json(await files.uploadToProposal(actor, String(req.params.id), req));
+    }),
+  );
   r.get(
     '/files',
     handle(async (req, res) => {

@@ -44,12 +44,27 @@ export interface FileView {
   file_size: number;
   crm_lead_id: string | null;
   crm_deal_id: string | null;
+  crm_proposal_id: string | null;
   batch: { id: string; files_count: number; total_size: number };
   /** A signed download URL, valid until `url_expires_at` (24 hours from the answer). */
   url: string;
   url_expires_at: string;
   created_by: { id: string };
   created_at: string;
+}
+
+/** An attachment of a proposal, as crm lists it, with the file's signed URL. */
+export interface ProposalAttachmentView {
+  id: string;
+  kind: 'file';
+  file_id: string;
+  document_id: null;
+  file_name: string;
+  mime_type: string;
+  file_size: number;
+  created_at: string;
+  url: string;
+  url_expires_at: string;
 }
 
 export interface Download {
@@ -59,8 +74,16 @@ export interface Download {
   size: number;
 }
 
-const refOf = (row: FileRow): RecordRef | null =>
-  row.crm_lead_id ? { kind: 'lead', id: row.crm_lead_id } : row.crm_deal_id ? { kind: 'deal', id: row.crm_deal_id } : null;
+/** What a file belongs to: a lead or deal (counted in crm), or a proposal (an attachment of it in crm). */
+type Owner = RecordRef | { kind: 'proposal'; id: string };
+const ownerOf = (row: FileRow): Owner | null =>
+  row.crm_lead_id
+    ? { kind: 'lead', id: row.crm_lead_id }
+    : row.crm_deal_id
+      ? { kind: 'deal', id: row.crm_deal_id }
+      : row.crm_proposal_id
+        ? { kind: 'proposal', id: row.crm_proposal_id }
+        : null;
 
 const encodeCursor = (row: FileRow) => Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
@@ -84,6 +107,12 @@ export class FileService {
 
   private async requireVisible(actor: FileActor, ref: RecordRef): Promise<void> {
     if (!(await this.o.crm.visible(actor.companyId, actor.userId, ref))) throw notFound(ref.kind === 'lead' ? 'Lead' : 'Deal');
+  }
+
+  /** Whether the actor may see the file's owner (for a proposal: also that the file is still attached to it). */
+  private ownerVisible(actor: FileActor, owner: Owner, fileId: string): Promise<boolean> {
+    if (owner.kind === 'proposal') return this.o.crm.proposalAccess(actor.companyId, actor.userId, owner.id, fileId);
+    return this.o.crm.visible(actor.companyId, actor.userId, owner);
   }
 
   /** crm's count of the record's live files, set from the transaction that changed them (which holds its lock). */
@@ -134,10 +163,61 @@ export class FileService {
     return this.get(actor, id);
   }
 
+  /**
+   * A file uploaded to a proposal (`POST /proposals/{id}/attachments`): stored like any file, owned by the proposal, and
+   * registered with crm as an attachment of it in the same transaction (decision 0078).
+   */
+  async uploadToProposal(actor: FileActor, proposalId: string, req: IncomingMessage): Promise<ProposalAttachmentView> {
+    requireUuid(proposalId, 'Proposal');
+    const id = uuidv7();
+    const storageKey = `${actor.companyId}/${id}`;
+    const received = await receiveUpload(req, {
+      storage: this.o.storage,
+      maxBytes: this.o.maxBytes,
+      key: storageKey,
+      accept: async () => {
+        if (!(await this.o.crm.proposalAccess(actor.companyId, actor.userId, proposalId))) throw notFound('Proposal');
+      },
+    });
+    let attachment: { attachmentId: string; createdAt: string };
+    try {
+      attachment = await inTransaction(await this.o.pool(), async (client) => {
+        const batch = uuidv7();
+        await addToBatch(client, actor.companyId, batch, received.size, true);
+        const file = { id, fileName: received.fileName, mimeType: received.mimeType, size: received.size };
+        await insertFile(client, {
+          ...file,
+          companyId: actor.companyId,
+          record: { kind: 'proposal', id: proposalId },
+          batchId: batch,
+          storageKey,
+          createdById: actor.userId,
+        });
+        return this.o.crm.attachProposalFile(actor.companyId, actor.userId, proposalId, file);
+      });
+    } catch (err) {
+      await this.o.storage.delete(storageKey).catch(() => undefined);
+      throw err;
+    }
+    const { url, url_expires_at } = this.view((await readFile(await this.o.pool(), actor.companyId, id))!);
+    return {
+      id: attachment.attachmentId,
+      kind: 'file',
+      file_id: id,
+      document_id: null,
+      file_name: received.fileName,
+      mime_type: received.mimeType,
+      file_size: received.size,
+      created_at: attachment.createdAt,
+      url,
+      url_expires_at,
+    };
+  }
+
   async get(actor: FileActor, id: string): Promise<FileView> {
     const row = await readFile(await this.o.pool(), actor.companyId, requireUuid(id, 'File'));
-    const ref = row && refOf(row);
-    if (!row || !ref || !(await this.o.crm.visible(actor.companyId, actor.userId, ref))) throw notFound('File');
+    const owner = row && ownerOf(row);
+    if (!row || !owner || !(await this.ownerVisible(actor, owner, row.id))) throw notFound('File');
     return this.view(row);
   }
 
@@ -160,14 +240,15 @@ export class FileService {
     requireUuid(id, 'File');
     const pool = await this.o.pool();
     const found = await readFile(pool, actor.companyId, id);
-    const ref = found && refOf(found);
-    if (!found || !ref || !(await this.o.crm.visible(actor.companyId, actor.userId, ref))) throw notFound('File');
+    const owner = found && ownerOf(found);
+    if (!found || !owner || !(await this.ownerVisible(actor, owner, found.id))) throw notFound('File');
     await inTransaction(pool, async (client) => {
-      await lockRecordFiles(client, actor.companyId, ref.id);
+      await lockRecordFiles(client, actor.companyId, owner.id);
       const row = await readFile(client, actor.companyId, id, true);
       if (!row) throw notFound('File');
       await removeFile(client, row, actor.userId);
-      await this.syncCount(client, actor.companyId, ref);
+      if (owner.kind === 'proposal') await this.o.crm.detachProposalFile(actor.companyId, owner.id, row.id);
+      else await this.syncCount(client, actor.companyId, owner);
     });
     return { success: true };
   }
@@ -190,6 +271,7 @@ export class FileService {
       file_size: Number(row.file_size),
       crm_lead_id: row.crm_lead_id,
       crm_deal_id: row.crm_deal_id,
+      crm_proposal_id: row.crm_proposal_id,
       batch: { id: row.batch_id, files_count: row.batch_files_count, total_size: Number(row.batch_total_size) },
       url: signFileUrl(this.o.signing.baseUrl, this.o.signing.secret, row.id, expiresAt),
       url_expires_at: expiresAt.toISOString(),
