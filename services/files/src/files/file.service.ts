@@ -11,6 +11,7 @@ import type { FileStorage } from '../storage/storage.js';
 import { type ListFilesQuery, uploadFields } from './file.schema.js';
 import {
   addToBatch,
+  batchExists,
   countOf,
   type FileRow,
   insertFile,
@@ -132,6 +133,8 @@ export class FileService {
         const f = parse(uploadFields, fields);
         const ref: RecordRef = f.crm_lead_id ? { kind: 'lead', id: f.crm_lead_id } : { kind: 'deal', id: f.crm_deal_id as string };
         await this.requireVisible(actor, ref);
+        if (f.batch_id && !(await batchExists(await this.o.pool(), actor.companyId, f.batch_id)))
+          throw invalid('batch_id: batch not found');
         return { ref, batchId: f.batch_id };
       },
     });

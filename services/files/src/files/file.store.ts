@@ -69,6 +69,15 @@ export async function addToBatch(client: PoolClient, companyId: string, batchId:
   return r.rowCount === 1;
 }
 
+export async function batchExists(db: Pool | PoolClient, companyId: string, batchId: string): Promise<boolean> {
+  const r = await db.query({
+    name: 'files_batch_exists',
+    text: 'select 1 from file_batches where company_id = $1 and id = $2',
+    values: [companyId, batchId],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
 export async function insertFile(client: PoolClient, f: NewFile): Promise<void> {
   const column = recordColumn(f.record.kind);
   await client.query({
