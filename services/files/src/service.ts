@@ -1,11 +1,12 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
+import { askPlan } from '@svc/platform/events/plan';
 import { fileUrlSecret } from '@svc/platform/files/signed-url';
-import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { FileBatch, StoredFile } from './files/file.entity.js';
-import { fileRoutes, publicFileRoutes } from './files/file.http.js';
+import { fileRoutes, publicFileRoute } from './files/file.http.js';
 import { FileService } from './files/file.service.js';
 import { CrmRecords } from './links/crm-records.js';
 import { migrations } from './migrations/index.js';
@@ -94,19 +95,11 @@ export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
     });
     return { crm, records, storage, files };
   },
-  http:
-    (_ctx, { files }) =>
-    (app) => {
-      app.use('/integrations/external', fileRoutes(files));
-    },
-  publicHttp:
-    (_ctx, { files }) =>
-    (app) => {
-      app.use(publicFileRoutes(files));
-    },
+  api: (_ctx, { files }) => [{ prefix: '/integrations/external', router: fileRoutes(files) }],
+  unauthenticated: (_ctx, { files }) => publicFileRoute(files),
   readiness: (_ctx, { storage }) => [{ name: 'storage', check: () => storage.check() }],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
-  eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
+  plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers:
     async (_ctx, { crm, records, storage }) =>
     async () => {

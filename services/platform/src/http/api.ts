@@ -2,11 +2,14 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import { parse as parseQuery } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import getRawBody from 'raw-body';
-import { errorBody, invalid } from '../errors.js';
-import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
+import { errorBody, forbidden, invalid } from '../errors.js';
+import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { integrationOf } from './app.js';
+import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
+import { parse } from './parse.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -24,6 +27,8 @@ export interface ApiRequest {
   headers: IncomingHttpHeaders;
   body: unknown;
   identity?: Identity;
+  /** The request itself: its body is unread for a route with a streamed body (`RouteContract.streamedBody`). */
+  raw: IncomingMessage;
   header(name: string): string | undefined;
 }
 
@@ -42,14 +47,37 @@ interface Route {
   method: HTTPMethod;
   path: string;
   handler: ApiHandler;
+  /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
+  contract?: RouteContract;
 }
+
+const streamsBody = (route: Route) => route.contract?.streamedBody !== undefined;
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler): this {
-    this.routes.push({ method, path, handler });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract): this {
+    this.routes.push({ method, path, handler, contract });
     return this;
+  }
+  /**
+   * A documented route (decision 0100): the permission is checked first, then the path parameters, query, body and
+   * headers are parsed by the contract's schemas (a 400 naming the fields), and the handler gets them typed.
+   */
+  route<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+    const { permission, params, query, body, headers } = contract;
+    const headerNames = headers ? Object.keys(headers.shape) : [];
+    const checked: ApiHandler = (req, res) => {
+      if (permission && !hasPermission(integrationOf(req), permission)) throw forbidden(`The key lacks the permission ${permission}`);
+      const input = {
+        params: params ? parse(params, req.params) : req.params,
+        query: query ? parse(query, req.query) : undefined,
+        body: body ? parse(body, req.body) : undefined,
+        headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
+      };
+      return handler(req, res, input as ContractInput<C>);
+    };
+    return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
@@ -135,14 +163,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler });
+      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, streamed: streamsBody(route) });
     }
   }
 
   const serve = async (
     req: IncomingMessage,
     res: ServerResponse,
-    store: { pattern: string; handler: ApiHandler },
+    store: { pattern: string; handler: ApiHandler; streamed: boolean },
     params: Record<string, string | undefined>,
     path: string,
     search: string,
@@ -156,7 +184,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
-      const body = await readJson(req, limit);
+      const body = store.streamed ? undefined : await readJson(req, limit);
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,
@@ -165,6 +193,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
         headers: req.headers,
         body,
         identity,
+        raw: req,
         header: (name) => {
           const v = req.headers[name.toLowerCase()];
           return Array.isArray(v) ? v[0] : v;
@@ -184,7 +213,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const path = q < 0 ? url : url.slice(0, q);
     const found = router.find(req.method as HTTPMethod, path);
     if (!found) return false;
-    void serve(req, res, found.store as { pattern: string; handler: ApiHandler }, found.params, path, q < 0 ? '' : url.slice(q + 1));
+    void serve(
+      req,
+      res,
+      found.store as { pattern: string; handler: ApiHandler; streamed: boolean },
+      found.params,
+      path,
+      q < 0 ? '' : url.slice(q + 1),
+    );
     return true;
   };
 }
