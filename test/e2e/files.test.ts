@@ -197,7 +197,11 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       const res = await upload([{ name: 'crm_lead_id', value: hidden.id }, png()]);
       expect(res.status, res.text).to.equal(404);
       expect(res.body).to.deep.equal({ statusCode: 404, message: 'Lead not found', error: 'Not Found' });
-      expect((await upload([{ name: 'crm_lead_id', value: hidden.id }, png()], colleagueKey.body.key)).status).to.equal(201);
+      const theirs = await created([{ name: 'crm_lead_id', value: hidden.id }, png()], colleagueKey.body.key);
+      expect((await call('GET', `/integrations/external/files/${theirs.id}`, { token: t.key.key })).status).to.equal(404);
+      expect((await call('DELETE', `/integrations/external/files/${theirs.id}`, { token: t.key.key })).status).to.equal(404);
+      expect((await call('GET', `/integrations/external/files?crm_lead_id=${hidden.id}`, { token: t.key.key })).status).to.equal(404);
+      expect((await call('GET', `/integrations/external/files/${theirs.id}`, { token: colleagueKey.body.key })).status).to.equal(200);
     });
   });
 
@@ -292,6 +296,14 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       expect((await leads.detail(counted.id)).associations_count.files).to.equal(2);
       await call('DELETE', `/integrations/external/files/${a.id}`, { token: t.key.key });
       expect((await leads.detail(counted.id)).associations_count.files).to.equal(1);
+    });
+
+    it('counts uploads made at once exactly (each count is taken under the record lock)', async () => {
+      const counted = await leads.created({ title: 'Concurrent uploads' });
+      await Promise.all(Array.from({ length: 6 }, (_, i) => created([{ name: 'crm_lead_id', value: counted.id }, png(`c${i}.png`)])));
+      expect((await leads.detail(counted.id)).associations_count.files).to.equal(6);
+      const versions = await db.query(`select files_count from crm.record_file_counts where record_id = $1`, [counted.id]);
+      expect(versions.rows).to.deep.equal([{ files_count: 6 }]);
     });
 
     it('counts the live files of a deal', async () => {

@@ -99,6 +99,16 @@ describe('proposals: /integrations/external/proposals', () => {
     expect((await call('GET', `${P}/${third.id}`, { token: t.key.key })).body.is_primary).to.equal(false);
   });
 
+  it('leaves exactly one primary when proposals of a lead are created at once', async () => {
+    const own = await leads.created({ title: 'Concurrent' });
+    const made = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => created({ crm_lead_id: own.id, title: `P${i}`, is_primary: i % 2 === 0 })),
+    );
+    expect(made).to.have.length(6);
+    const list = await call('GET', `${P}?crm_lead_id=${own.id}`, { token: t.key.key });
+    expect(list.body.records.filter((p: any) => p.is_primary)).to.have.length(1);
+  });
+
   describe('validation: 400 naming the field, nothing written', () => {
     let before: number;
     beforeEach(async () => {
