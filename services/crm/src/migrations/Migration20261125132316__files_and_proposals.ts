@@ -1,12 +1,19 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Proposals, their items, the company's library of documents and the proposals' attachments. One live primary
- * proposal per lead and per deal (partial unique indexes). The lead detail lists the lead's proposals, so a change of
- * `proposals` bumps the lead's detail_version (decision 0015); items and attachments are not in the detail.
+ * Proposals, their items, the company's library of documents and the proposals' attachments (decision 0078), and the
+ * live file counts the files service reports (decision 0076). One live primary proposal per lead and per deal
+ * (partial unique indexes). The lead detail reads `proposals` and `record_file_counts`, so a change of either bumps
+ * the lead's detail_version like every lead-specific table the detail reads (decision 0015); rows of a deal name no
+ * lead and bump nothing. Items and attachments are not in the detail.
  */
-export class Migration20261125125222__proposals extends Migration {
-  override name = 'Migration20261125125222__proposals';
+const DETAIL_TABLES: [string, string][] = [
+  ['proposals', 'lead_id'],
+  ['record_file_counts', 'record_id'],
+];
+
+export class Migration20261125132316__files_and_proposals extends Migration {
+  override name = 'Migration20261125132316__files_and_proposals';
 
   override up(): void | Promise<void> {
     this.addSql(
@@ -31,20 +38,25 @@ export class Migration20261125125222__proposals extends Migration {
       `create table "crm"."proposal_items" ("id" uuid not null, "company_id" uuid not null, "proposal_id" uuid not null, "position" int not null, "name" varchar(200) not null, "description" text null, "quantity" numeric(14,4) not null, "unit_price" numeric(14,2) not null, "total" numeric(16,2) not null, primary key ("id"));`,
     );
     this.addSql(`create index "proposal_items_proposal_idx" on "crm"."proposal_items" ("company_id", "proposal_id", "position");`);
+
+    this.addSql(
+      `create table "crm"."record_file_counts" ("company_id" uuid not null, "record_id" uuid not null, "kind" varchar(10) not null, "files_count" int not null, "version" bigint not null, "updated_at" timestamptz not null, primary key ("company_id", "record_id"));`,
+    );
     this.addSql(
       `create unique index "proposals_one_primary_per_lead" on "crm"."proposals" ("company_id", "lead_id") where "is_primary" and "deleted_at" is null and "lead_id" is not null;`,
     );
     this.addSql(
       `create unique index "proposals_one_primary_per_deal" on "crm"."proposals" ("company_id", "deal_id") where "is_primary" and "deleted_at" is null and "deal_id" is not null;`,
     );
-    for (const [event, referencing] of [
-      ['insert', 'referencing new table as new_rows'],
-      ['update', 'referencing old table as old_rows new table as new_rows'],
-      ['delete', 'referencing old table as old_rows'],
-    ])
-      this.addSql(
-        `create trigger "proposals_detail_${event}" after ${event} on "crm"."proposals" ${referencing} for each statement execute function "crm"."bump_lead_details"('lead_id');`,
-      );
+    for (const [table, column] of DETAIL_TABLES)
+      for (const [event, referencing] of [
+        ['insert', 'referencing new table as new_rows'],
+        ['update', 'referencing old table as old_rows new table as new_rows'],
+        ['delete', 'referencing old table as old_rows'],
+      ])
+        this.addSql(
+          `create trigger "${table}_detail_${event}" after ${event} on "crm"."${table}" ${referencing} for each statement execute function "crm"."bump_lead_details"('${column}');`,
+        );
   }
 
   override down(): void | Promise<void> {
@@ -52,5 +64,6 @@ export class Migration20261125125222__proposals extends Migration {
     this.addSql(`drop table if exists "crm"."proposal_attachments" cascade;`);
     this.addSql(`drop table if exists "crm"."proposal_documents" cascade;`);
     this.addSql(`drop table if exists "crm"."proposal_items" cascade;`);
+    this.addSql(`drop table if exists "crm"."record_file_counts" cascade;`);
   }
 }
