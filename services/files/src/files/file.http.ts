@@ -11,12 +11,12 @@ const actorOf = (req: ApiRequest): FileActor => {
 };
 
 /**
- * The file routes (decision 0100's contracts, permissions checked by the router). Uploads declare a streamed body:
- * the dispatcher leaves the request unread and the service parses it as it arrives (decision 0075).
+ * The file routes (decision 0100's contracts, permissions checked by the router). Uploads are `stream` routes: the
+ * dispatcher leaves a multipart body unread and the service parses it as it arrives (decisions 0075, 0079).
  */
 export function fileRoutes(files: FileService): ApiRouter {
   return apiRouter()
-    .route(uploadFile, async (req, res) => {
+    .stream(uploadFile, async (req, res) => {
       res.status(201).json(await files.upload(actorOf(req), req.raw));
     })
     .route(listFiles, async (req, res, { query }) => {
@@ -28,7 +28,7 @@ export function fileRoutes(files: FileService): ApiRouter {
     .route(deleteFile, async (req, res, { params }) => {
       res.json(await files.remove(actorOf(req), params.id));
     })
-    .route(uploadProposalAttachment, async (req, res, { params }) => {
+    .stream(uploadProposalAttachment, async (req, res, { params }) => {
       res.status(201).json(await files.uploadToProposal(actorOf(req), params.id, req.raw));
     });
 }

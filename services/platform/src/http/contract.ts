@@ -28,8 +28,8 @@ export interface RouteContract {
   headers?: z.ZodObject;
   body?: z.ZodType;
   /**
-   * A body the handler reads itself from `req.raw` as it arrives (a multipart upload): the dispatcher leaves it unread,
-   * and the document shows it with this media type and schema (decision 0079).
+   * A body the handler reads itself from `req.raw` as it arrives (a multipart upload, served with `ApiRouter.stream`):
+   * the document shows it with this media type and schema (decision 0079).
    */
   streamedBody?: { contentType: string; schema: z.ZodType };
   /** Success responses; the error responses every route shares are added by the document. */
