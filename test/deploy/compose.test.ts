@@ -69,7 +69,7 @@ describe('deploy: compose.yaml', () => {
     expect(services.nats?.image).to.match(/^nats:\d+/);
     expect(services.nats?.command).to.include('-js');
     for (const dep of ['postgres', 'redis', 'nats']) expect(services[dep]?.healthcheck?.test, dep).to.be.an('array');
-    expect(doc.volumes).to.have.keys('postgres-data', 'nats-data');
+    expect(doc.volumes).to.have.keys('postgres-data', 'nats-data', 'files-data');
   });
 
   it('builds each deployable from its Dockerfile, with the repository as context', () => {
@@ -92,7 +92,7 @@ describe('deploy: compose.yaml', () => {
       expect(services[name]?.depends_on?.nats).to.deep.equal({ condition: 'service_healthy' });
     }
     // the services that call crm over gRPC wait until it is healthy (its image's HEALTHCHECK)
-    for (const name of ['tasks', 'chat', 'webhooks'])
+    for (const name of ['tasks', 'chat', 'files', 'webhooks'])
       expect(services[name]?.depends_on?.crm).to.deep.equal({ condition: 'service_healthy' });
     // crm asks chat only when a lead detail needs it, so it does not wait for chat (which waits for crm)
     expect(services.crm?.environment?.CHAT_GRPC_URL).to.equal('chat:9083');
@@ -106,8 +106,8 @@ describe('deploy: compose.yaml', () => {
       expect(env.NATS_URL).to.equal('nats:4222');
       expect(env.IDENTITY_TOKEN_SECRET).to.match(/^\$\{IDENTITY_TOKEN_SECRET:\?/);
       expect(env.DATABASE_URL).to.match(/^postgres:\/\/platform:\$\{POSTGRES_PASSWORD:\?[^}]*\}@postgres:5432\/platform$/);
-      expect('CRM_GRPC_URL' in env, name).to.equal(name !== 'crm' && name !== 'files');
-      if (name !== 'crm' && name !== 'files') expect(env.CRM_GRPC_URL).to.equal('crm:9081');
+      expect('CRM_GRPC_URL' in env, name).to.equal(name !== 'crm');
+      if (name !== 'crm') expect(env.CRM_GRPC_URL).to.equal('crm:9081');
     }
     const gw = services.gateway?.environment ?? {};
     expect(gw.REDIS_URL).to.equal('redis://redis:6379');
@@ -122,6 +122,17 @@ describe('deploy: compose.yaml', () => {
     });
     expect(services.postgres?.environment?.POSTGRES_PASSWORD).to.match(/^\$\{POSTGRES_PASSWORD:\?/);
     expect(text, 'no password committed').not.to.match(/PASSWORD: (?!\$\{)/);
+  });
+
+  it('keeps the local file storage in a volume at the folder the files image gives its user', () => {
+    const files = services.files as Service & { volumes?: string[] };
+    expect(files.environment).to.include({ FILES_STORAGE: 'local', FILES_LOCAL_DIR: '/data/files' });
+    expect(files.volumes).to.deep.equal(['files-data:/data/files']);
+    const dockerfile = readFileSync(join(repoRoot, 'services/files/Dockerfile'), 'utf8');
+    expect(dockerfile).to.contain('mkdir -p /data/files && chown node:node /data/files');
+    for (const name of ['files', 'webhooks']) {
+      expect(services[name]?.environment?.FILES_PUBLIC_BASE_URL, name).to.equal(`http://localhost:\${GATEWAY_PORT:-8080}/public/files`);
+    }
   });
 
   it('publishes a port for the gateway only, once every service is healthy', () => {

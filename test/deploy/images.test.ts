@@ -66,7 +66,9 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         expect(copies).to.have.lengthOf(1);
         expect(copies[0]).to.include({ from: 'build', dest: './' });
         expect(copies[0]?.sources).to.deep.equal([`/out/${name}/`]);
-        expect(all(runtime, 'RUN'), 'nothing installed at run time').to.deep.equal([]);
+        // nothing installed at run time; files only makes its storage folder its user's
+        const runs = all(runtime, 'RUN').map((i) => i.args);
+        expect(runs).to.deep.equal(name === 'files' ? ['mkdir -p /data/files && chown node:node /data/files'] : []);
       });
 
       it('declares its ports and binds them on every interface', () => {
@@ -166,6 +168,9 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         } else if (k === 'NATS_URL') {
           expect(v).to.equal('nats:4222');
           v = TEST_NATS_URL;
+        } else if (k === 'FILES_LOCAL_DIR') {
+          expect(v).to.equal('/data/files'); // the image's folder, a volume in compose
+          v = join(work, 'files-data');
         } else if (k === 'REDIS_URL') {
           expect(v).to.equal('redis://redis:6379');
           v = TEST_REDIS_URL;
