@@ -10,6 +10,7 @@ import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-pr
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
+import { ApiDocument } from './openapi.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 
@@ -41,6 +42,8 @@ function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void
 }
 
 const EXTERNAL_PREFIX = '/integrations/external';
+/** The document needs no key: integrators read it before they have one (decision 0100). */
+const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
 const isExternal = (url: string) =>
   url.startsWith(EXTERNAL_PREFIX) &&
   (url.length === EXTERNAL_PREFIX.length || url[EXTERNAL_PREFIX.length] === '/' || url[EXTERNAL_PREFIX.length] === '?');
@@ -123,6 +126,21 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     if (!req.complete && hasBody(req)) watchBody(req, res);
     proxies[upstream](req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
       sendError(res, err, logger),
+    );
+  };
+  const document = new ApiDocument(upstreamUrl);
+  const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    observe(req, res, 'openapi');
+    document.text().then(
+      (text) =>
+        res
+          .writeHead(200, {
+            'content-type': 'application/json; charset=utf-8',
+            'cache-control': 'public, max-age=30',
+            'access-control-allow-origin': '*',
+          })
+          .end(text),
+      (err: unknown) => sendError(res, err, logger),
     );
   };
   const app = express();
@@ -228,7 +246,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {
-    if (isExternal(req.url ?? '')) external(req, res);
+    const url = req.url ?? '';
+    if (url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET') {
+      openapi(req, res);
+    } else if (isExternal(url)) external(req, res);
     else app(req, res);
   };
 }

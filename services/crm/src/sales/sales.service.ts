@@ -1,6 +1,7 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
-import { eventsRecorded } from '@svc/platform/events/outbox';
+import { salesKey } from '@svc/platform/events/catalog';
+import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -58,10 +59,8 @@ export interface CloseTarget {
   by: User;
 }
 
-export interface PendingEvent {
-  key: string;
-  payload: Record<string, unknown>;
-}
+/** An event of a change, typed by its key (the catalog's payload types). */
+export type PendingEvent = NewEvent;
 
 type Json = Record<string, unknown>;
 
@@ -222,7 +221,7 @@ export abstract class SalesRecords<
       JSON.stringify(payload),
     ]);
     if (!created) throw new Error(`${this.kind} insert returned no row`);
-    eventsRecorded(db, this.ctx.schema);
+    this.ctx.outbox.wake(db);
     record.code = Number(created.code);
   }
 
@@ -613,12 +612,11 @@ export abstract class SalesRecords<
       const [touched] = await run<{ updated_at: string }>(client, this.sql.touch, [companyId, recordId]);
       after.record.updatedAt = new Date(touched!.updated_at);
       const snapshot = this.snapshot(after.record, after.rel);
-      const pending = [...events(before, after, snapshot), { key: `${this.kind}.updated`, payload: snapshot }];
-      const [recorded] = await run<{ written: number }>(client, this.sql.events, [
-        companyId,
-        JSON.stringify(pending.map((e) => ({ id: uuidv7(), key: e.key, payload: e.payload }))),
-      ]);
-      if (recorded?.written) eventsRecorded(client, this.ctx.schema);
+      const pending: PendingEvent[] = [...events(before, after, snapshot), { eventKey: salesKey(this.kind, 'updated'), payload: snapshot }];
+      await this.ctx.outbox.write(
+        client,
+        pending.map((e) => ({ ...e, companyId })),
+      );
       return after;
     });
   }
@@ -638,14 +636,12 @@ export abstract class SalesRecords<
     const { kind } = this;
     const events: PendingEvent[] = [];
     if (before.record.stageId !== after.record.stageId) {
-      events.push({
-        key: `${kind}.stage_changed`,
-        payload: {
+      events.push(
+        salesEvent(kind, 'stage_changed', snapshot, {
           previous_stage: stageSummary(before.rel.stage, before.rel.pipeline),
           current_stage: stageSummary(after.rel.stage, after.rel.pipeline),
-          [kind]: snapshot,
-        },
-      });
+        }),
+      );
     }
     const was = new Map(customFieldsWithAnswers(before.rel.customFields).map((f) => [f.field_id, f]));
     const now = new Map(customFieldsWithAnswers(after.rel.customFields).map((f) => [f.field_id, f]));
@@ -659,21 +655,19 @@ export abstract class SalesRecords<
     const removed: RemovedCustomField[] = [...was.values()]
       .filter((f) => !now.has(f.field_id))
       .map((f) => ({ field_id: f.field_id, field_name: f.field_name, field_type: f.field_type, previous_answers: f.answers }));
-    if (changed.length) events.push({ key: `${kind}.custom_field_updated`, payload: { [kind]: snapshot, custom_fields_changed: changed } });
-    if (removed.length) events.push({ key: `${kind}.custom_field_removed`, payload: { [kind]: snapshot, removed_fields: removed } });
+    if (changed.length) events.push(salesEvent(kind, 'custom_field_updated', snapshot, { custom_fields_changed: changed }));
+    if (removed.length) events.push(salesEvent(kind, 'custom_field_removed', snapshot, { removed_fields: removed }));
     const q0 = before.record;
     const q1 = after.record;
     if ((q0.qualityRating ?? null) !== (q1.qualityRating ?? null) || (q0.qualityReason ?? null) !== (q1.qualityReason ?? null)) {
-      events.push({
-        key: `${kind}.quality_updated`,
-        payload: {
-          [kind]: snapshot,
+      events.push(
+        salesEvent(kind, 'quality_updated', snapshot, {
           previous_quality: q0.qualityRating ?? null,
           previous_quality_reason: q0.qualityReason ?? null,
           new_quality: q1.qualityRating ?? null,
           new_quality_reason: q1.qualityReason ?? null,
-        },
-      });
+        }),
+      );
     }
     return events;
   }
@@ -722,14 +716,14 @@ export abstract class SalesRecords<
       won: false,
       lossReasons: reasons,
       lossDescription: description,
-      payload: ({ snapshot, at, by }) => ({
-        [this.kind]: snapshot,
-        lost_date: at,
-        lost_by: by,
-        loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
-        loss_reasons: reasons.map(namedSummary),
-        loss_reason_description: description,
-      }),
+      event: ({ snapshot, at, by }) =>
+        salesEvent(this.kind, 'lost', snapshot, {
+          lost_date: at,
+          lost_by: by,
+          loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+          loss_reasons: reasons.map(namedSummary),
+          loss_reason_description: description,
+        }),
     });
   }
 
@@ -746,7 +740,8 @@ export abstract class SalesRecords<
       lossReasons: NamedItem[];
       lossDescription: string | null;
       also?: ((client: PoolClient, record: R, before: Loaded<R, Rel>, by: User) => Promise<X>) | undefined;
-      payload: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => Json;
+      /** The `<kind>.won` or `<kind>.lost` it fires. */
+      event: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => PendingEvent;
     },
   ): Promise<Loaded<R, Rel>> {
     const now = new Date();
@@ -767,12 +762,7 @@ export abstract class SalesRecords<
         await this.writeRecord(client, record);
         await this.setLossReasons(client, companyId, id, outcome.lossReasons);
       },
-      (_b, _a, snapshot) => [
-        {
-          key: `${this.kind}.${outcome.won ? 'won' : 'lost'}`,
-          payload: outcome.payload({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra),
-        },
-      ],
+      (_b, _a, snapshot) => [outcome.event({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra)],
     );
   }
 
@@ -826,9 +816,7 @@ export abstract class SalesRecords<
       },
       (before, after, snapshot) => {
         const added = after.rel.tags.filter((t) => !before.rel.tags.some((b) => b.id === t.id));
-        return added.length
-          ? [{ key: `${this.kind}.tag_added`, payload: { [this.kind]: snapshot, added_tags: added.map(tagSummary) } }]
-          : [];
+        return added.length ? [salesEvent(this.kind, 'tag_added', snapshot, { added_tags: added.map(tagSummary) })] : [];
       },
     );
   }
@@ -845,7 +833,7 @@ export abstract class SalesRecords<
       },
       (before, after, snapshot) => {
         const removed = before.rel.tags.filter((t) => !after.rel.tags.some((a) => a.id === t.id));
-        return [{ key: `${this.kind}.tag_removed`, payload: { [this.kind]: snapshot, removed_tags: removed.map(tagSummary) } }];
+        return [salesEvent(this.kind, 'tag_removed', snapshot, { removed_tags: removed.map(tagSummary) })];
       },
     );
   }
