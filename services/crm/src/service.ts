@@ -9,6 +9,7 @@ import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
+import { attemptOwnerOf } from './leads/attempts.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
@@ -42,9 +43,13 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   ],
   events: crmEvents,
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
-  workers: async (_ctx, { leads }) => {
+  workers: async (ctx, { leads }) => {
     leads.views.start();
-    return () => leads.views.stop();
+    const owner = attemptOwnerOf(ctx);
+    return async () => {
+      await leads.views.stop();
+      await owner.stop();
+    };
   },
   plan: crmPlan,
 };
