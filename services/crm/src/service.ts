@@ -57,10 +57,15 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, satisfaction }) =>
+    (ctx, { leads, deals, deliveries, contracts }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
       app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts));
+    },
+  // The satisfaction form posts urlencoded as well as JSON (decision 0110).
+  httpOwnBody:
+    (ctx, { satisfaction }) =>
+    (app) => {
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
   api: (ctx, { leads, deals, dealList, satisfaction }) => [
