@@ -27,8 +27,6 @@ export interface RouteContract {
   /** Request headers the route reads (lower-case names). */
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /** The route takes multipart/form-data as well as JSON (decision 0110): such a body reaches it unread. */
-  multipart?: boolean;
   /** Success responses; the error responses every route shares are added by the document. */
   responses: Readonly<Record<number, ResponseContract>>;
   /** Error statuses besides the shared ones (409 of an idempotent creation). */
