@@ -1,7 +1,8 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261125131810__attempt_owner extends Migration {
-  override name = 'Migration20261125131810__attempt_owner';
+export class Migration20261125140229__attempt_owner extends Migration {
+
+  override name = 'Migration20261125140229__attempt_owner';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "crm"."deal_idempotency_keys" add "attempt_owner" int null;`);
@@ -14,4 +15,5 @@ export class Migration20261125131810__attempt_owner extends Migration {
 
     this.addSql(`alter table "crm"."lead_idempotency_keys" drop column "attempt_owner";`);
   }
+
 }
