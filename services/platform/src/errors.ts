@@ -15,8 +15,7 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unavailable'
   | 'internal'
-  // What HTTP refuses before any route runs (decision 0110): a body too large, of the wrong media type, too slow.
-  | 'too_large'
+  // What HTTP refuses before any route runs (decision 0110): a body of the wrong media type, or too slow.
   | 'unsupported_media_type'
   | 'request_timeout';
 
@@ -53,7 +52,6 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   rate_limited: { statusCode: 429, error: 'Too Many Requests' },
   unavailable: { statusCode: 503, error: 'Service Unavailable' },
   internal: { statusCode: 500, error: 'Internal Server Error' },
-  too_large: { statusCode: 413, error: 'Payload Too Large' },
   unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
   request_timeout: { statusCode: 408, error: 'Request Timeout' },
 };
@@ -69,14 +67,13 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
-  too_large: GrpcStatus.OUT_OF_RANGE,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   request_timeout: GrpcStatus.CANCELLED,
 };
 
-// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code maps
-// back to one of the first eight.
-const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['too_large', 'unsupported_media_type', 'request_timeout']);
+// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code never
+// maps back to them.
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['unsupported_media_type', 'request_timeout']);
 const kindOfGrpc = new Map<number, ErrorKind>(
   Object.entries(grpcOf)
     .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))
