@@ -19,6 +19,7 @@ import { deliveryEvents } from './deliveries/delivery.events.js';
 import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
 import { Deliveries } from './deliveries/delivery.service.js';
 import { fileCountGrpc } from './files/file-count.grpc.js';
+import { attemptOwnerOf } from './leads/attempts.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { personGrpc } from './persons/person.grpc.js';
@@ -71,10 +72,15 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, satisfaction, proposals }) =>
+    (ctx, { leads, deals, deliveries, contracts, proposals }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
       app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
+    },
+  // The satisfaction form posts urlencoded as well as JSON (decision 0110).
+  httpOwnBody:
+    (ctx, { satisfaction }) =>
+    (app) => {
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
   api: (ctx, { leads, deals, dealList, satisfaction, proposals }) => [
@@ -93,10 +99,12 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     fileCountGrpc(ctx),
     proposalGrpc(ctx, proposals),
   ],
-  workers: async (_ctx, { leads, chatLinks }) => {
+  workers: async (ctx, { leads, chatLinks }) => {
     leads.views.start();
+    const owner = attemptOwnerOf(ctx);
     return async () => {
       await leads.views.stop();
+      await owner.stop();
       chatLinks.close();
     };
   },
