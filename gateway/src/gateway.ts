@@ -9,6 +9,7 @@ import { createGatewayApp } from './app.js';
 import { type GatewayConfig, gatewayConfigSchema } from './config.js';
 import { KeyAuthenticator } from './keys.js';
 import { KeyRateLimiter } from './rate-limit.js';
+import { KeyRevocations } from './revocations.js';
 
 export interface RunningGateway {
   url: string;
@@ -26,9 +27,11 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
   const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);
   const keys = new KeyAuthenticator(config.CRM_GRPC_URL, config.KEY_CACHE_TTL_MS, signer);
   const limiter = new KeyRateLimiter(redis, config.REDIS_KEY_PREFIX, config.RATE_LIMIT_PER_MINUTE);
+  const revocations = new KeyRevocations(redis, new Redis(config.REDIS_URL, { lazyConnect: true }), config.REDIS_KEY_PREFIX, keys, logger);
+  await revocations.start();
   const server: Server = createServer(
     { keepAliveTimeout: 65_000 },
-    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer }),
+    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations }),
   );
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
@@ -44,6 +47,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promis
       await closed;
       clearTimeout(grace);
       keys.close();
+      revocations.close();
       redis.disconnect();
     },
   };
