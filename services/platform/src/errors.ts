@@ -4,7 +4,19 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
  * The closed set of failures every service may report. Domain code throws these; each transport maps
  * them exactly once (HTTP in http/errors.ts, gRPC in grpc/server.ts).
  */
-export type ErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'internal';
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal'
+  // What HTTP refuses before any route runs (decision 0110): a body too large, of the wrong media type, too slow.
+  | 'too_large'
+  | 'unsupported_media_type'
+  | 'request_timeout';
 
 export class AppError extends Error {
   constructor(
@@ -33,6 +45,9 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   rate_limited: { statusCode: 429, error: 'Too Many Requests' },
   unavailable: { statusCode: 503, error: 'Service Unavailable' },
   internal: { statusCode: 500, error: 'Internal Server Error' },
+  too_large: { statusCode: 413, error: 'Payload Too Large' },
+  unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
+  request_timeout: { statusCode: 408, error: 'Request Timeout' },
 };
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
@@ -44,9 +59,19 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
+  too_large: GrpcStatus.OUT_OF_RANGE,
+  unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
+  request_timeout: GrpcStatus.CANCELLED,
 };
 
-const kindOfGrpc = new Map<number, ErrorKind>(Object.entries(grpcOf).map(([k, v]) => [v, k as ErrorKind]));
+// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code maps
+// back to one of the first eight.
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['too_large', 'unsupported_media_type', 'request_timeout']);
+const kindOfGrpc = new Map<number, ErrorKind>(
+  Object.entries(grpcOf)
+    .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))
+    .map(([k, v]) => [v, k as ErrorKind]),
+);
 
 export interface ErrorBody {
   statusCode: number;

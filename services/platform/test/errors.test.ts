@@ -21,6 +21,16 @@ describe('the closed error set', () => {
       expect(back).to.be.instanceOf(AppError);
     });
   }
+  for (const [kind, code, error] of [
+    ['too_large', 413, 'Payload Too Large'],
+    ['unsupported_media_type', 415, 'Unsupported Media Type'],
+    ['request_timeout', 408, 'Request Timeout'],
+  ] as [ErrorKind, number, string][]) {
+    it(`maps the HTTP-only ${kind} to ${code}, and never reads a peer's gRPC code back as it`, () => {
+      expect(errorBody(kind, 'm')).to.deep.equal({ statusCode: code, message: 'm', error });
+      expect(fromGrpcStatus(grpcStatusOf(kind), 'm').kind).to.not.equal(kind);
+    });
+  }
   it('turns a peer deadline into unavailable', () => {
     expect(fromGrpcStatus(status.DEADLINE_EXCEEDED, 'slow').kind).to.equal('unavailable');
   });

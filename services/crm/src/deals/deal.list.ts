@@ -7,7 +7,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { nativePool } from '@svc/platform/db/native';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { parseQuery } from '@svc/platform/http/parse';
 import type { Pool } from 'pg';
 import { z } from 'zod';
 import { need } from '../leads/lead.http.js';
@@ -79,7 +79,7 @@ export function dealListRoutes(deals: DealList): ApiRouter {
   r.get('/deals', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/deal.read');
-    res.json(await deals.page(identity, parse(listDealsQuery, req.query)));
+    res.json(await deals.page(identity, parseQuery(listDealsQuery, req.query)));
   });
   return r;
 }

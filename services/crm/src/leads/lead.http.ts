@@ -1,7 +1,7 @@
 import { forbidden } from '@svc/platform/errors';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { parse, parseQuery } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
 import type { Router } from 'express';
 import { z } from 'zod';
@@ -29,7 +29,7 @@ export function leadRoutes(leads: Leads): ApiRouter {
   r.get('/leads', async (req, res) => {
     const identity = integrationOf(req);
     need(identity, 'crm/lead.read');
-    res.json(await leads.list(identity, parse(listLeadsQuery, req.query)));
+    res.json(await leads.list(identity, parseQuery(listLeadsQuery, req.query)));
   });
   r.get('/leads/:ref', async (req, res) => {
     const identity = integrationOf(req);

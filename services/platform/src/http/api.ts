@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import getRawBody from 'raw-body';
-import { errorBody, invalid } from '../errors.js';
+import { errorBody } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { checkPath, checkQuery, MULTIPART, readBody } from './body.js';
 import { toAppError } from './errors.js';
 
 /**
@@ -23,6 +23,8 @@ export interface ApiRequest {
   query: Record<string, string | string[] | undefined>;
   headers: IncomingHttpHeaders;
   body: unknown;
+  /** The unread request, on a route that declares multipart when the body is multipart/form-data. */
+  stream?: IncomingMessage;
   identity?: Identity;
   header(name: string): string | undefined;
 }
@@ -38,30 +40,36 @@ export interface ApiResponse {
 
 export type ApiHandler = (req: ApiRequest, res: ApiResponse) => unknown;
 
+export interface RouteOptions {
+  /** The route takes multipart/form-data as well as JSON: such a body reaches it unread, as `req.stream`. */
+  multipart?: boolean;
+}
+
 interface Route {
   method: HTTPMethod;
   path: string;
   handler: ApiHandler;
+  options: RouteOptions;
 }
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler): this {
-    this.routes.push({ method, path, handler });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, options: RouteOptions = {}): this {
+    this.routes.push({ method, path, handler, options });
     return this;
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
   }
-  post(path: string, handler: ApiHandler): this {
-    return this.add('POST', path, handler);
+  post(path: string, handler: ApiHandler, options?: RouteOptions): this {
+    return this.add('POST', path, handler, options);
   }
-  put(path: string, handler: ApiHandler): this {
-    return this.add('PUT', path, handler);
+  put(path: string, handler: ApiHandler, options?: RouteOptions): this {
+    return this.add('PUT', path, handler, options);
   }
-  patch(path: string, handler: ApiHandler): this {
-    return this.add('PATCH', path, handler);
+  patch(path: string, handler: ApiHandler, options?: RouteOptions): this {
+    return this.add('PATCH', path, handler, options);
   }
   delete(path: string, handler: ApiHandler): this {
     return this.add('DELETE', path, handler);
@@ -104,24 +112,10 @@ class NodeApiResponse implements ApiResponse {
   }
 }
 
-const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-const isJson = (req: IncomingMessage) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(req.headers['content-type'] ?? '');
-
-async function readJson(req: IncomingMessage, limit: string): Promise<unknown> {
-  if (!hasBody(req)) return undefined;
-  let text: string;
-  try {
-    text = await getRawBody(req, { limit, encoding: 'utf8', length: req.headers['content-length'] });
-  } catch (err) {
-    if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.too.large') throw invalid('body: too large');
-    throw invalid('body: could not be read');
-  }
-  if (!isJson(req)) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalid('body: malformed JSON');
-  }
+interface Store {
+  pattern: string;
+  handler: ApiHandler;
+  multipart?: boolean;
 }
 
 /**
@@ -135,14 +129,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler });
+      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, multipart: route.options.multipart });
     }
   }
 
   const serve = async (
     req: IncomingMessage,
     res: ServerResponse,
-    store: { pattern: string; handler: ApiHandler },
+    store: Store,
     params: Record<string, string | undefined>,
     path: string,
     search: string,
@@ -156,14 +150,18 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
-      const body = await readJson(req, limit);
+      const query = search ? parseQuery(search) : {};
+      if (search) checkQuery(query);
+      if (path.includes('%')) checkPath(path);
+      const body = await readBody(req, { limit, multipart: store.multipart });
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,
         params: params as Record<string, string>,
-        query: search ? parseQuery(search) : {},
+        query,
         headers: req.headers,
-        body,
+        body: body === MULTIPART ? undefined : body,
+        stream: body === MULTIPART ? req : undefined,
         identity,
         header: (name) => {
           const v = req.headers[name.toLowerCase()];
@@ -184,7 +182,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const path = q < 0 ? url : url.slice(0, q);
     const found = router.find(req.method as HTTPMethod, path);
     if (!found) return false;
-    void serve(req, res, found.store as { pattern: string; handler: ApiHandler }, found.params, path, q < 0 ? '' : url.slice(q + 1));
+    void serve(req, res, found.store as Store, found.params, path, q < 0 ? '' : url.slice(q + 1));
     return true;
   };
 }

@@ -3,6 +3,7 @@ import { AppError, errorBody, unauthorized } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { checkPath, checkQuery, readBody } from './body.js';
 import { toAppError, zodToInvalid } from './errors.js';
 
 declare global {
@@ -22,6 +23,8 @@ export interface HttpAppOptions {
   readiness: ReadinessCheck[];
   /** Routes of the service; every one of them requires a verified identity. */
   mount: (app: ExpressApp) => void;
+  /** Routes that take multipart/form-data: mounted before the JSON body rule, they read the request themselves. */
+  mountMultipart?: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
@@ -76,7 +79,25 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
       next(err);
     }
   });
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }));
+  // Every request's path, query and body under the rules of decision 0110, as on the integration routes.
+  app.use((req, _res, next) => {
+    try {
+      if (req.path.includes('%')) checkPath(req.path);
+      checkQuery(req.query);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    next();
+  });
+  options.mountMultipart?.(app);
+  const limit = options.bodyLimit ?? '1mb';
+  app.use((req, _res, next) => {
+    readBody(req, { limit }).then((body) => {
+      req.body = body;
+      next();
+    }, next);
+  });
   options.mount(app);
   app.use((req, _res, next) => next(new AppError('not_found', `Cannot ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));

@@ -1,7 +1,7 @@
 import { forbidden } from '@svc/platform/errors';
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { parse, parseQuery } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
 import { createTaskBody, deleteTaskQuery, listTasksQuery, updateTaskBody } from './task.schema.js';
 import type { TaskActor, TaskService } from './task.service.js';
@@ -28,7 +28,7 @@ export function taskRoutes(tasks: TaskService): ApiRouter {
   });
   r.get('/tasks', async (req, res) => {
     const actor = actorFor(req, TASK_PERMISSIONS.read);
-    res.json(await tasks.list(actor, parse(listTasksQuery, req.query)));
+    res.json(await tasks.list(actor, parseQuery(listTasksQuery, req.query)));
   });
   r.get('/tasks/:id', async (req, res) => {
     const actor = actorFor(req, TASK_PERMISSIONS.read);
@@ -40,7 +40,7 @@ export function taskRoutes(tasks: TaskService): ApiRouter {
   });
   r.delete('/tasks/:id', async (req, res) => {
     const actor = actorFor(req, TASK_PERMISSIONS.delete);
-    const { scope } = parse(deleteTaskQuery, req.query);
+    const { scope } = parseQuery(deleteTaskQuery, req.query);
     res.json(await tasks.delete(actor, req.params.id ?? '', scope ?? 'this'));
   });
   return r;
