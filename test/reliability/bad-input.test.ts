@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -25,6 +24,7 @@ const NASTY_STRINGS = [
   "' or '1'='1",
   '<script>alert(1)</script>',
   '{{7*7}}',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the Log4Shell probe is meant as a literal string
   '${jndi:ldap://x}',
   '../../../../etc/passwd',
   'x'.repeat(70_000),
@@ -41,7 +41,11 @@ const NASTY_STRINGS = [
 ];
 const PROTO_KEYS = ['__proto__', 'constructor', 'prototype'];
 
-const nastyString = fc.oneof(fc.constantFrom(...NASTY_STRINGS), fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ maxLength: 300 }));
+const nastyString = fc.oneof(
+  fc.constantFrom(...NASTY_STRINGS),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 300 }),
+);
 const nastyNumber = fc.oneof(
   fc.integer(),
   fc.double({ noNaN: true }),
@@ -74,7 +78,8 @@ const bodyNear = (valid: Record<string, unknown>) =>
         else if (fates[i] === 'replace') body[k] = values[i];
       });
       // Own property even for __proto__ (a plain assignment would set the prototype instead).
-      for (const [k, v] of Object.entries(extra)) Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
+      for (const [k, v] of Object.entries(extra))
+        Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
       return body;
     });
 const queryNear = (row: RouteRow) =>
@@ -85,7 +90,15 @@ const queryNear = (row: RouteRow) =>
   );
 const headersNear = fc.record(
   {
-    'content-type': fc.constantFrom('application/json', 'application/json; charset=utf-16', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', '', 'application/json; charset=latin1'),
+    'content-type': fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-16',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      '',
+      'application/json; charset=latin1',
+    ),
     accept: fc.constantFrom('*/*', 'text/html', 'application/xml', ''),
     'x-idempotency-key': fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('k'.repeat(300))),
     origin: fc.constantFrom('null', 'https://evil.example', 'http://[::1]'),
@@ -112,6 +125,7 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
   const sane = (res: { status: number; text: string; body: unknown }, what: string) => {
     expect(res.status, `${what}: ${res.text.slice(0, 300)}`).to.be.below(500);
     if (res.status >= 400) {
+      expect(res.body, `${what}: ${res.status} ${res.text.slice(0, 300)}`).to.be.an('object');
       expect(res.body, `${what}: ${res.text.slice(0, 300)}`).to.have.all.keys('statusCode', 'message', 'error');
       expect((res.body as { statusCode: number }).statusCode).to.equal(res.status);
     }
@@ -163,7 +177,10 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
               } catch {
                 parsed = undefined;
               }
-              sane({ status: res.status, text, body: parsed }, `${row.method} ${qs} ${JSON.stringify(headers)} ${JSON.stringify(body)?.slice(0, 500)}`);
+              sane(
+                { status: res.status, text, body: parsed },
+                `${row.method} ${qs} ${JSON.stringify(headers)} ${JSON.stringify(body)?.slice(0, 500)}`,
+              );
               if (res.status === 201) created++;
             },
           ),
@@ -189,15 +206,33 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
       ['a form', () => ['title=x', { 'content-type': 'application/x-www-form-urlencoded' }], [400, 415]],
       ['no content type', (r) => [Buffer.from(JSON.stringify(r.body!(w.own.ids))), {}], [400, 415]],
       ['UTF-16 declared', (r) => [JSON.stringify(r.body!(w.own.ids)), { 'content-type': 'application/json; charset=utf-16' }], [400, 415]],
-      ['a body over the size limit (12 MB)', (r) => [JSON.stringify({ ...r.body!(w.own.ids), title: 'x'.repeat(12 * 1024 * 1024) }), json], [413]],
+      [
+        'a body over the size limit (12 MB)',
+        (r) => [JSON.stringify({ ...r.body!(w.own.ids), title: 'x'.repeat(12 * 1024 * 1024) }), json],
+        [413],
+      ],
       ['arrays nested 100,000 deep', () => [deep(100_000), json], [400, 413]],
       ['objects nested 10,000 deep', () => [deepObject(10_000), json], [400]],
-      ['__proto__ pollution', (r) => [JSON.stringify(r.body!(w.own.ids)).replace(/^\{/, '{"__proto__":{"polluted":1,"title":"p"},'), json], [400]],
-      ['constructor.prototype pollution', (r) => [JSON.stringify(r.body!(w.own.ids)).replace(/^\{/, '{"constructor":{"prototype":{"polluted":1}},'), json], [400]],
+      [
+        '__proto__ pollution',
+        (r) => [JSON.stringify(r.body!(w.own.ids)).replace(/^\{/, '{"__proto__":{"polluted":1,"title":"p"},'), json],
+        [400],
+      ],
+      [
+        'constructor.prototype pollution',
+        (r) => [JSON.stringify(r.body!(w.own.ids)).replace(/^\{/, '{"constructor":{"prototype":{"polluted":1}},'), json],
+        [400],
+      ],
       ['a NUL byte in the title', (r) => [JSON.stringify({ ...r.body!(w.own.ids), title: 'a\u0000b' }), json], [400]],
       ['a lone surrogate in the title', (r) => [JSON.stringify({ ...r.body!(w.own.ids), title: 'a\ud800b' }), json], [400]],
-      ['invalid UTF-8 bytes', (r) => [Buffer.concat([Buffer.from(JSON.stringify(r.body!(w.own.ids)).slice(0, -1)), Buffer.from(',"title":"\xff\xfe"}', 'latin1')]), json], [400]],
-      ['a duplicate key', (r) => [JSON.stringify(r.body!(w.own.ids)).replace(/^\{/, '{"title":1,'), json], [400]],
+      [
+        'invalid UTF-8 bytes',
+        (r) => [
+          Buffer.concat([Buffer.from(JSON.stringify(r.body!(w.own.ids)).slice(0, -1)), Buffer.from(',"title":"\xff\xfe"}', 'latin1')]),
+          json,
+        ],
+        [400],
+      ],
     ];
     for (const row of withBodies) {
       for (const [name, make, statuses] of cases) {
@@ -215,6 +250,39 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
       const res = await w.call('GET', `/integrations/external/leads/${w.own.ids.lead}`, { token: w.own.key });
       expect(res.status).to.equal(200);
       expect(res.text).not.to.contain('polluted');
+    });
+  });
+
+  describe("what Node's HTTP parser refuses, answered in the error body", () => {
+    const rawExchange = (request: string) =>
+      new Promise<string>((resolve, reject) => {
+        const port = Number(new URL(w.system.gatewayUrl).port);
+        const s = net.connect(port, '127.0.0.1', () => s.write(request));
+        let got = '';
+        s.on('data', (c) => (got += c));
+        s.on('end', () => resolve(got));
+        s.on('error', reject);
+      });
+    const errorOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4));
+
+    it('a URL over the 16 KB header limit is 431 with the error body', async () => {
+      const res = await w.call('GET', `/integrations/external/leads?search=${'x'.repeat(70_000)}`, { token: w.own.key });
+      expect(res.status).to.equal(431);
+      expect(res.body).to.deep.equal({
+        statusCode: 431,
+        message: 'The request line and headers exceed 16 KB',
+        error: 'Request Header Fields Too Large',
+      });
+    });
+    it('a malformed request line is 400 with the error body', async () => {
+      const response = await rawExchange('GET /integrations/external/leads HTTP/9.9 junk\r\n\r\n');
+      expect(response).to.match(/^HTTP\/1\.1 400 /);
+      expect(errorOf(response)).to.deep.equal({ statusCode: 400, message: 'Malformed HTTP request', error: 'Bad Request' });
+    });
+    it('a header with a NUL byte is 400 with the error body', async () => {
+      const response = await rawExchange(`GET /integrations/external/leads HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n`);
+      expect(response).to.match(/^HTTP\/1\.1 400 /);
+      expect(errorOf(response).statusCode).to.equal(400);
     });
   });
 
@@ -236,7 +304,8 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
       const slow = Number(process.env.RELIABILITY_SLOW_CLIENTS ?? 300);
       for (let i = 0; i < idle; i++) await open();
       const slowSockets = await Promise.all(Array.from({ length: slow }, open));
-      for (const s of slowSockets) s.write(`POST /integrations/external/leads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.own.key}\r\n`);
+      for (const s of slowSockets)
+        s.write(`POST /integrations/external/leads HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${w.own.key}\r\n`);
       let trickles = 0;
       const trickle = setInterval(() => {
         trickles++;

@@ -16,7 +16,9 @@ export type ErrorKind =
   // What HTTP refuses before any route runs (decision 0110): a body too large, of the wrong media type, too slow.
   | 'too_large'
   | 'unsupported_media_type'
-  | 'request_timeout';
+  | 'request_timeout'
+  // The request line and headers did not fit the HTTP parser's limit (the gateway's clientError, decision 0122).
+  | 'headers_too_large';
 
 export class AppError extends Error {
   constructor(
@@ -48,6 +50,7 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   too_large: { statusCode: 413, error: 'Payload Too Large' },
   unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
   request_timeout: { statusCode: 408, error: 'Request Timeout' },
+  headers_too_large: { statusCode: 431, error: 'Request Header Fields Too Large' },
 };
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
@@ -62,11 +65,12 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   too_large: GrpcStatus.OUT_OF_RANGE,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   request_timeout: GrpcStatus.CANCELLED,
+  headers_too_large: GrpcStatus.INVALID_ARGUMENT,
 };
 
 // The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code maps
 // back to one of the first eight.
-const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['too_large', 'unsupported_media_type', 'request_timeout']);
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['too_large', 'unsupported_media_type', 'request_timeout', 'headers_too_large']);
 const kindOfGrpc = new Map<number, ErrorKind>(
   Object.entries(grpcOf)
     .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))
