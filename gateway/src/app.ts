@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
+import { hasBody } from '@svc/platform/http/body';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
@@ -9,6 +10,7 @@ import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-pr
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
+import { ApiDocument } from './openapi.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
@@ -26,12 +28,13 @@ export interface GatewayDeps {
 
 const TOKEN_KEY = Symbol('identityToken');
 const REVOKES_KEY = Symbol('revokesCompany');
+const WATCHED_KEY = Symbol('bodyWatched');
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [REVOKES_KEY]?: string };
+type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -39,11 +42,14 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'pr
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
   if (!(err instanceof AppError)) logger.error({ err }, 'gateway error');
+  else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind }, 'upstream failed');
   const body = errorBody(e.kind, e.message);
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 
 const EXTERNAL_PREFIX = '/integrations/external';
+/** The document needs no key: integrators read it before they have one (decision 0100). */
+const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
 const isExternal = (url: string) =>
   url.startsWith(EXTERNAL_PREFIX) &&
   (url.length === EXTERNAL_PREFIX.length || url[EXTERNAL_PREFIX.length] === '/' || url[EXTERNAL_PREFIX.length] === '?');
@@ -73,6 +79,11 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       proxyServer.on('proxyReq', (proxyReq, req) => {
         proxyReq.removeHeader('authorization');
         proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        // A body the client stopped sending must not hold the service's socket: gone with the client's.
+        if (req[WATCHED_KEY])
+          req.once('close', () => {
+            if (!req.complete) proxyReq.destroy();
+          });
       });
       proxyServer.on('error', (err, _req, res) => {
         logger.warn({ err: err.message, upstream: name }, 'upstream failed');
@@ -116,11 +127,43 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   >;
   const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
+  // A body that stops arriving is the client's timeout, not the service's: answered 408 after BODY_IDLE_TIMEOUT_MS
+  // without a byte, which closes the connection and so the upstream request. The socket's own idle timer does the
+  // watching (no timer or promise of ours), and only while a body is still coming: a GET never arms it.
+  const stalled = `body: nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`;
+  const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
+    req[WATCHED_KEY] = true;
+    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
+      if (req.complete) return;
+      logger.info({ method: req.method, path: req.url?.split('?')[0] }, 'request body stalled');
+      const body = JSON.stringify(errorBody('request_timeout', stalled));
+      if (res.headersSent) req.destroy();
+      else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
+    });
+    req.once('end', () => req.setTimeout(0));
+  };
+
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
     req[TOKEN_KEY] = token;
+    if (!req.complete && hasBody(req)) watchBody(req, res);
     const proxy = req[REVOKES_KEY] && upstream === 'crm' ? keyChangeProxy : proxies[upstream];
     proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
       sendError(res, err, logger),
+    );
+  };
+  const document = new ApiDocument(upstreamUrl);
+  const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    observe(req, res, 'openapi');
+    document.text().then(
+      (text) =>
+        res
+          .writeHead(200, {
+            'content-type': 'application/json; charset=utf-8',
+            'cache-control': 'public, max-age=30',
+            'access-control-allow-origin': '*',
+          })
+          .end(text),
+      (err: unknown) => sendError(res, err, logger),
     );
   };
   const app = express();
@@ -227,7 +270,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {
-    if (isExternal(req.url ?? '')) external(req, res);
+    const url = req.url ?? '';
+    if (url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET') {
+      openapi(req, res);
+    } else if (isExternal(url)) external(req, res);
     else app(req, res);
   };
 }

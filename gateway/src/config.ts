@@ -25,6 +25,8 @@ export const gatewayConfigSchema = z.object({
    */
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
+  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: env.logLevel.default('info'),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

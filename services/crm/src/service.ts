@@ -4,7 +4,7 @@ import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
-import { planOpenSql } from './companies/plan.js';
+import { crmPlan } from './companies/plan.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
@@ -12,6 +12,7 @@ import { Deals } from './deals/deal.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { crmEvents } from './sales/sales.events.js';
 
 interface Components {
   leads: Leads;
@@ -39,14 +40,11 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
   ],
+  events: crmEvents,
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();
     return () => leads.views.stop();
   },
-  // crm owns the plan: events of a company outside plan_valid_until are never written.
-  eventGate: async (em, companyId, at) => {
-    const [row] = await em.execute<{ open: boolean }[]>(`select ${planOpenSql('?', '?')} as open`, [companyId, at]);
-    return row?.open === true;
-  },
+  plan: crmPlan,
 };

@@ -90,10 +90,17 @@ export function errorBody(kind: ErrorKind, message: string): ErrorBody {
 
 export const grpcStatusOf = (kind: ErrorKind): GrpcStatus => grpcOf[kind];
 
-/** A gRPC failure from a peer turned back into our error set; deadline and connection failures become unavailable. */
+export const UNAVAILABLE_MESSAGE = 'A service this request needs is unavailable';
+
+/**
+ * A gRPC failure from a peer turned back into our error set. Deadline, connection and unknown failures become
+ * unavailable with a fixed message: their text names internal addresses, so it stays in `details.cause` for the
+ * log and never reaches a client.
+ */
 export function fromGrpcStatus(code: number, message: string): AppError {
-  if (code === GrpcStatus.DEADLINE_EXCEEDED) return unavailable(`upstream deadline exceeded: ${message}`);
-  return new AppError(kindOfGrpc.get(code) ?? 'unavailable', message);
+  const kind = kindOfGrpc.get(code);
+  if (kind === undefined || kind === 'unavailable') return new AppError('unavailable', UNAVAILABLE_MESSAGE, { cause: message });
+  return new AppError(kind, message);
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

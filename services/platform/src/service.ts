@@ -9,11 +9,16 @@ import type { z } from 'zod';
 import { ConfigError, loadConfig, type ServiceConfig, serviceConfigSchema } from './config.js';
 import { createOrm, migrate } from './db/orm.js';
 import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
-import { type EventToRecord, OutboxEvent, recordEvents } from './events/outbox.js';
+import { OutboxEvent } from './events/outbox.js';
+import type { EventToRecord } from './events/payloads.js';
+import type { PlanGate } from './events/plan.js';
 import { OutboxRelay } from './events/relay.js';
+import { OutboxWriter } from './events/writer.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
 import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
+import type { EventContract } from './http/contract.js';
+import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
 import { IdentityVerifier } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -26,8 +31,10 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   metrics: Metrics;
   orm: MikroORM;
   nats: Nats;
-  /** Writes events to this service's outbox inside the caller's transaction. */
-  recordEvents(em: EntityManager, events: EventToRecord[]): Promise<string[]>;
+  /** The service's outbox writer (decision 0090): on a MikroORM transaction (`record`) or a `pg` client (`write`). */
+  outbox: OutboxWriter;
+  /** `outbox.record(em, events)`: writes events to this service's outbox inside the caller's transaction. */
+  recordEvents(em: EntityManager, events: readonly EventToRecord[]): Promise<string[]>;
 }
 
 export interface DbDefinition {
@@ -50,11 +57,18 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
    */
   api?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ApiMount[];
+  /** The events this service issues, each with its payload's schema: the webhooks of the OpenAPI document. */
+  events?: readonly EventContract[];
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
   /**
-   * Whether a company's events are issued at this moment (its plan is valid), asked inside the transaction that
-   * records them: events of a company outside its plan are never written to the outbox.
+   * How the outbox writer applies the plan rule (events of a company outside its plan are never written): crm,
+   * which stores plans, in SQL; every other service asks crm (`askPlan`). Without it every event is written.
+   */
+  plan?: PlanGate | ((ctx: ServiceContext<z.infer<S>>, deps: D) => PlanGate);
+  /**
+   * @deprecated Use `plan` (`plan: (_ctx, { crm }) => askPlan((id) => crm.getCompany(id))`); asked outside the
+   * transaction (its `em` is a fork), as `plan`'s `ask` gate is.
    */
   eventGate?: (em: EntityManager, companyId: string, at: Date, deps: D) => Promise<boolean>;
   /** Background work of the service (consumers, schedulers); returns how to stop it. */
@@ -95,6 +109,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   const nats = await connectNats(config.NATS_URL, def.name, logger);
   await ensureEventStream(nats.jsm, config.NATS_STREAM, config.EVENT_SUBJECT_PREFIX);
 
+  // A gate given as a function is known once `setup` has built the service's components (a peer of crm, usually).
+  const { plan, eventGate } = def;
+  let gate: PlanGate = typeof plan === 'object' ? plan : { kind: 'none' };
+  let gateKnown = typeof plan !== 'function' && !eventGate;
+  const outbox = new OutboxWriter(schema, () => {
+    if (!gateKnown) throw new Error(`${def.name}: the outbox is used before setup returned (its plan gate comes from setup)`);
+    return gate;
+  });
   const ctx: ServiceContext<z.infer<S>> = {
     name: def.name,
     schema,
@@ -103,21 +125,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     metrics,
     orm,
     nats,
-    recordEvents: async (em, events) => {
-      const gate = def.eventGate;
-      if (!gate) return recordEvents(em, schema, events);
-      const now = new Date();
-      const open = new Map<string, boolean>();
-      for (const companyId of new Set(events.map((e) => e.companyId))) open.set(companyId, await gate(em, companyId, now, deps));
-      return recordEvents(
-        em,
-        schema,
-        events.filter((e) => open.get(e.companyId)),
-      );
-    },
+    outbox,
+    recordEvents: (em, events) => ctx.outbox.record(em, events),
   };
 
   const deps = def.setup ? def.setup(ctx) : (undefined as D);
+  if (typeof plan === 'function') gate = plan(ctx, deps);
+  else if (!plan && eventGate) gate = { kind: 'ask', open: (companyId, at) => eventGate(orm.em.fork(), companyId, at, deps) };
+  gateKnown = true;
   const relay = new OutboxRelay({
     orm,
     js: nats.js,
@@ -160,8 +175,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     ...(def.readiness?.(ctx, deps) ?? []),
   ];
   const verifier = new IdentityVerifier(config.IDENTITY_TOKEN_SECRET);
-  const app = createHttpApp({ logger, metrics, verifier, readiness, mount: def.http?.(ctx, deps) ?? (() => undefined) });
-  const api = createApiDispatcher({ mounts: def.api?.(ctx, deps) ?? [], verifier, logger, metrics });
+  const mounts = def.api?.(ctx, deps) ?? [];
+  let fragment: OpenApiFragment | undefined;
+  const openapi = () => {
+    fragment ??= documentedFragment(def.name, mounts, def.events ?? []);
+    return fragment;
+  };
+  const app = createHttpApp({ logger, metrics, verifier, readiness, openapi, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const api = createApiDispatcher({ mounts, verifier, logger, metrics });
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     if (!api(req, res)) app(req, res);
   });
@@ -199,6 +220,19 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     relay,
     stop,
   };
+}
+
+/** The service's part of the OpenAPI document: its contracts, and the routes registered without one. */
+export function documentedFragment(service: string, mounts: readonly ApiMount[], events: readonly EventContract[]): OpenApiFragment {
+  return serviceFragment(
+    service,
+    mounts.map(({ prefix, router }) => ({
+      prefix,
+      contracts: router.routes.flatMap((r) => (r.contract ? [r.contract] : [])),
+      undocumented: router.routes.filter((r) => !r.contract).map((r) => `${r.method} ${r.path}`),
+    })),
+    events,
+  );
 }
 
 /** The entry point of a service process: start, stop gracefully on SIGTERM or SIGINT, exit 1 on bad config. */

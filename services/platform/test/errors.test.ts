@@ -31,6 +31,16 @@ describe('the closed error set', () => {
       expect(fromGrpcStatus(grpcStatusOf(kind), 'm').kind).to.not.equal(kind);
     });
   }
+  it('answers a fixed message for a transport failure and keeps its detail (an address) for the log only', () => {
+    const detail = 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:9081';
+    for (const code of [status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.UNKNOWN, status.CANCELLED]) {
+      const e = fromGrpcStatus(code, detail);
+      expect(e.kind).to.equal('unavailable');
+      expect(e.message).to.equal('A service this request needs is unavailable');
+      expect(e.details).to.deep.equal({ cause: detail });
+    }
+    expect(fromGrpcStatus(status.NOT_FOUND, 'Lead not found').message).to.equal('Lead not found');
+  });
   it('turns a peer deadline into unavailable', () => {
     expect(fromGrpcStatus(status.DEADLINE_EXCEEDED, 'slow').kind).to.equal('unavailable');
   });

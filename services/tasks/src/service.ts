@@ -1,6 +1,7 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
-import { CrmPeer, planValidAt } from '@svc/platform/peers/crm';
+import { askPlan } from '@svc/platform/events/plan';
+import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { TaskStage, TaskType } from './catalog/catalog.entity.js';
@@ -9,6 +10,7 @@ import { TaskCatalog } from './catalog/catalog.service.js';
 import { CrmRecords } from './links/crm-records.js';
 import { migrations } from './migrations/index.js';
 import { SeriesMaterializer } from './recurrence/materializer.js';
+import { taskEvents } from './tasks/task.contract.js';
 import { Task, TaskRecurrence } from './tasks/task.entity.js';
 import { taskRoutes } from './tasks/task.http.js';
 import { TaskService } from './tasks/task.service.js';
@@ -42,7 +44,7 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       crm,
       records,
       catalog: new TaskCatalog(crm),
-      tasks: new TaskService({ pool, crm, records, schema: ctx.schema, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
+      tasks: new TaskService({ pool, crm, records, outbox: ctx.outbox, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
       materializer: new SeriesMaterializer(pool, {
         horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS,
         intervalMs: ctx.config.RECURRENCE_SWEEP_MS,
@@ -56,8 +58,9 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
     },
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
+  events: taskEvents,
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
-  eventGate: async (_em, companyId, at, { crm }) => planValidAt(await crm.getCompany(companyId), at),
+  plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, records, materializer }) => {
     materializer.start();
     return async () => {

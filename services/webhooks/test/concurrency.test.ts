@@ -47,8 +47,8 @@ describe('webhooks: per-subscription concurrency limit over every replica', () =
     }
     // The slow subscription's deliveries are issued first, so they are the oldest due ones.
     await h.publish(svc, companyId, [
-      ...Array.from({ length: EACH }, (_, i) => ({ key: 'lead.updated', payload: { n: i } })),
-      ...Array.from({ length: EACH }, (_, i) => ({ key: 'lead.created', payload: { n: i } })),
+      ...Array.from({ length: EACH }, (_, i) => ({ key: 'lead.updated' as const, payload: { n: i } })),
+      ...Array.from({ length: EACH }, (_, i) => ({ key: 'lead.created' as const, payload: { n: i } })),
     ]);
 
     await eventually(() => fast.answered === EACH, 20_000);

@@ -1,6 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crmService } from '@svc/crm';
+import type { EventKey } from '@svc/platform/events/catalog';
+import type { EventToRecord } from '@svc/platform/events/payloads';
 import { IdentitySigner } from '@svc/platform/identity';
 import { type RunningService, startService } from '@svc/platform/service';
 import type { TestDatabase } from '@svc/platform/testing';
@@ -68,7 +70,8 @@ export interface Harness {
   admin(service: RunningService, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   company(): Promise<string>;
   /** Issues events through a service's outbox, as crm does: relay, JetStream, the webhooks consumer. Returns their ids. */
-  publish(service: RunningService, companyId: string, events: { key: string; payload: Record<string, unknown> }[]): Promise<string[]>;
+  /** Records events with any payload under a catalog key: these tests are about delivery, not payload shapes. */
+  publish(service: RunningService, companyId: string, events: { key: EventKey; payload: Record<string, unknown> }[]): Promise<string[]>;
   stop(): Promise<void>;
 }
 
@@ -107,7 +110,7 @@ export async function startHarness(): Promise<Harness> {
       service.ctx.orm.em.fork().transactional((tx) =>
         service.ctx.recordEvents(
           tx,
-          events.map((e) => ({ companyId, eventKey: e.key, payload: e.payload })),
+          events.map((e) => ({ companyId, eventKey: e.key, payload: e.payload }) as EventToRecord),
         ),
       ),
     stop: async () => {

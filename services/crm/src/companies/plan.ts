@@ -1,9 +1,14 @@
+import type { PlanGate } from '@svc/platform/events/plan';
+import { planValidSql } from '@svc/platform/events/plan';
+
 /**
- * SQL truth value: the company's plan is valid at the given time. crm owns the plan; events of a company
- * outside plan_valid_until are never written (the eventGate and the native lead statements both use this).
+ * crm stores the plan, so its outbox writer applies the plan rule in SQL, inside the statement that writes the
+ * events (decision 0090): events of a company outside plan_valid_until are never written.
  */
-export const planOpenSql = (companyParam: string, atParam: string) =>
-  `exists (select 1 from companies c where c.id = ${companyParam} and (c.plan_valid_until is null or c.plan_valid_until > ${atParam}))`;
+export const crmPlan: PlanGate = {
+  kind: 'sql',
+  open: (company, at) => `exists (select 1 from companies c where c.id = ${company} and ${planValidSql('c.plan_valid_until', at)})`,
+};
 
 /**
  * SQL CTE body taking the next `code` of a per-company sequence (company_sequences): the row stays locked until

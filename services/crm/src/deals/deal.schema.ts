@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { createLeadFields, organizationConflict, updateConflicts, updateLeadFields } from '../leads/lead.schema.js';
+import { dateTimeParam, numberParam, salesListQueryShape } from '../sales/sales.list.js';
 
 /** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
 export const dealFields = {
@@ -31,3 +32,14 @@ export const updateDealBody = updateLeadFields
   })
   .superRefine(updateConflicts);
 export type UpdateDealBody = z.infer<typeof updateDealBody>;
+
+/** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
+export const listDealsQuery = z.strictObject({
+  ...salesListQueryShape,
+  deal_source_id: z.uuid('must be a UUID').optional(),
+  value_min: numberParam.optional(),
+  value_max: numberParam.optional(),
+  expected_close_from: dateTimeParam.optional(),
+  expected_close_to: dateTimeParam.optional(),
+});
+export type ListDealsQuery = z.infer<typeof listDealsQuery>;

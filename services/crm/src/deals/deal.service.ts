@@ -1,5 +1,6 @@
 import { run } from '@svc/platform/db/native';
 import { invalid, notFound } from '@svc/platform/errors';
+import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
@@ -92,15 +93,15 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
         deal.wonReasonDescription = description;
         await this.setGainReasons(client, deal, reasons);
       },
-      payload: ({ snapshot, at, by }) => ({
-        deal: snapshot,
-        won_date: at,
-        won_by: by,
-        customer_id: null,
-        gain_reason: reasons[0] ? namedSummary(reasons[0]) : null,
-        gain_reasons: reasons.map(namedSummary),
-        won_reason_description: description,
-      }),
+      event: ({ snapshot, at, by }) =>
+        salesEvent('deal', 'won', snapshot, {
+          won_date: at,
+          won_by: by,
+          customer_id: null,
+          gain_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+          gain_reasons: reasons.map(namedSummary),
+          won_reason_description: description,
+        }),
     });
   }
 

@@ -1,4 +1,5 @@
 import { notFound } from '@svc/platform/errors';
+import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { User } from '../companies/company.entity.js';
@@ -77,7 +78,7 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
       lossReasons: [],
       lossDescription: null,
       also: makeDeal && ((client, _lead, before, by) => makeDeal(client, before, by)),
-      payload: ({ snapshot, at, by }, deal) => ({ lead: snapshot, won_date: at, won_by: by, deal: deal ?? null }),
+      event: ({ snapshot, at, by }, deal) => salesEvent('lead', 'won', snapshot, { won_date: at, won_by: by, deal: deal ?? null }),
     });
   }
 }

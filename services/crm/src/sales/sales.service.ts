@@ -1,6 +1,7 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
-import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
-import { eventsRecorded } from '@svc/platform/events/outbox';
+import { AppError, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { salesKey } from '@svc/platform/events/catalog';
+import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -58,10 +59,8 @@ export interface CloseTarget {
   by: User;
 }
 
-export interface PendingEvent {
-  key: string;
-  payload: Record<string, unknown>;
-}
+/** An event of a change, typed by its key (the catalog's payload types). */
+export type PendingEvent = NewEvent;
 
 type Json = Record<string, unknown>;
 
@@ -189,6 +188,7 @@ export abstract class SalesRecords<
       await write(pool);
     } else {
       const plans = this.checkReferences(refs, body, record);
+      checkFollowers(refs, body.followers ?? []);
       await inTransaction(pool, async (client) => {
         await this.writeRelations(client, record, rel, body, refs, plans, now);
         if (handedOver) {
@@ -204,7 +204,18 @@ export abstract class SalesRecords<
         }
         await write(client);
       });
-      if (body.followers?.length || body.note) await this.afterCreation(actor, record, body, refs);
+      if (body.followers?.length || body.note) {
+        try {
+          await this.afterCreation(actor, record, body);
+        } catch (err) {
+          // Spec rule 6: the record stays created; the answer names it so a client need not create it again.
+          this.ctx.logger.error({ err, kind: this.kind, id: record.id }, 'followers and note failed after the record');
+          throw new AppError(
+            'internal',
+            `the ${this.kind} ${record.id} (code ${record.code}) was created, but its followers and note were not saved`,
+          );
+        }
+      }
     }
     return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
   }
@@ -222,7 +233,7 @@ export abstract class SalesRecords<
       JSON.stringify(payload),
     ]);
     if (!created) throw new Error(`${this.kind} insert returned no row`);
-    eventsRecorded(db, this.ctx.schema);
+    this.ctx.outbox.wake(db);
     record.code = Number(created.code);
   }
 
@@ -321,18 +332,12 @@ export abstract class SalesRecords<
   }
 
   /**
-   * Followers and note, saved after the record (spec rule 6): a failure is an error answer while the record stays
-   * created (and the idempotency key consumed). Duplicate users count once. The record's followers change its
+   * Followers and note, saved after the record (spec rule 6), checked before it (checkFollowers): what still fails
+   * here is an error answer naming the record, which stays created (and the idempotency key consumed). Duplicate users count once. The record's followers change its
    * snapshot, so `<kind>.updated` is written with them.
    */
-  private async afterCreation(actor: Actor, record: R, body: CB, refs: RichReads) {
+  private async afterCreation(actor: Actor, record: R, body: CB) {
     const followers = body.followers ?? [];
-    const failure = `the ${this.kind} ${record.code} was created without followers and note`;
-    followers.forEach((f, i) => {
-      if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user; ${failure}`);
-      if (f.role_id && !refs.roles.some((r) => r.id === f.role_id))
-        throw invalid(`followers[${i}].role_id: unknown follower role; ${failure}`);
-    });
     const users = new Set<string>();
     const rows = followers.flatMap((f) => {
       if (users.has(f.user_id)) return [];
@@ -613,12 +618,11 @@ export abstract class SalesRecords<
       const [touched] = await run<{ updated_at: string }>(client, this.sql.touch, [companyId, recordId]);
       after.record.updatedAt = new Date(touched!.updated_at);
       const snapshot = this.snapshot(after.record, after.rel);
-      const pending = [...events(before, after, snapshot), { key: `${this.kind}.updated`, payload: snapshot }];
-      const [recorded] = await run<{ written: number }>(client, this.sql.events, [
-        companyId,
-        JSON.stringify(pending.map((e) => ({ id: uuidv7(), key: e.key, payload: e.payload }))),
-      ]);
-      if (recorded?.written) eventsRecorded(client, this.ctx.schema);
+      const pending: PendingEvent[] = [...events(before, after, snapshot), { eventKey: salesKey(this.kind, 'updated'), payload: snapshot }];
+      await this.ctx.outbox.write(
+        client,
+        pending.map((e) => ({ ...e, companyId })),
+      );
       return after;
     });
   }
@@ -638,14 +642,12 @@ export abstract class SalesRecords<
     const { kind } = this;
     const events: PendingEvent[] = [];
     if (before.record.stageId !== after.record.stageId) {
-      events.push({
-        key: `${kind}.stage_changed`,
-        payload: {
+      events.push(
+        salesEvent(kind, 'stage_changed', snapshot, {
           previous_stage: stageSummary(before.rel.stage, before.rel.pipeline),
           current_stage: stageSummary(after.rel.stage, after.rel.pipeline),
-          [kind]: snapshot,
-        },
-      });
+        }),
+      );
     }
     const was = new Map(customFieldsWithAnswers(before.rel.customFields).map((f) => [f.field_id, f]));
     const now = new Map(customFieldsWithAnswers(after.rel.customFields).map((f) => [f.field_id, f]));
@@ -659,21 +661,19 @@ export abstract class SalesRecords<
     const removed: RemovedCustomField[] = [...was.values()]
       .filter((f) => !now.has(f.field_id))
       .map((f) => ({ field_id: f.field_id, field_name: f.field_name, field_type: f.field_type, previous_answers: f.answers }));
-    if (changed.length) events.push({ key: `${kind}.custom_field_updated`, payload: { [kind]: snapshot, custom_fields_changed: changed } });
-    if (removed.length) events.push({ key: `${kind}.custom_field_removed`, payload: { [kind]: snapshot, removed_fields: removed } });
+    if (changed.length) events.push(salesEvent(kind, 'custom_field_updated', snapshot, { custom_fields_changed: changed }));
+    if (removed.length) events.push(salesEvent(kind, 'custom_field_removed', snapshot, { removed_fields: removed }));
     const q0 = before.record;
     const q1 = after.record;
     if ((q0.qualityRating ?? null) !== (q1.qualityRating ?? null) || (q0.qualityReason ?? null) !== (q1.qualityReason ?? null)) {
-      events.push({
-        key: `${kind}.quality_updated`,
-        payload: {
-          [kind]: snapshot,
+      events.push(
+        salesEvent(kind, 'quality_updated', snapshot, {
           previous_quality: q0.qualityRating ?? null,
           previous_quality_reason: q0.qualityReason ?? null,
           new_quality: q1.qualityRating ?? null,
           new_quality_reason: q1.qualityReason ?? null,
-        },
-      });
+        }),
+      );
     }
     return events;
   }
@@ -722,14 +722,14 @@ export abstract class SalesRecords<
       won: false,
       lossReasons: reasons,
       lossDescription: description,
-      payload: ({ snapshot, at, by }) => ({
-        [this.kind]: snapshot,
-        lost_date: at,
-        lost_by: by,
-        loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
-        loss_reasons: reasons.map(namedSummary),
-        loss_reason_description: description,
-      }),
+      event: ({ snapshot, at, by }) =>
+        salesEvent(this.kind, 'lost', snapshot, {
+          lost_date: at,
+          lost_by: by,
+          loss_reason: reasons[0] ? namedSummary(reasons[0]) : null,
+          loss_reasons: reasons.map(namedSummary),
+          loss_reason_description: description,
+        }),
     });
   }
 
@@ -746,7 +746,8 @@ export abstract class SalesRecords<
       lossReasons: NamedItem[];
       lossDescription: string | null;
       also?: ((client: PoolClient, record: R, before: Loaded<R, Rel>, by: User) => Promise<X>) | undefined;
-      payload: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => Json;
+      /** The `<kind>.won` or `<kind>.lost` it fires. */
+      event: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => PendingEvent;
     },
   ): Promise<Loaded<R, Rel>> {
     const now = new Date();
@@ -767,12 +768,7 @@ export abstract class SalesRecords<
         await this.writeRecord(client, record);
         await this.setLossReasons(client, companyId, id, outcome.lossReasons);
       },
-      (_b, _a, snapshot) => [
-        {
-          key: `${this.kind}.${outcome.won ? 'won' : 'lost'}`,
-          payload: outcome.payload({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra),
-        },
-      ],
+      (_b, _a, snapshot) => [outcome.event({ snapshot, at: now.toISOString(), by: userSummary(by) }, extra)],
     );
   }
 
@@ -826,9 +822,7 @@ export abstract class SalesRecords<
       },
       (before, after, snapshot) => {
         const added = after.rel.tags.filter((t) => !before.rel.tags.some((b) => b.id === t.id));
-        return added.length
-          ? [{ key: `${this.kind}.tag_added`, payload: { [this.kind]: snapshot, added_tags: added.map(tagSummary) } }]
-          : [];
+        return added.length ? [salesEvent(this.kind, 'tag_added', snapshot, { added_tags: added.map(tagSummary) })] : [];
       },
     );
   }
@@ -845,7 +839,7 @@ export abstract class SalesRecords<
       },
       (before, after, snapshot) => {
         const removed = before.rel.tags.filter((t) => !after.rel.tags.some((a) => a.id === t.id));
-        return [{ key: `${this.kind}.tag_removed`, payload: { [this.kind]: snapshot, removed_tags: removed.map(tagSummary) } }];
+        return [salesEvent(this.kind, 'tag_removed', snapshot, { removed_tags: removed.map(tagSummary) })];
       },
     );
   }
@@ -1018,4 +1012,12 @@ export function responsibleOf(reads: CreateReads, id: string): { user: User; han
   const master = reads.users.find((u) => u.id === reads.masterUserId);
   if (!master) throw new Error(`company ${reads.masterUserId} has no master user`);
   return { user: master, handedOver: true };
+}
+
+/** The followers a creation names must be users and follower roles of the company: a 400 before anything is written. */
+function checkFollowers(refs: RichReads, followers: readonly { user_id: string; role_id?: string | null | undefined }[]): void {
+  followers.forEach((f, i) => {
+    if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user`);
+    if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalid(`followers[${i}].role_id: unknown follower role`);
+  });
 }

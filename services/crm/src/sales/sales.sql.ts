@@ -1,10 +1,12 @@
 import type { EntityName } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
+import { salesKey } from '@svc/platform/events/catalog';
+import { outboxInsertSql } from '@svc/platform/events/writer';
 import type { PoolClient } from 'pg';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { User } from '../companies/company.entity.js';
-import { nextCodeSql, planOpenSql } from '../companies/plan.js';
+import { crmPlan, nextCodeSql } from '../companies/plan.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import { type IdempotencySql, idempotencySql } from '../leads/idempotency.js';
 import type { MeasurementConsent } from '../leads/lead.entity.js';
@@ -78,8 +80,8 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
   /**
    * A creation in one statement, so the company's sequence row is locked for that statement and its commit only:
    * $1 company, $2 the record row (code filled in from the sequence), $3 acquisition rows, $4 outbox event id,
-   * $5 the `<kind>.created` payload (its `<kind>.code` filled in), $6 the outbox channel. The event is written only
-   * when the company's plan is valid. The first stage period opens with the record.
+   * $5 the `<kind>.created` payload (its `<kind>.code` filled in). The event is written only when the company's
+   * plan is valid (the outbox writer's SQL form, decision 0090). The first stage period opens with the record.
    */
   readonly create: Statement;
   /** $1 company, $2 tag ids, $3 person ids, $4 organization id or null, $5 user ids, $6 follower role ids (uuid[]). */
@@ -92,11 +94,6 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
   readonly idOf: Statement;
   /** $1 company, $2 uuid or null, $3 code or null: the record's id and whether user $4 may see it. */
   readonly access: Statement;
-  /**
-   * Events of one change: $1 company, $2 `[{id, key, payload}]`, $3 the outbox channel; written only when the
-   * company's plan is valid.
-   */
-  readonly events: Statement;
   /** The idempotency keys of the kind's creation (decision 0042). */
   readonly keys: IdempotencySql;
   /** $1 company, $2 record, $3 the record row: its changeable columns (EntityColumns) are written. */
@@ -162,11 +159,13 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
        ), a as (
          insert into marketing_acquisitions select (jsonb_populate_record(null::marketing_acquisitions, x)).*
          from jsonb_array_elements($3::jsonb) x, r
-       ), o as (
-         insert into outbox (id, company_id, event_key, payload, occurred_at)
-         select $4, $1, '${kind}.created', jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code)), now() from r
-         where ${planOpenSql('$1', 'now()')}
-       )
+       ), o as (${outboxInsertSql(crmPlan, {
+         id: '$4',
+         company: '$1',
+         key: salesKey(kind, 'created'),
+         payload: `jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code))`,
+         from: 'r',
+       })})
        select r.id, r.code from r`,
     );
     this.richReads = statement(
@@ -190,16 +189,6 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
     const byRef = 'r.company_id = $1 and (r.id = $2::uuid or ($2::uuid is null and r.code = $3::int))';
     this.idOf = statement(`crm_${kind}_id_of`, `select r.id from ${table} r where ${byRef}`);
     this.access = statement(`crm_${kind}_access`, `select r.id, ${this.visibleSql('r', '$4')} as visible from ${table} r where ${byRef}`);
-    this.events = statement(
-      'crm_sales_events',
-      `with o as (
-         insert into outbox (id, company_id, event_key, payload, occurred_at)
-         select e.id, $1, e.key, e.payload, now() from jsonb_to_recordset($2::jsonb) as e(id uuid, key text, payload jsonb)
-         where ${planOpenSql('$1', 'now()')}
-         returning 1
-       )
-       select count(*)::int as written from o`,
-    );
     this.keys = idempotencySql(
       kind,
       `${kind}_idempotency_keys`,

@@ -1,21 +1,29 @@
-/** The spec's catalog: the 33 event keys a subscription may name. No proposal.* events exist. */
-const crmEntityEvents = (entity: 'lead' | 'deal') =>
-  [
-    'created',
-    'updated',
-    'stage_changed',
-    'won',
-    'lost',
-    'tag_added',
-    'tag_removed',
-    'custom_field_updated',
-    'custom_field_removed',
-    'quality_updated',
-  ].map((verb) => `${entity}.${verb}`);
+/** What lead and deal events share: the same ten verbs (spec, Events: "Deal events mirror this for deals"). */
+export const SALES_VERBS = [
+  'created',
+  'updated',
+  'stage_changed',
+  'won',
+  'lost',
+  'tag_added',
+  'tag_removed',
+  'custom_field_updated',
+  'custom_field_removed',
+  'quality_updated',
+] as const;
+export type SalesVerb = (typeof SALES_VERBS)[number];
+/** The two kinds of sales record whose events mirror each other. */
+export type SalesEntity = 'lead' | 'deal';
 
+const salesKeys = <E extends SalesEntity>(entity: E) => SALES_VERBS.map((verb) => `${entity}.${verb}` as const);
+
+/**
+ * The spec's catalog: the 33 event keys a subscription may name, as literal types, so `EventKey` is their union
+ * and a misspelt key does not compile. No proposal.* events exist.
+ */
 export const EVENT_KEYS = [
-  ...crmEntityEvents('lead'),
-  ...crmEntityEvents('deal'),
+  ...salesKeys('lead'),
+  ...salesKeys('deal'),
   'chat.message_sent',
   'chat.message_received',
   'delivery.created',
@@ -33,3 +41,6 @@ export const EVENT_KEYS = [
 
 export type EventKey = (typeof EVENT_KEYS)[number];
 export const isEventKey = (key: string): key is EventKey => (EVENT_KEYS as readonly string[]).includes(key);
+
+/** The key of a sales event: `salesKey('deal', 'won')` is `'deal.won'`, typed as that literal. */
+export const salesKey = <E extends SalesEntity, V extends SalesVerb>(entity: E, verb: V) => `${entity}.${verb}` as `${E}.${V}`;

@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { afterCommit } from '../db/native.js';
+import type { EventToRecord } from './payloads.js';
 
 /**
  * The transactional outbox every service owns (in its own schema). A state change and its events are
@@ -22,11 +23,7 @@ export const OutboxEvent = defineEntity({
   indexes: [{ name: 'outbox_unpublished_idx', properties: ['id'], options: { where: 'published_at is null' } }],
 });
 
-export interface EventToRecord {
-  companyId: string;
-  eventKey: string;
-  payload: Record<string, unknown>;
-}
+export type { EventToRecord } from './payloads.js';
 
 /** The message on JetStream: the spec's envelope plus the routing facts the webhooks service needs. */
 export interface EventMessage {
@@ -93,14 +90,16 @@ function watchCommits(em: EntityManager): void {
 
 /**
  * Adds events to the outbox inside the caller's transaction (they are flushed with it) and wakes this process's
- * relay when the transaction commits. Returns the event ids.
+ * relay when the transaction commits. Returns the event ids. No plan check: a service records through
+ * `ctx.outbox.record(em, events)` (OutboxWriter, decision 0090), which applies its plan gate and then calls this.
  */
-export async function recordEvents(em: EntityManager, schema: string, events: EventToRecord[]): Promise<string[]> {
+export async function recordEvents(em: EntityManager, schema: string, events: readonly EventToRecord[]): Promise<string[]> {
   if (!events.length) return [];
   const occurredAt = new Date();
   const ids = events.map((event) => {
     const id = uuidv7();
-    em.create(OutboxEvent, { id, ...event, occurredAt, publishedAt: null });
+    const { companyId, eventKey, payload } = event;
+    em.create(OutboxEvent, { id, companyId, eventKey, payload: payload as Record<string, unknown>, occurredAt, publishedAt: null });
     return id;
   });
   watchCommits(em);

@@ -1,12 +1,15 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
+import { parse as parseQueryString } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { errorBody } from '../errors.js';
-import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
+import { errorBody, forbidden } from '../errors.js';
+import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { integrationOf } from './app.js';
 import { checkPath, checkQuery, MULTIPART, readBody } from './body.js';
+import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
+import { parse, parseQuery } from './parse.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -50,14 +53,35 @@ interface Route {
   path: string;
   handler: ApiHandler;
   options: RouteOptions;
+  /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
+  contract?: RouteContract;
 }
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler, options: RouteOptions = {}): this {
-    this.routes.push({ method, path, handler, options });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, options: RouteOptions = {}, contract?: RouteContract): this {
+    this.routes.push({ method, path, handler, options, contract });
     return this;
+  }
+  /**
+   * A documented route (decision 0100): the permission is checked first, then the path parameters, query, body and
+   * headers are parsed by the contract's schemas (a 400 naming the fields), and the handler gets them typed.
+   */
+  route<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+    const { permission, params, query, body, headers } = contract;
+    const headerNames = headers ? Object.keys(headers.shape) : [];
+    const checked: ApiHandler = (req, res) => {
+      if (permission && !hasPermission(integrationOf(req), permission)) throw forbidden(`The key lacks the permission ${permission}`);
+      const input = {
+        params: params ? parse(params, req.params) : req.params,
+        query: query ? parseQuery(query, req.query) : undefined,
+        body: body ? parse(body, req.body) : undefined,
+        headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
+      };
+      return handler(req, res, input as ContractInput<C>);
+    };
+    return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, { multipart: contract.multipart }, contract);
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
@@ -150,7 +174,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
-      const query = search ? parseQuery(search) : {};
+      const query = search ? parseQueryString(search) : {};
       if (search) checkQuery(query);
       if (path.includes('%')) checkPath(path);
       const body = await readBody(req, { limit, multipart: store.multipart });

@@ -14,7 +14,12 @@ export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): 
 
 /** Any error of a request as one of the closed set; what is not ours is logged and becomes a 500. */
 export function toAppError(err: unknown, logger: Logger, where: { method?: string; path?: string }): AppError {
-  if (err instanceof AppError) return err;
+  if (err instanceof AppError) {
+    // A peer's transport failure answers a fixed message; what it said (addresses) is for the log only.
+    if (err.details?.cause)
+      logger.warn({ err: err.details.cause, kind: err.kind, method: where.method, path: where.path }, 'upstream failed');
+    return err;
+  }
   if (err instanceof ZodError) return zodToInvalid(err);
   // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
   if (err instanceof URIError) return invalid(MALFORMED_PATH);

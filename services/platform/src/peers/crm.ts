@@ -43,5 +43,5 @@ export class CrmPeer {
   }
 }
 
-/** Whether events that occurred at `at` are issued under the company's plan (null: no end). */
-export const planValidAt = (company: Company, at: Date) => !company.plan_valid_until || Date.parse(company.plan_valid_until) > at.getTime();
+/** The plan rule, where services that ask crm have long found it; it lives with the outbox writer (events/plan). */
+export { planValidAt } from '../events/plan.js';

@@ -1,11 +1,12 @@
 import { inTransaction } from '@svc/platform/db/native';
 import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type CrmRecords, type LinkKind, type RecordIndex, RecordRefs } from '../links/crm-records.js';
 import { startSeries } from '../recurrence/series.js';
-import { recordTaskEvents, taskCompletedPayload } from './task.events.js';
+import { taskCompletedPayload } from './task.events.js';
 import { listTasks } from './task.list.js';
 import { type Composed, composeTask } from './task.rules.js';
 import { type CreateTaskBody, LINK_FIELDS, type LinkField, type ListTasksQuery, type UpdateTaskBody } from './task.schema.js';
@@ -23,7 +24,8 @@ export interface TaskServiceOptions {
   pool: () => Promise<Pool>;
   crm: CrmPeer;
   records: CrmRecords;
-  schema: string;
+  /** The service's outbox writer (ctx.outbox): plan checked with crm, relay woken after the commit. */
+  outbox: OutboxWriter;
   horizonDays: number;
 }
 
@@ -103,7 +105,7 @@ export class TaskService {
   }
 
   private completedEvents(reads: TaskRead[], idx: RecordIndex) {
-    return reads.map((r) => ({ companyId: r.task.company_id, eventKey: 'task.completed', payload: taskCompletedPayload(r, idx) }));
+    return reads.map((r) => ({ companyId: r.task.company_id, eventKey: 'task.completed' as const, payload: taskCompletedPayload(r, idx) }));
   }
 
   async create(actor: TaskActor, body: CreateTaskBody): Promise<TaskView> {
@@ -137,7 +139,7 @@ export class TaskService {
           const openStageId = catalog.open_stage?.id ?? composed.stage.id;
           await startSeries(tx, first, composed.recurrence, openStageId, now, this.o.horizonDays);
         } else await insertTasks(tx, [first]);
-        if (composed.completedNow) await recordTaskEvents(tx, this.o.crm, this.o.schema, this.completedEvents([read], idx));
+        if (composed.completedNow) await this.o.outbox.write(tx, this.completedEvents([read], idx));
       });
     }
     return taskView(read, idx, viewerOf(actor, idx), []);
@@ -227,7 +229,7 @@ export class TaskService {
       }
       const parent = body.parent_task_id === undefined ? current.parent : parentSummary(catalog.parent);
       const read = readOf(composed, parent, series);
-      if (composed.completedNow) await recordTaskEvents(tx, this.o.crm, this.o.schema, this.completedEvents([read], idx));
+      if (composed.completedNow) await this.o.outbox.write(tx, this.completedEvents([read], idx));
       const subtasks = family.filter((r) => r.task.id !== id).map((r) => ({ ...r, parent: { id: row.id, title: row.title } }));
       return this.detail(actor, id, [read, ...subtasks], idx);
     });

@@ -1,0 +1,100 @@
+import type { EventKey, SalesEntity, SalesVerb } from './catalog.js';
+
+/**
+ * The payload of each event key (spec, Events), so a writer is typed by its key: `EventPayloads['deal.won']` names
+ * the fields a deal.won carries. The snapshots and summaries inside are the owning service's types (crm's
+ * LeadSnapshot, tasks' task resource); here they are objects, since the platform does not know their fields. Keys
+ * whose payload the spec leaves "not shown" are open records until their service writes them down here.
+ */
+type Snapshot = object;
+type Summary = object | null;
+
+/** The fields of a sales event besides its record's snapshot (`lead` or `deal`). */
+export interface SalesEventFields<E extends SalesEntity> {
+  created: {
+    custom_fields_changed?: readonly object[];
+    previous_quality?: number | null;
+    previous_quality_reason?: string | null;
+    new_quality?: number | null;
+    new_quality_reason?: string | null;
+  };
+  updated: never;
+  stage_changed: { previous_stage: Summary; current_stage: Summary };
+  won: E extends 'lead'
+    ? { won_date: string; won_by: Summary; deal: Snapshot | null }
+    : {
+        won_date: string;
+        won_by: Summary;
+        customer_id: string | null;
+        gain_reason: Summary;
+        gain_reasons: readonly object[];
+        won_reason_description: string | null;
+      };
+  lost: {
+    lost_date: string;
+    lost_by: Summary;
+    loss_reason: Summary;
+    loss_reasons: readonly object[];
+    loss_reason_description: string | null;
+  };
+  tag_added: { added_tags: readonly object[] };
+  tag_removed: { removed_tags: readonly object[] };
+  custom_field_updated: { custom_fields_changed: readonly object[] };
+  custom_field_removed: { removed_fields: readonly object[] };
+  quality_updated: {
+    previous_quality: number | null;
+    previous_quality_reason: string | null;
+    new_quality: number | null;
+    new_quality_reason: string | null;
+  };
+}
+
+/** A sales event's payload: the record's snapshot under its kind, plus the verb's fields; `<kind>.updated` is the snapshot itself. */
+export type SalesPayload<E extends SalesEntity, V extends SalesVerb> = V extends 'updated'
+  ? Snapshot
+  : { [K in E]: Snapshot } & SalesEventFields<E>[V];
+
+type SalesPayloads = {
+  [K in `${SalesEntity}.${SalesVerb}`]: K extends `${infer E extends SalesEntity}.${infer V extends SalesVerb}`
+    ? SalesPayload<E, V>
+    : never;
+};
+
+/** Keys whose payload the spec does not show: their owning service's shape, narrowed here once written down. */
+type Open = Record<string, unknown>;
+
+export type EventPayloads = SalesPayloads & {
+  /** Decision 0022: the task as GET /tasks/{id} shows it (less the caller-dependent fields), who completed it and when. */
+  'task.completed': { task: Snapshot; completed_by: unknown; completed_at: unknown };
+  'chat.message_sent': Open;
+  'chat.message_received': Open;
+  'delivery.created': Open;
+  'delivery.updated': Open;
+  'delivery.stage_changed': Open;
+  'delivery.completed': Open;
+  'contract.created': Open;
+  'contract.updated': Open;
+  'contract.canceled': Open;
+  'contract.renewed': Open;
+  'contract.completed': Open;
+  'satisfaction.public_submission_created': Open;
+};
+
+/** One event to write: its key and the payload that key carries. A union over the keys, so key and payload agree. */
+export type NewEvent<K extends EventKey = EventKey> = { [Key in K]: { eventKey: Key; payload: EventPayloads[Key] } }[K];
+
+/** An event of a company to write to the outbox. */
+export type EventToRecord<K extends EventKey = EventKey> = NewEvent<K> & { companyId: string };
+
+/**
+ * A sales event, built where the kind is a value (code shared by leads and deals): the snapshot goes under the
+ * kind and the key is `<kind>.<verb>`. Typed per verb; `SalesEventFields` says which fields each verb carries.
+ */
+export function salesEvent<E extends SalesEntity, V extends Exclude<SalesVerb, 'updated'>>(
+  kind: E,
+  verb: V,
+  snapshot: Snapshot,
+  fields: SalesEventFields<E>[V],
+): NewEvent {
+  return { eventKey: `${kind}.${verb}`, payload: { [kind]: snapshot, ...fields } } as NewEvent;
+}
