@@ -267,6 +267,13 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
+  // Messaging providers (Meta) call back without an integration key: the chat service checks their signature
+  // over the raw body, which the proxy streams on untouched.
+  app.use('/providers', (req, res) => {
+    req.url = req.originalUrl;
+    forward('chat', '', req, res);
+  });
+
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {

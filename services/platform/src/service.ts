@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
@@ -71,6 +71,11 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * transaction (its `em` is a fork), as `plan`'s `ask` gate is.
    */
   eventGate?: (em: EntityManager, companyId: string, at: Date, deps: D) => Promise<boolean>;
+  /**
+   * Routes outside the gateway's identity (a messaging provider's callbacks, which carry their own signature over
+   * the raw body): tried first, on the bare request with its body unread; returns true when it took the request.
+   */
+  unauthenticated?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Background work of the service (consumers, schedulers); returns how to stop it. */
   workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
 }
@@ -183,7 +188,9 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   };
   const app = createHttpApp({ logger, metrics, verifier, readiness, openapi, mount: def.http?.(ctx, deps) ?? (() => undefined) });
   const api = createApiDispatcher({ mounts, verifier, logger, metrics });
+  const open = def.unauthenticated?.(ctx, deps);
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    if (open?.(req, res)) return;
     if (!api(req, res)) app(req, res);
   });
   server.headersTimeout = 66_000;
