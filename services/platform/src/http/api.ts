@@ -81,7 +81,13 @@ export class ApiRouter {
       };
       return handler(req, res, input as ContractInput<C>);
     };
-    return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, { multipart: contract.multipart }, contract);
+    return this.add(
+      contract.method.toUpperCase() as HTTPMethod,
+      routerPath(contract.path),
+      checked,
+      { multipart: contract.multipart },
+      contract,
+    );
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
