@@ -111,3 +111,26 @@ export function requireUuid(value: string, what: string): string {
   if (!isUuid(value)) throw notFound(what);
   return value;
 }
+
+/** Postgres SQLSTATEs of a server that is going away or not accepting connections yet (class 08, 57P01-57P03). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+/** pg's own messages for a connection that broke or never came (it sets no code on these). */
+const STORE_UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Connection is closed|the database system is (shutting down|starting up|in recovery mode|not yet accepting connections)/i;
+
+/**
+ * A database that is down or restarting is the service's temporary unavailability (503, which clients retry), not
+ * an internal error (500): the driver's error, or one an ORM wrapped around it, is recognised by its SQLSTATE,
+ * its errno code or pg's message (decision 0123).
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; depth++) {
+    for (const code of [(e as { code?: unknown }).code, (e as { sqlState?: unknown }).sqlState])
+      if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+    if (STORE_UNAVAILABLE_MESSAGE.test(e.message)) return true;
+    if (e instanceof AggregateError && e.errors.some((inner) => isStoreUnavailable(inner))) return true;
+    e = (e as { cause?: unknown; previous?: unknown }).cause ?? (e as { previous?: unknown }).previous;
+  }
+  return false;
+}
