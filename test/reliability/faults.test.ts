@@ -186,7 +186,10 @@ describe('reliability: kill -9 of every deployable and restarts of NATS, Redis a
     console.log(`      failed attempts (retried): ${summary(load.failures)}`);
     expect(receiver.problems).to.deep.equal([]);
     // An outage is a 503 (retry) or a refused connection, never a 500 that tells a client its request was wrong.
-    expect([...load.failures].filter(([what]) => what.endsWith(':500')), 'attempts answered 500').to.deep.equal([]);
+    expect(
+      [...load.failures].filter(([what]) => what.endsWith(':500')),
+      'attempts answered 500',
+    ).to.deep.equal([]);
     expect(lost, 'acknowledged creations missing').to.deep.equal([]);
     expect(duplicated, 'titles created twice').to.deep.equal([]);
     expect(undelivered, 'committed leads whose lead.created never arrived').to.deep.equal([]);
