@@ -11,6 +11,7 @@ import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
+import { PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
@@ -262,6 +263,28 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       req.url = req.originalUrl;
       (req as ProxiedRequest)[REVOKES_KEY] = companyOfKeyChange(req.method, req.originalUrl);
       forward(upstream, adminToken.value, req, res);
+    } catch (err) {
+      sendError(res, err, logger);
+    }
+  });
+
+  // The public satisfaction form (admin-api.md): no key, limited per address and per token, forwarded to crm as
+  // the `public` identity, which no other route of any service accepts.
+  const publicLimiter = new PublicRateLimiter(
+    deps.redis,
+    config.REDIS_KEY_PREFIX,
+    config.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    config.PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE,
+  );
+  let publicToken: { value: string; refreshAt: number } | undefined;
+  app.use(PUBLIC_PREFIX, async (req, res) => {
+    try {
+      await publicLimiter.consume(req, res);
+      if (!publicToken || publicToken.refreshAt <= Date.now()) {
+        publicToken = { value: await deps.signer.sign({ kind: 'public' }), refreshAt: Date.now() + deps.signer.lifetimeMs / 2 };
+      }
+      req.url = req.originalUrl;
+      forward('crm', publicToken.value, req, res);
     } catch (err) {
       sendError(res, err, logger);
     }

@@ -24,6 +24,9 @@ export const gatewayConfigSchema = z.object({
    * (decision 0120); this bounds a revocation whose broadcast was lost. At most 1 s.
    */
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
+  /** The public satisfaction form: requests per minute per client address, and per token (decision 0082). */
+  PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
   BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),

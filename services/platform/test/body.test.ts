@@ -62,7 +62,7 @@ describe('request bodies, text and queries: one rule for both HTTP stacks', () =
       verifier,
       readiness: [],
       bodyLimit: '1kb',
-      mountMultipart: (a) => {
+      mountOwnBody: (a) => {
         a.post('/adm/uploads', async (req, res) => {
           let bytes = 0;
           for await (const chunk of req) bytes += (chunk as Buffer).length;

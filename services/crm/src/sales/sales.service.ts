@@ -10,6 +10,7 @@ import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } f
 import type { User } from '../companies/company.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.service.js';
 import { ContactSql, type PersonWithContacts } from '../contacts/contact.sql.js';
+import { attemptOwnerOf } from '../leads/attempts.js';
 import { type CreationAnswer, createOnce } from '../leads/idempotency.js';
 import { LeadStatus, type MeasurementConsent } from '../leads/lead.entity.js';
 import type { CreateLeadBody, UpdateLeadBody } from '../leads/lead.schema.js';
@@ -139,7 +140,10 @@ export abstract class SalesRecords<
     const key = headerKey ?? body.idempotency_key;
     try {
       if (!key) return await this.createRecord(actor, body, marketing, false);
-      return await createOnce(await this.pool, this.sql.keys, actor.companyId, key, () => this.createRecord(actor, body, marketing, true));
+      const owner = attemptOwnerOf(this.ctx);
+      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, () =>
+        this.createRecord(actor, body, marketing, true),
+      );
     } catch (err) {
       throw withoutSensitiveText(err, marketing.sensitive);
     }

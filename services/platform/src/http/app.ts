@@ -1,9 +1,16 @@
-import express, { type ErrorRequestHandler, type Express as ExpressApp, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express as ExpressApp,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { AppError, errorBody, unauthorized } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
-import { checkPath, checkQuery, readBody } from './body.js';
+import { checkPath, checkQuery, checkText, readBody } from './body.js';
 import { toAppError, zodToInvalid } from './errors.js';
 
 declare global {
@@ -25,8 +32,11 @@ export interface HttpAppOptions {
   openapi?: () => unknown;
   /** Routes of the service; every one of them requires a verified identity. */
   mount: (app: ExpressApp) => void;
-  /** Routes that take multipart/form-data: mounted before the JSON body rule, they read the request themselves. */
-  mountMultipart?: (app: ExpressApp) => void;
+  /**
+   * Routes that read their own bodies (multipart uploads, an HTML form's urlencoded post): mounted before the JSON
+   * body rule of decision 0110, they apply it themselves to the JSON they also take (`jsonBody`).
+   */
+  mountOwnBody?: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
@@ -94,14 +104,8 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
     }
     next();
   });
-  options.mountMultipart?.(app);
-  const limit = options.bodyLimit ?? '1mb';
-  app.use((req, _res, next) => {
-    readBody(req, { limit }).then((body) => {
-      req.body = body;
-      next();
-    }, next);
-  });
+  options.mountOwnBody?.(app);
+  app.use(jsonBody(options.bodyLimit ?? '1mb'));
   options.mount(app);
   app.use((req, _res, next) => next(new AppError('not_found', `Cannot ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
@@ -109,6 +113,30 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
 }
 
 export { zodToInvalid };
+
+/**
+ * The JSON body rule of decision 0110 as Express middleware (`req.body`); a body whose media type matches `other`
+ * is left to a parser of the route's own run before it (express.urlencoded), whose text is checked all the same.
+ */
+export function jsonBody(limit: string, other?: RegExp): RequestHandler {
+  return (req, _res, next) => {
+    if (other?.test(req.headers['content-type'] ?? '')) {
+      // Parsed by the route's own parser before this: its text follows the same rule.
+      try {
+        checkText(req.body);
+      } catch (err) {
+        next(err);
+        return;
+      }
+      next();
+      return;
+    }
+    readBody(req, { limit }).then((body) => {
+      req.body = body;
+      next();
+    }, next);
+  };
+}
 
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
