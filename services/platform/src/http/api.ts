@@ -30,6 +30,8 @@ export interface ApiRequest {
   stream?: IncomingMessage;
   identity?: Identity;
   header(name: string): string | undefined;
+  /** The request itself: a streaming route (`ApiRouter.stream`) reads a body that is not JSON from it. */
+  raw: IncomingMessage;
 }
 
 export interface ApiResponse {
@@ -55,6 +57,8 @@ interface Route {
   options: RouteOptions;
   /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
   contract?: RouteContract;
+  /** A body that is not JSON is left unread for the handler (`req.raw`), e.g. a multipart upload streamed on. */
+  streams?: boolean;
 }
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
@@ -88,6 +92,17 @@ export class ApiRouter {
       { multipart: contract.multipart },
       contract,
     );
+  }
+  /**
+   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route`; any other body
+   * (multipart/form-data) is left unread on `req.raw` for the handler, and `input.body` is the contract's schema
+   * applied to nothing.
+   */
+  stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+    this.route(contract, handler);
+    const added = this.routes[this.routes.length - 1]!;
+    added.streams = true;
+    return this;
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
@@ -159,7 +174,12 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, multipart: route.options.multipart });
+      // A streaming route (main's `stream`) takes its multipart body unread, as a route declaring multipart does.
+      router.on(route.method, pattern, () => undefined, {
+        pattern,
+        handler: route.handler,
+        multipart: route.options.multipart === true || route.streams === true,
+      });
     }
   }
 
@@ -193,6 +213,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
         body: body === MULTIPART ? undefined : body,
         stream: body === MULTIPART ? req : undefined,
         identity,
+        raw: req,
         header: (name) => {
           const v = req.headers[name.toLowerCase()];
           return Array.isArray(v) ? v[0] : v;
