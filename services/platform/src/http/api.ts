@@ -6,7 +6,7 @@ import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } 
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { integrationOf } from './app.js';
-import { checkPath, checkQuery, MULTIPART, readBody } from './body.js';
+import { checkPath, checkQuery, hasBody, isJsonBody, MULTIPART, readBody } from './body.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
 import { parse, parseQuery } from './parse.js';
@@ -161,6 +161,8 @@ interface Store {
   pattern: string;
   handler: ApiHandler;
   multipart?: boolean;
+  /** Any body that is not JSON reaches the handler unread (`ApiRouter.stream`). */
+  streams?: boolean;
 }
 
 /**
@@ -174,11 +176,11 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      // A streaming route (main's `stream`) takes its multipart body unread, as a route declaring multipart does.
       router.on(route.method, pattern, () => undefined, {
         pattern,
         handler: route.handler,
-        multipart: route.options.multipart === true || route.streams === true,
+        multipart: route.options.multipart,
+        streams: route.streams === true,
       });
     }
   }
@@ -203,7 +205,9 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
       const query = search ? parseQueryString(search) : {};
       if (search) checkQuery(query);
       if (path.includes('%')) checkPath(path);
-      const body = await readBody(req, { limit, multipart: store.multipart });
+      // A streaming route reads a body that is not JSON itself (an upload); a JSON one follows the one rule.
+      const body =
+        store.streams && hasBody(req) && !isJsonBody(req) ? MULTIPART : await readBody(req, { limit, multipart: store.multipart });
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,

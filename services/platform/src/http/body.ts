@@ -17,6 +17,8 @@ export const TEXT_RULE = 'must not contain NUL characters or unpaired UTF-16 sur
 export const NOT_JSON = 'content-type: must be application/json';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+/** A body declared as JSON (or `+json`); anything else is not read as JSON. */
+export const isJsonBody = (req: IncomingMessage) => JSON_TYPE.test(req.headers['content-type'] ?? '');
 const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 const BODY_REQUIRED = new Set(['PUT', 'PATCH']);
