@@ -36,8 +36,9 @@ describe('reliability: the route table lists every external route the gateway se
       }
     }
     expect(unlisted, 'served routes without a row in test/reliability/route-table.ts').to.deep.equal([]);
-    // And the table lists nothing the gateway does not serve (a stale row would test nothing).
-    for (const r of ROUTES)
+    // And the table lists nothing the gateway does not serve (a stale row would test nothing); paths deeper than an
+    // item are not probed, the OpenAPI case below covers them.
+    for (const r of ROUTES.filter((row) => /^\/[\w-]+(\/\{\w+\})?$/.test(row.path)))
       expect(served, `row ${r.method} ${r.path}`).to.include(`${r.method} /${r.path.split('/')[1]} (${shapeOf(r.path)})`);
   });
 

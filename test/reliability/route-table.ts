@@ -9,7 +9,7 @@ type Ids = Record<Kind, string>;
  * hold ids of which kind), and every generated case covers it without new test code.
  */
 export interface RouteRow {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Under /integrations/external; `{lead}` stands for the id of a record of kind `lead`. */
   path: string;
   permission: string;
@@ -26,6 +26,11 @@ export interface RouteRow {
   queryIds?: Record<string, Kind>;
   /** Answers a page `{total, records, ...}` or an array. */
   list?: boolean;
+  /**
+   * False for a route whose valid request needs what the world does not set up (a provider on the other side, a
+   * message sent): its id and permission cases still run, the case that proves the own request answers 2xx does not.
+   */
+  baseline?: false;
 }
 
 const leadBody = (ids: Ids) => ({
@@ -155,6 +160,40 @@ export const ROUTES: RouteRow[] = [
     bodyIds: Object.fromEntries(Object.entries(taskBodyIds).filter(([k]) => k !== 'parent_task_id')),
   },
   { method: 'DELETE', path: '/tasks/{task}', permission: 'crm/task.delete' },
+  { method: 'GET', path: '/chats', permission: 'crm/chats.read', list: true },
+  { method: 'POST', path: '/chats', permission: 'crm/chats.create', baseline: false },
+  { method: 'GET', path: '/chats/unread-summary', permission: 'crm/chats.read' },
+  { method: 'GET', path: '/chats/{chat}', permission: 'crm/chats.read' },
+  { method: 'GET', path: '/chats/{chat}/assignable-agents', permission: 'crm/chats.read' },
+  { method: 'GET', path: '/chats/{chat}/messages', permission: 'crm/chats.read' },
+  { method: 'POST', path: '/chats/{chat}/messages', permission: 'crm/chats.write', baseline: false },
+  {
+    method: 'POST',
+    path: '/chats/{chat}/messages/typing',
+    permission: 'crm/chats.write',
+    body: () => ({ is_typing: false }),
+    baseline: false,
+  },
+  { method: 'DELETE', path: '/chats/{chat}/messages/{message}', permission: 'crm/chats.delete' },
+  { method: 'POST', path: '/chats/{chat}/read', permission: 'crm/chats.update' },
+  {
+    method: 'PATCH',
+    path: '/chats/{chat}/responsible',
+    permission: 'crm/chats.update',
+    body: (ids) => ({ user_id: ids.user }),
+    bodyIds: { user_id: 'user' },
+  },
+  { method: 'DELETE', path: '/chats/{chat}/participants/{user}', permission: 'crm/chats.update', baseline: false },
+  { method: 'GET', path: '/chats/{chat}/templates', permission: 'crm/chats.read', baseline: false },
+  { method: 'GET', path: '/chats/{chat}/scheduled-messages', permission: 'crm/chats.read' },
+  {
+    method: 'POST',
+    path: '/chats/{chat}/scheduled-messages',
+    permission: 'crm/chats.write',
+    body: () => ({ scheduled_at: new Date(Date.now() + 7_200_000).toISOString(), body: 'Tenancy probe' }),
+  },
+  { method: 'POST', path: '/chats/{chat}/scheduled-messages/{scheduled_message}/cancel', permission: 'crm/chats.write', baseline: false },
+  { method: 'POST', path: '/satisfaction/links', permission: 'crm/satisfaction.write', baseline: false },
 ];
 
 /** The path params of a row, in order: `{lead}` → 'lead'. */

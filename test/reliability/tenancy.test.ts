@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { CallResult } from '../support/client.js';
 import { pathKinds, pathOf, ROUTES, type RouteRow, withValueAt } from './route-table.js';
-import { type World, world } from './support/world.js';
+import { UNSEEDED, type World, world } from './support/world.js';
 
 const ERROR_KEYS = ['statusCode', 'message', 'error'];
 
@@ -29,7 +29,8 @@ describe('reliability: tenancy and permissions on every route (generated from th
   /** The other company's record the path named is still there, unchanged. */
   const untouched = async (row: RouteRow) => {
     const kind = pathKinds(row)[0];
-    if (!kind || row.method === 'GET') return;
+    // The records with a title the other company can read back by their id.
+    if (!kind || row.method === 'GET' || !['leads', 'deals', 'tasks'].includes(row.path.split('/')[1]!)) return;
     const res = await w.call('GET', `/integrations/external/${row.path.split('/')[1]}/${w.other.ids[kind]}`, { token: w.other.key });
     expect(res.status, res.text).to.equal(200);
     expect(res.body.title).to.contain(w.other.marker);
@@ -37,14 +38,14 @@ describe('reliability: tenancy and permissions on every route (generated from th
 
   for (const row of ROUTES) {
     describe(`${row.method} ${row.path}`, () => {
-      if (row.method !== 'DELETE') {
+      if (row.method !== 'DELETE' && row.baseline !== false) {
         it('answers the own company (the cases below change one id of this request)', async () => {
           const res = await send(row, w.own.key);
           expect(res.status, res.text).to.be.within(200, 299);
           noLeak(res);
         });
       }
-      for (const kind of pathKinds(row)) {
+      for (const kind of pathKinds(row).filter((k) => !UNSEEDED.includes(k))) {
         it(`another company's ${kind} in the path is 404, and stays as it was`, async () => {
           refused(await send(row, w.own.key, { path: pathOf(row, w.own.ids, { [kind]: w.other.ids[kind] }) }), [404]);
           await untouched(row);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { client } from '../../support/client.js';
 import { adminOf } from '../../support/fixtures.js';
@@ -21,7 +22,14 @@ export type Kind =
   | 'custom_field'
   | 'follower_role'
   | 'task_type'
-  | 'task_stage';
+  | 'task_stage'
+  | 'chat'
+  | 'scheduled_message'
+  /** Not seeded (a sent message needs a provider on the other side): an id of no record, see UNSEEDED. */
+  | 'message';
+
+/** Kinds the world has no record of: their cases in the path are not generated. */
+export const UNSEEDED: readonly Kind[] = ['message'];
 
 export interface WorldTenant {
   companyId: string;
@@ -65,6 +73,26 @@ async function seedWorldTenant(call: Call, adminToken: string, marker: string, s
   const followerRole = await made('/follower-roles', { name: `Role ${marker}` });
   const lead = await created('/leads', { title: `Lead ${marker}`, visibility: 1 });
   const deal = await created('/deals', { title: `Deal ${marker}`, visibility: 1 });
+  // A WhatsApp chat whose customer wrote a minute ago (the window is open), the key's user its agent, with one
+  // scheduled message.
+  const number = await made('/whatsapp-numbers', {
+    display_number: '+55 11 4000-0000',
+    raw_number: '551140000000',
+    phone_number_id: `pn-${marker}`,
+    verified_name: `Number ${marker}`,
+  });
+  await made('/agents', { user_id: t.user.id, whatsapp_number_ids: [number.id] });
+  const chat = await made('/chats', {
+    channel_type: 'WHATSAPP',
+    whatsapp_number_id: number.id,
+    wa_contact_id: '5511987654321',
+    person_id: t.person.id,
+    last_customer_msg_at: new Date().toISOString(),
+  });
+  const scheduled = await created(`/chats/${chat.id}/scheduled-messages`, {
+    scheduled_at: new Date(Date.now() + 3_600_000).toISOString(),
+    body: `Later ${marker}`,
+  });
   const task = await created('/tasks', {
     title: `Task ${marker}`,
     crm_task_type_id: t.types.call.id,
@@ -91,6 +119,9 @@ async function seedWorldTenant(call: Call, adminToken: string, marker: string, s
       follower_role: followerRole.id,
       task_type: t.types.call.id,
       task_stage: t.stages.todo.id,
+      chat: chat.id,
+      scheduled_message: scheduled.id,
+      message: randomUUID(),
     },
   };
 }
