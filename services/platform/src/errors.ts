@@ -6,6 +6,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
  */
 export type ErrorKind =
   | 'invalid'
+  | 'too_large'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
@@ -14,8 +15,7 @@ export type ErrorKind =
   | 'rate_limited'
   | 'unavailable'
   | 'internal'
-  // What HTTP refuses before any route runs (decision 0110): a body too large, of the wrong media type, too slow.
-  | 'too_large'
+  // What HTTP refuses before any route runs (decision 0110): a body of the wrong media type, or too slow.
   | 'unsupported_media_type'
   | 'request_timeout'
   // The request line and headers did not fit the HTTP parser's limit (the gateway's clientError, decision 0122).
@@ -33,6 +33,8 @@ export class AppError extends Error {
 }
 
 export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('invalid', message, details);
+/** A body over a documented size limit (413), found while it streams. */
+export const tooLarge = (message: string) => new AppError('too_large', message);
 export const unauthorized = (message = 'Unauthorized') => new AppError('unauthorized', message);
 export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
@@ -43,6 +45,7 @@ export const unavailable = (message: string) => new AppError('unavailable', mess
 
 const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   invalid: { statusCode: 400, error: 'Bad Request' },
+  too_large: { statusCode: 413, error: 'Payload Too Large' },
   unauthorized: { statusCode: 401, error: 'Unauthorized' },
   forbidden: { statusCode: 403, error: 'Forbidden' },
   not_found: { statusCode: 404, error: 'Not Found' },
@@ -51,7 +54,6 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   rate_limited: { statusCode: 429, error: 'Too Many Requests' },
   unavailable: { statusCode: 503, error: 'Service Unavailable' },
   internal: { statusCode: 500, error: 'Internal Server Error' },
-  too_large: { statusCode: 413, error: 'Payload Too Large' },
   unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
   request_timeout: { statusCode: 408, error: 'Request Timeout' },
   headers_too_large: { statusCode: 431, error: 'Request Header Fields Too Large' },
@@ -59,6 +61,7 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
   invalid: GrpcStatus.INVALID_ARGUMENT,
+  too_large: GrpcStatus.OUT_OF_RANGE,
   unauthorized: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,
@@ -67,15 +70,14 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
-  too_large: GrpcStatus.OUT_OF_RANGE,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   request_timeout: GrpcStatus.CANCELLED,
   headers_too_large: GrpcStatus.INVALID_ARGUMENT,
 };
 
-// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code maps
-// back to one of the first eight.
-const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['too_large', 'unsupported_media_type', 'request_timeout', 'headers_too_large']);
+// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code never
+// maps back to them.
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['unsupported_media_type', 'request_timeout', 'headers_too_large']);
 const kindOfGrpc = new Map<number, ErrorKind>(
   Object.entries(grpcOf)
     .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))

@@ -40,14 +40,13 @@ describe('request bodies, text and queries: one rule for both HTTP stacks', () =
       .get('/things', (req, res) => {
         res.json(parseQuery(listQuery, req.query));
       })
-      .post(
-        '/uploads',
+      .stream(
+        { method: 'post', path: '/uploads', operationId: 'upload', summary: 'Upload', tags: ['t'], responses: {} },
         async (req, res) => {
           let bytes = 0;
-          if (req.stream) for await (const chunk of req.stream) bytes += (chunk as Buffer).length;
-          res.status(201).json({ multipart: req.stream !== undefined, bytes, body: req.body ?? null });
+          for await (const chunk of req.raw) bytes += (chunk as Buffer).length;
+          res.status(201).json({ multipart: req.body === undefined, bytes, body: null });
         },
-        { multipart: true },
       );
     const api = createApiDispatcher({
       mounts: [{ prefix: '/ext', router: routes }],

@@ -6,7 +6,7 @@ import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } 
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { integrationOf } from './app.js';
-import { checkPath, checkQuery, hasBody, isJsonBody, MULTIPART, readBody } from './body.js';
+import { checkPath, checkQuery, readBody, UNREAD } from './body.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
 import { parse, parseQuery } from './parse.js';
@@ -26,8 +26,6 @@ export interface ApiRequest {
   query: Record<string, string | string[] | undefined>;
   headers: IncomingHttpHeaders;
   body: unknown;
-  /** The unread request, on a route that declares multipart when the body is multipart/form-data. */
-  stream?: IncomingMessage;
   identity?: Identity;
   header(name: string): string | undefined;
   /** The request itself: a streaming route (`ApiRouter.stream`) reads a body that is not JSON from it. */
@@ -45,16 +43,10 @@ export interface ApiResponse {
 
 export type ApiHandler = (req: ApiRequest, res: ApiResponse) => unknown;
 
-export interface RouteOptions {
-  /** The route takes multipart/form-data as well as JSON: such a body reaches it unread, as `req.stream`. */
-  multipart?: boolean;
-}
-
 interface Route {
   method: HTTPMethod;
   path: string;
   handler: ApiHandler;
-  options: RouteOptions;
   /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
   contract?: RouteContract;
   /** A body that is not JSON is left unread for the handler (`req.raw`), e.g. a multipart upload streamed on. */
@@ -64,8 +56,8 @@ interface Route {
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler, options: RouteOptions = {}, contract?: RouteContract): this {
-    this.routes.push({ method, path, handler, options, contract });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract, streams?: boolean): this {
+    this.routes.push({ method, path, handler, contract, streams });
     return this;
   }
   /**
@@ -85,18 +77,12 @@ export class ApiRouter {
       };
       return handler(req, res, input as ContractInput<C>);
     };
-    return this.add(
-      contract.method.toUpperCase() as HTTPMethod,
-      routerPath(contract.path),
-      checked,
-      { multipart: contract.multipart },
-      contract,
-    );
+    return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
   }
   /**
-   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route`; any other body
-   * (multipart/form-data) is left unread on `req.raw` for the handler, and `input.body` is the contract's schema
-   * applied to nothing.
+   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route` (decision 0110);
+   * any other body (multipart/form-data) is left unread on `req.raw` for the handler, which refuses with 415 what
+   * it cannot read, and `input.body` is the contract's schema applied to nothing.
    */
   stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
     this.route(contract, handler);
@@ -107,14 +93,14 @@ export class ApiRouter {
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
   }
-  post(path: string, handler: ApiHandler, options?: RouteOptions): this {
-    return this.add('POST', path, handler, options);
+  post(path: string, handler: ApiHandler): this {
+    return this.add('POST', path, handler);
   }
-  put(path: string, handler: ApiHandler, options?: RouteOptions): this {
-    return this.add('PUT', path, handler, options);
+  put(path: string, handler: ApiHandler): this {
+    return this.add('PUT', path, handler);
   }
-  patch(path: string, handler: ApiHandler, options?: RouteOptions): this {
-    return this.add('PATCH', path, handler, options);
+  patch(path: string, handler: ApiHandler): this {
+    return this.add('PATCH', path, handler);
   }
   delete(path: string, handler: ApiHandler): this {
     return this.add('DELETE', path, handler);
@@ -157,14 +143,6 @@ class NodeApiResponse implements ApiResponse {
   }
 }
 
-interface Store {
-  pattern: string;
-  handler: ApiHandler;
-  multipart?: boolean;
-  /** Any body that is not JSON reaches the handler unread (`ApiRouter.stream`). */
-  streams?: boolean;
-}
-
 /**
  * A request listener step: serves the request and returns true when an API route matches its method and
  * path, returns false (touching nothing) otherwise.
@@ -176,19 +154,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, {
-        pattern,
-        handler: route.handler,
-        multipart: route.options.multipart,
-        streams: route.streams === true,
-      });
+      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, streams: route.streams === true });
     }
   }
 
   const serve = async (
     req: IncomingMessage,
     res: ServerResponse,
-    store: Store,
+    store: { pattern: string; handler: ApiHandler; streams: boolean },
     params: Record<string, string | undefined>,
     path: string,
     search: string,
@@ -205,17 +178,15 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
       const query = search ? parseQueryString(search) : {};
       if (search) checkQuery(query);
       if (path.includes('%')) checkPath(path);
-      // A streaming route reads a body that is not JSON itself (an upload); a JSON one follows the one rule.
-      const body =
-        store.streams && hasBody(req) && !isJsonBody(req) ? MULTIPART : await readBody(req, { limit, multipart: store.multipart });
+      const read = await readBody(req, { limit, streams: store.streams });
+      const body = read === UNREAD ? undefined : read;
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,
         params: params as Record<string, string>,
         query,
         headers: req.headers,
-        body: body === MULTIPART ? undefined : body,
-        stream: body === MULTIPART ? req : undefined,
+        body,
         identity,
         raw: req,
         header: (name) => {
@@ -237,7 +208,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const path = q < 0 ? url : url.slice(0, q);
     const found = router.find(req.method as HTTPMethod, path);
     if (!found) return false;
-    void serve(req, res, found.store as Store, found.params, path, q < 0 ? '' : url.slice(q + 1));
+    void serve(
+      req,
+      res,
+      found.store as { pattern: string; handler: ApiHandler; streams: boolean },
+      found.params,
+      path,
+      q < 0 ? '' : url.slice(q + 1),
+    );
     return true;
   };
 }

@@ -6,7 +6,7 @@ import { AppError, invalid } from '../errors.js';
  * What text and bodies every service accepts (decision 0110), in one place both HTTP stacks (the integration
  * routes without Express and the Express admin app) call, so every service answers alike:
  * - a body is read only when the request has one; it must be `application/json` (or `+json`, charset utf-8 if
- *   named), with no content encoding: else 415. Routes that declare multipart get `multipart/form-data` unread.
+ *   named), with no content encoding: else 415. A streaming route (ApiRouter.stream) gets any other body unread.
  * - over the size limit: 413; bytes that are not UTF-8, malformed JSON, or JSON that is not an object: 400.
  * - no string or key anywhere in it (nor in the query) may hold a NUL or an unpaired UTF-16 surrogate: Postgres
  *   stores neither in text or jsonb, so they are refused at the edge with a 400 naming the field.
@@ -17,9 +17,6 @@ export const TEXT_RULE = 'must not contain NUL characters or unpaired UTF-16 sur
 export const NOT_JSON = 'content-type: must be application/json';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-/** A body declared as JSON (or `+json`); anything else is not read as JSON. */
-export const isJsonBody = (req: IncomingMessage) => JSON_TYPE.test(req.headers['content-type'] ?? '');
-const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
 const BODY_REQUIRED = new Set(['PUT', 'PATCH']);
 
@@ -53,21 +50,21 @@ export function checkText(value: unknown, path = ''): void {
 export interface BodyOptions {
   /** Largest accepted body, as raw-body takes it ('1mb'). */
   limit: string;
-  /** The route takes multipart/form-data too: such a body is left unread for it. */
-  multipart?: boolean;
+  /** A streaming route: a body that is not JSON (a multipart upload) is left unread for it to read or refuse. */
+  streams?: boolean;
 }
 
-/** The request's media type is the route's to read (multipart on a route that declares it). */
-export const MULTIPART = Symbol('multipart');
+/** The request's body is the route's to read (a body that is not JSON on a streaming route). */
+export const UNREAD = Symbol('unread');
 
-/** Reads and checks the request's body: the parsed JSON object, undefined without a body, or MULTIPART. */
+/** Reads and checks the request's body: the parsed JSON object, undefined without a body, or UNREAD. */
 export async function readBody(req: IncomingMessage, options: BodyOptions): Promise<unknown> {
   if (!hasBody(req)) {
     if (BODY_REQUIRED.has(req.method ?? '')) throw invalid('body: must be a JSON object');
     return undefined;
   }
   const type = req.headers['content-type'] ?? '';
-  if (options.multipart && MULTIPART_TYPE.test(type)) return MULTIPART;
+  if (options.streams && !JSON_TYPE.test(type)) return UNREAD;
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
     throw unsupported('content-encoding: only identity is accepted');

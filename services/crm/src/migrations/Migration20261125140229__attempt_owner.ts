@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
-export class Migration20261125131810__attempt_owner extends Migration {
-  override name = 'Migration20261125131810__attempt_owner';
+export class Migration20261125140229__attempt_owner extends Migration {
+  override name = 'Migration20261125140229__attempt_owner';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "crm"."deal_idempotency_keys" add "attempt_owner" int null;`);
