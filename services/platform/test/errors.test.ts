@@ -23,7 +23,6 @@ describe('the closed error set', () => {
     });
   }
   for (const [kind, code, error] of [
-    ['too_large', 413, 'Payload Too Large'],
     ['unsupported_media_type', 415, 'Unsupported Media Type'],
     ['request_timeout', 408, 'Request Timeout'],
     ['headers_too_large', 431, 'Request Header Fields Too Large'],
