@@ -194,6 +194,21 @@ export const ROUTES: RouteRow[] = [
   },
   { method: 'POST', path: '/chats/{chat}/scheduled-messages/{scheduled_message}/cancel', permission: 'crm/chats.write', baseline: false },
   { method: 'POST', path: '/satisfaction/links', permission: 'crm/satisfaction.write', baseline: false },
+  // Files and proposals: the world does not upload files or create proposals yet, so these rows have their
+  // permission cases (and the fuzzing) but no 2xx case and no other company's id in the path (UNSEEDED).
+  { method: 'POST', path: '/files', permission: 'crm/files.write', baseline: false },
+  { method: 'GET', path: '/files', permission: 'crm/files.read', baseline: false },
+  { method: 'GET', path: '/files/{file}', permission: 'crm/files.read' },
+  { method: 'DELETE', path: '/files/{file}', permission: 'crm/files.write' },
+  { method: 'GET', path: '/proposals', permission: 'crm/proposals.read', baseline: false },
+  { method: 'POST', path: '/proposals', permission: 'crm/proposals.write', baseline: false },
+  { method: 'GET', path: '/proposals/{proposal}', permission: 'crm/proposals.read' },
+  { method: 'PUT', path: '/proposals/{proposal}', permission: 'crm/proposals.write', baseline: false },
+  { method: 'DELETE', path: '/proposals/{proposal}', permission: 'crm/proposals.write' },
+  { method: 'GET', path: '/proposals/{proposal}/attachments', permission: 'crm/proposals.read' },
+  { method: 'POST', path: '/proposals/{proposal}/attachments', permission: 'crm/proposals.write', baseline: false },
+  { method: 'DELETE', path: '/proposals/{proposal}/attachments/{attachment}', permission: 'crm/proposals.write' },
+  { method: 'POST', path: '/proposals/{proposal}/documents', permission: 'crm/proposals.write', baseline: false },
 ];
 
 /** The path params of a row, in order: `{lead}` → 'lead'. */

@@ -17,7 +17,9 @@ describe('reliability: tenancy and permissions on every route (generated from th
     const path = o.path ?? pathOf(row, w.own.ids);
     const query = o.query ?? row.query?.(w.own.ids);
     const qs = query ? `?${new URLSearchParams(query)}` : '';
-    return w.call(row.method, path + qs, { token, body: o.body ?? row.body?.(w.own.ids) });
+    // A write without a body of its own sends an empty object: the body rule (415/400) runs before the permission.
+    const fallback = row.method === 'GET' || row.method === 'DELETE' ? undefined : {};
+    return w.call(row.method, path + qs, { token, body: o.body ?? row.body?.(w.own.ids) ?? fallback });
   };
   /** Nothing of the other company in the answer. */
   const noLeak = (res: CallResult) => expect(res.text, "the other company's data").not.to.contain(w.other.marker);
@@ -38,7 +40,7 @@ describe('reliability: tenancy and permissions on every route (generated from th
 
   for (const row of ROUTES) {
     describe(`${row.method} ${row.path}`, () => {
-      if (row.method !== 'DELETE' && row.baseline !== false) {
+      if (row.method !== 'DELETE' && row.baseline !== false && !pathKinds(row).some((k) => UNSEEDED.includes(k))) {
         it('answers the own company (the cases below change one id of this request)', async () => {
           const res = await send(row, w.own.key);
           expect(res.status, res.text).to.be.within(200, 299);

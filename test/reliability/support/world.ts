@@ -25,11 +25,14 @@ export type Kind =
   | 'task_stage'
   | 'chat'
   | 'scheduled_message'
-  /** Not seeded (a sent message needs a provider on the other side): an id of no record, see UNSEEDED. */
-  | 'message';
+  /** Not seeded yet (a sent message needs a provider on the other side; files and proposals need uploads): ids of no record, see UNSEEDED. */
+  | 'message'
+  | 'file'
+  | 'proposal'
+  | 'attachment';
 
-/** Kinds the world has no record of: their cases in the path are not generated. */
-export const UNSEEDED: readonly Kind[] = ['message'];
+/** Kinds the world has no record of yet: their cases in the path are not generated. */
+export const UNSEEDED: readonly Kind[] = ['message', 'file', 'proposal', 'attachment'];
 
 export interface WorldTenant {
   companyId: string;
@@ -122,6 +125,9 @@ async function seedWorldTenant(call: Call, adminToken: string, marker: string, s
       chat: chat.id,
       scheduled_message: scheduled.id,
       message: randomUUID(),
+      file: randomUUID(),
+      proposal: randomUUID(),
+      attachment: randomUUID(),
     },
   };
 }
