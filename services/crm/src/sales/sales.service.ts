@@ -1,5 +1,5 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
-import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { AppError, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
@@ -10,6 +10,7 @@ import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } f
 import type { User } from '../companies/company.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.service.js';
 import { ContactSql, type PersonWithContacts } from '../contacts/contact.sql.js';
+import { attemptOwnerOf } from '../leads/attempts.js';
 import { type CreationAnswer, createOnce } from '../leads/idempotency.js';
 import { LeadStatus, type MeasurementConsent } from '../leads/lead.entity.js';
 import type { CreateLeadBody, UpdateLeadBody } from '../leads/lead.schema.js';
@@ -139,7 +140,10 @@ export abstract class SalesRecords<
     const key = headerKey ?? body.idempotency_key;
     try {
       if (!key) return await this.createRecord(actor, body, marketing, false);
-      return await createOnce(await this.pool, this.sql.keys, actor.companyId, key, () => this.createRecord(actor, body, marketing, true));
+      const owner = attemptOwnerOf(this.ctx);
+      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, () =>
+        this.createRecord(actor, body, marketing, true),
+      );
     } catch (err) {
       throw withoutSensitiveText(err, marketing.sensitive);
     }
@@ -188,6 +192,7 @@ export abstract class SalesRecords<
       await write(pool);
     } else {
       const plans = this.checkReferences(refs, body, record);
+      checkFollowers(refs, body.followers ?? []);
       await inTransaction(pool, async (client) => {
         await this.writeRelations(client, record, rel, body, refs, plans, now);
         if (handedOver) {
@@ -203,7 +208,18 @@ export abstract class SalesRecords<
         }
         await write(client);
       });
-      if (body.followers?.length || body.note) await this.afterCreation(actor, record, body, refs);
+      if (body.followers?.length || body.note) {
+        try {
+          await this.afterCreation(actor, record, body);
+        } catch (err) {
+          // Spec rule 6: the record stays created; the answer names it so a client need not create it again.
+          this.ctx.logger.error({ err, kind: this.kind, id: record.id }, 'followers and note failed after the record');
+          throw new AppError(
+            'internal',
+            `the ${this.kind} ${record.id} (code ${record.code}) was created, but its followers and note were not saved`,
+          );
+        }
+      }
     }
     return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
   }
@@ -320,18 +336,12 @@ export abstract class SalesRecords<
   }
 
   /**
-   * Followers and note, saved after the record (spec rule 6): a failure is an error answer while the record stays
-   * created (and the idempotency key consumed). Duplicate users count once. The record's followers change its
+   * Followers and note, saved after the record (spec rule 6), checked before it (checkFollowers): what still fails
+   * here is an error answer naming the record, which stays created (and the idempotency key consumed). Duplicate users count once. The record's followers change its
    * snapshot, so `<kind>.updated` is written with them.
    */
-  private async afterCreation(actor: Actor, record: R, body: CB, refs: RichReads) {
+  private async afterCreation(actor: Actor, record: R, body: CB) {
     const followers = body.followers ?? [];
-    const failure = `the ${this.kind} ${record.code} was created without followers and note`;
-    followers.forEach((f, i) => {
-      if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user; ${failure}`);
-      if (f.role_id && !refs.roles.some((r) => r.id === f.role_id))
-        throw invalid(`followers[${i}].role_id: unknown follower role; ${failure}`);
-    });
     const users = new Set<string>();
     const rows = followers.flatMap((f) => {
       if (users.has(f.user_id)) return [];
@@ -374,6 +384,7 @@ export abstract class SalesRecords<
       record,
       head: {
         ...this.snapshot(record, rel),
+        proposals: extras.proposals,
         pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
       },
       stagePeriods: extras.stagePeriods,
@@ -383,9 +394,9 @@ export abstract class SalesRecords<
         tasks: 0,
         qualifications: 0,
         notes: extras.notesCount,
-        files: 0,
+        files: extras.filesCount,
         activities: 0,
-        proposals: 0,
+        proposals: extras.proposals.length,
         deals: rel.deals.length,
       },
     };
@@ -1006,4 +1017,12 @@ export function responsibleOf(reads: CreateReads, id: string): { user: User; han
   const master = reads.users.find((u) => u.id === reads.masterUserId);
   if (!master) throw new Error(`company ${reads.masterUserId} has no master user`);
   return { user: master, handedOver: true };
+}
+
+/** The followers a creation names must be users and follower roles of the company: a 400 before anything is written. */
+function checkFollowers(refs: RichReads, followers: readonly { user_id: string; role_id?: string | null | undefined }[]): void {
+  followers.forEach((f, i) => {
+    if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user`);
+    if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalid(`followers[${i}].role_id: unknown follower role`);
+  });
 }
