@@ -128,6 +128,16 @@ describe('scheduled messages with attachments: stored until the send, the window
     expect(await stored()).to.deep.equal([]);
   });
 
+  it('refuses a file over its limit (audio 16 MB) with a 400 naming attachments; what was stored is removed', async () => {
+    const res = await post(open.id, { scheduled_at: inSeconds(60), body: 'voice' }, [
+      [Buffer.from('first'), 'text/plain', 'first.txt'],
+      [Buffer.alloc(16 * 1024 * 1024 + 10, 1), 'audio/ogg', 'voice.ogg'],
+    ]);
+    expect(res.status, JSON.stringify(res.body)).to.equal(400);
+    expect(res.body.message).to.equal('attachments: voice.ogg is over 16 MB');
+    expect(await stored()).to.deep.equal([]);
+  });
+
   it('answers 401 without a key, 403 without crm/chats.write, 404 for another company`s chat', async () => {
     const file: [Buffer, string, string][] = [[Buffer.from('x'), 'text/plain', 'x.txt']];
     const form = new FormData();
