@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '@svc/platform/testing';
@@ -20,7 +20,12 @@ describe('scheduled messages with attachments: stored until the send, the window
 
   before(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'chat-scheduled-'));
-    s = await openChatStack({ SCHEDULER_INTERVAL_MS: '100', SCHEDULED_FILES_DIR: dir });
+    s = await openChatStack({
+      SCHEDULER_INTERVAL_MS: '100',
+      SCHEDULED_FILES_DIR: dir,
+      SCHEDULED_FILES_SWEEP_MS: '200',
+      SCHEDULED_FILES_GRACE_MS: '60000',
+    });
     api = chatsApi(s.call, () => s.tenant.key.key);
     open = await s.tenant.chat({
       channel_type: 'WHATSAPP',
@@ -154,5 +159,19 @@ describe('scheduled messages with attachments: stored until the send, the window
     const notFound = await post(open.id, { scheduled_at: inSeconds(60) }, file, other.key.key);
     expect(notFound.status).to.equal(404);
     expect(await stored()).to.deep.equal([]);
+  });
+
+  it('sweeps stored files no live scheduled message names once older than the grace; keeps a pending one`s and fresh ones', async () => {
+    const res = await post(open.id, { scheduled_at: inSeconds(3600) }, [[Buffer.from('keep'), 'text/plain', 'keep.txt']]);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const live = res.body.attachments[0].id;
+    const [orphan, partial, fresh] = [randomUUID(), `${randomUUID()}.part`, randomUUID()];
+    for (const name of [orphan, partial, fresh]) await writeFile(path.join(dir, name), 'left behind');
+    const old = new Date(Date.now() - 3600_000);
+    for (const name of [live, orphan, partial]) await utimes(path.join(dir, name), old, old);
+    await eventually(async () => ((await stored()).length === 2 ? true : undefined), 10_000);
+    expect(await stored()).to.deep.equal([live, fresh].sort());
+    expect((await api.post(`/${open.id}/scheduled-messages/${res.body.id}/cancel`, {})).status).to.equal(200);
+    await rm(path.join(dir, fresh));
   });
 });

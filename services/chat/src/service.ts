@@ -35,6 +35,13 @@ const chatConfig = serviceConfigSchema.extend({
   SCHEDULER_STALE_MS: z.coerce.number().int().min(1000).default(300_000),
   /** Where the files of scheduled messages wait until sent (decision 0067); every replica must see the same folder. */
   SCHEDULED_FILES_DIR: z.string().min(1).default('.data/chat-scheduled'),
+  /** How often stored files no live scheduled message names are swept, and how old they must be (longer than an upload). */
+  SCHEDULED_FILES_SWEEP_MS: z.coerce.number().int().min(100).default(600_000),
+  SCHEDULED_FILES_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(6 * 3_600_000),
 });
 
 interface Components {
@@ -72,6 +79,8 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
       scheduled: new ScheduledService(pool, chats, sender, files),
       scheduler: new Scheduler(pool, sender, {
         files,
+        sweepMs: ctx.config.SCHEDULED_FILES_SWEEP_MS,
+        graceMs: ctx.config.SCHEDULED_FILES_GRACE_MS,
         intervalMs: ctx.config.SCHEDULER_INTERVAL_MS,
         staleMs: ctx.config.SCHEDULER_STALE_MS,
         batch: 20,

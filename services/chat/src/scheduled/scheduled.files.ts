@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -14,6 +14,8 @@ export interface ScheduledFileStore {
   open(key: string): Readable;
   /** Removes the keys; absent ones are ignored. */
   remove(keys: string[]): Promise<void>;
+  /** Removes what is stored (whole or partial) under no key of `keep` and was last written before `before`. */
+  sweep(keep: Set<string>, before: Date): Promise<number>;
 }
 
 const KEY = /^[0-9a-f-]{36}$/;
@@ -61,6 +63,21 @@ export class DirFileStore implements ScheduledFileStore {
 
   async remove(keys: string[]): Promise<void> {
     await Promise.all(keys.map((k) => rm(this.pathOf(k), { force: true })));
+  }
+
+  async sweep(keep: Set<string>, before: Date): Promise<number> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    let removed = 0;
+    for (const name of names) {
+      const key = name.replace(/\.part$/, '');
+      if (!KEY.test(key) || keep.has(key)) continue;
+      const file = path.join(this.dir, name);
+      const info = await stat(file).catch(() => null);
+      if (!info || info.mtimeMs >= before.getTime()) continue;
+      await rm(file, { force: true });
+      removed++;
+    }
+    return removed;
   }
 }
 

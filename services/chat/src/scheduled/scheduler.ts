@@ -14,6 +14,9 @@ export interface SchedulerOptions {
   logger: Logger;
   /** Where the files of scheduled messages wait (decision 0067); removed once the row is settled. */
   files: ScheduledFileStore;
+  /** How often the files no PENDING or PROCESSING row names are swept, and how old they must be (an upload's time). */
+  sweepMs: number;
+  graceMs: number;
 }
 
 /**
@@ -26,6 +29,7 @@ export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private sweptAt = 0;
 
   constructor(
     private readonly pool: () => Promise<Pool>,
@@ -71,7 +75,22 @@ export class Scheduler {
       values: [now, this.o.batch],
     });
     for (const row of rows) await this.sendOne(pool, row);
+    if (now.getTime() - this.sweptAt >= this.o.sweepMs) await this.sweep(pool, now);
     return rows.length;
+  }
+
+  /**
+   * Files left by a replica that died between storing them and writing their row (or before removing them): none
+   * of a live row, and older than an upload can take, so an upload in progress is never swept.
+   */
+  private async sweep(pool: Pool, now: Date): Promise<void> {
+    this.sweptAt = now.getTime();
+    const { rows } = await pool.query<{ id: string }>({
+      name: 'scheduled_live_files',
+      text: `select a->>'id' as id from scheduled_messages, jsonb_array_elements(attachments) a
+        where status in ('PENDING', 'PROCESSING') and attachments <> '[]'::jsonb`,
+    });
+    await this.o.files.sweep(new Set(rows.map((r) => r.id)), new Date(now.getTime() - this.o.graceMs));
   }
 
   private async sendOne(pool: Pool, row: ScheduledRow): Promise<void> {
