@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261125140229__attempt_owner extends Migration {
-
   override name = 'Migration20261125140229__attempt_owner';
 
   override up(): void | Promise<void> {
@@ -15,5 +14,4 @@ export class Migration20261125140229__attempt_owner extends Migration {
 
     this.addSql(`alter table "crm"."lead_idempotency_keys" drop column "attempt_owner";`);
   }
-
 }
