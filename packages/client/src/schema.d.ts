@@ -107,6 +107,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/integrations/external/satisfaction/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate a satisfaction form link
+         * @description A single-use, expiring public link to a satisfaction form about one lead, deal or delivery the key’s creator may see. Answered without a key at /public/satisfaction/{token}.
+         */
+        post: operations["createSatisfactionLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/integrations/external/tasks": {
         parameters: {
             query?: never;
@@ -152,6 +172,91 @@ export type paths = {
     };
 };
 export type webhooks = {
+    "contract.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contract was canceled */
+        post: operations["webhook_contract_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contract.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contract was completed */
+        post: operations["webhook_contract_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contract.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contract was created */
+        post: operations["webhook_contract_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contract.renewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contract's period was extended */
+        post: operations["webhook_contract_renewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contract.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contract changed (by PATCH or after each dedicated action); changed_fields names what moved */
+        post: operations["webhook_contract_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "deal.created": {
         parameters: {
             query?: never;
@@ -316,6 +421,74 @@ export type webhooks = {
         put?: never;
         /** A deal was marked won */
         post: operations["webhook_deal_won"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery was completed (delivered) */
+        post: operations["webhook_delivery_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery was created */
+        post: operations["webhook_delivery_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.stage_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery moved to another stage */
+        post: operations["webhook_delivery_stage_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "delivery.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A delivery's data changed (the payload is the DeliverySnapshot itself) */
+        post: operations["webhook_delivery_updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -492,6 +665,23 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "satisfaction.public_submission_created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A satisfaction form was answered through its public link */
+        post: operations["webhook_satisfaction_public_submission_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "task.completed": {
         parameters: {
             query?: never;
@@ -512,6 +702,88 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        ContractCanceledPayload: {
+            canceled_at: string | null;
+            canceled_by: components["schemas"]["UserSummary"] | null;
+            cancellation_reason: string | null;
+            contract: components["schemas"]["ContractSnapshot"];
+        };
+        ContractCompletedPayload: {
+            completed_at: string | null;
+            completed_by: components["schemas"]["UserSummary"] | null;
+            contract: components["schemas"]["ContractSnapshot"];
+        };
+        ContractCreatedPayload: {
+            contract: components["schemas"]["ContractSnapshot"];
+            created_by: components["schemas"]["UserSummary"] | null;
+        };
+        ContractRenewedPayload: {
+            contract: components["schemas"]["ContractSnapshot"];
+            new_end_date: string | null;
+            new_value: number | null;
+            previous_end_date: string | null;
+            previous_value: number | null;
+            renewal_count: number;
+            renewed_at: string | null;
+            renewed_by: components["schemas"]["UserSummary"] | null;
+        };
+        ContractSnapshot: {
+            canceled_at: string | null;
+            canceled_by: components["schemas"]["UserSummary"] | null;
+            cancellation_reason: string | null;
+            code: number;
+            /** Format: uuid */
+            company_id: string;
+            completed_at: string | null;
+            completed_by: components["schemas"]["UserSummary"] | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            deal: components["schemas"]["RecordStatusSummary"] | null;
+            delivery: components["schemas"]["RecordStatusSummary"] | null;
+            description: string | null;
+            end_date: string | null;
+            /** Format: uuid */
+            id: string;
+            last_renewed_at: string | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            person: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            renewal_count: number;
+            renewals: {
+                /** Format: date */
+                new_end_date: string;
+                new_value: number | null;
+                /** Format: date */
+                previous_end_date: string;
+                previous_value: number | null;
+                /** Format: date-time */
+                renewed_at: string;
+                renewed_by: components["schemas"]["UserSummary"] | null;
+            }[];
+            responsible: components["schemas"]["UserSummary"] | null;
+            /** Format: date */
+            start_date: string;
+            /** @description 1 active, 2 canceled, 3 completed */
+            status: number;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            value: number | null;
+        };
+        ContractUpdatedPayload: {
+            changed_fields: string[];
+            contract: components["schemas"]["ContractSnapshot"];
+            updated_by: components["schemas"]["UserSummary"] | null;
+        };
         CreationResponse: {
             code: number;
             /** Format: uuid */
@@ -818,6 +1090,62 @@ export type components = {
             won_date: string | null;
             won_reason_description: string | null;
         };
+        DeliveryCompletedPayload: {
+            completed_by: components["schemas"]["UserSummary"] | null;
+            delivered_at: string | null;
+            delivery: components["schemas"]["DeliverySnapshot"];
+        };
+        DeliveryCreatedPayload: {
+            created_by: components["schemas"]["UserSummary"] | null;
+            delivery: components["schemas"]["DeliverySnapshot"];
+        };
+        DeliverySnapshot: {
+            cancellation_reason: string | null;
+            cancelled_at: string | null;
+            code: number;
+            /** Format: uuid */
+            company_id: string;
+            completed_by: components["schemas"]["UserSummary"] | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            deal: components["schemas"]["RecordStatusSummary"] | null;
+            delivered_at: string | null;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            person: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: uuid */
+            pipeline_id: string;
+            planned_end_date: string | null;
+            planned_start_date: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** Format: uuid */
+            stage_id: string;
+            started_at: string | null;
+            /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+            status: number;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeliveryStageChangedPayload: {
+            current_stage: components["schemas"]["StageSummary"] | null;
+            delivery: components["schemas"]["DeliverySnapshot"];
+            moved_by: components["schemas"]["UserSummary"] | null;
+            previous_stage: components["schemas"]["StageSummary"] | null;
+        };
         ErrorBody: {
             error: string;
             message: string;
@@ -1120,12 +1448,85 @@ export type components = {
             };
             role: string | null;
         };
+        RecordStatusSummary: {
+            code: number;
+            /** Format: uuid */
+            id: string;
+            status: number;
+            title: string;
+        };
         RemovedCustomField: {
             /** Format: uuid */
             field_id: string;
             field_name: string;
             field_type: number;
             previous_answers: components["schemas"]["CustomFieldAnswer"][];
+        };
+        SatisfactionForm: {
+            max_score: number;
+            question: string;
+            title: string;
+        };
+        SatisfactionLink: {
+            /** Format: date-time */
+            created_at: string;
+            crm_deal_id: string | null;
+            crm_delivery_id: string | null;
+            crm_lead_id: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            form: components["schemas"]["SatisfactionForm"];
+            /** Format: uuid */
+            id: string;
+            /** @description Shown only here; only its SHA-256 is stored. */
+            token: string;
+            /**
+             * Format: uri
+             * @description The public form: GET is an HTML page, POST records the answer.
+             */
+            url: string;
+        };
+        SatisfactionSubmissionCreatedPayload: {
+            crm_deal: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                title: string;
+            } | null;
+            crm_delivery: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                status: number;
+                title: string;
+            } | null;
+            crm_lead: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                title: string;
+            } | null;
+            form: components["schemas"]["SatisfactionForm"];
+            link: {
+                /** Format: date-time */
+                created_at: string;
+                created_by: components["schemas"]["UserSummary"] | null;
+                /** Format: date-time */
+                expires_at: string;
+                /** Format: uuid */
+                id: string;
+            };
+            /** @enum {string} */
+            record_type: "lead" | "deal" | "delivery";
+            submission: {
+                comment: string | null;
+                /** Format: uuid */
+                id: string;
+                max_score: number;
+                score: number;
+                /** Format: date-time */
+                submitted_at: string;
+            };
         };
         StageSummary: {
             /** Format: uuid */
@@ -2378,6 +2779,53 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    createSatisfactionLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    crm_deal_id?: string;
+                    /** Format: uuid */
+                    crm_delivery_id?: string;
+                    /** Format: uuid */
+                    crm_lead_id?: string;
+                    expires_in_hours?: number;
+                    form?: {
+                        max_score?: 5 | 10;
+                        question?: string;
+                        title?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The link, with its token (shown once). */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SatisfactionLink"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     listTasks: {
         parameters: {
             query?: {
@@ -2648,6 +3096,211 @@ export interface operations {
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
+        };
+    };
+    webhook_contract_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "contract.canceled";
+                    payload: components["schemas"]["ContractCanceledPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contract_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "contract.completed";
+                    payload: components["schemas"]["ContractCompletedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contract_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "contract.created";
+                    payload: components["schemas"]["ContractCreatedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contract_renewed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "contract.renewed";
+                    payload: components["schemas"]["ContractRenewedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contract_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "contract.updated";
+                    payload: components["schemas"]["ContractUpdatedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     webhook_deal_created: {
@@ -3060,6 +3713,170 @@ export interface operations {
             };
         };
     };
+    webhook_delivery_completed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "delivery.completed";
+                    payload: components["schemas"]["DeliveryCompletedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_delivery_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "delivery.created";
+                    payload: components["schemas"]["DeliveryCreatedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_delivery_stage_changed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "delivery.stage_changed";
+                    payload: components["schemas"]["DeliveryStageChangedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_delivery_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "delivery.updated";
+                    payload: components["schemas"]["DeliverySnapshot"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_lead_created: {
         parameters: {
             query?: never;
@@ -3457,6 +4274,47 @@ export interface operations {
                     /** @constant */
                     event_key: "lead.won";
                     payload: components["schemas"]["LeadWonPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_satisfaction_public_submission_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "satisfaction.public_submission_created";
+                    payload: components["schemas"]["SatisfactionSubmissionCreatedPayload"];
                 };
             };
         };
