@@ -232,7 +232,7 @@ describe('deploy: Helm charts', function () {
 
       it('renders the resources of a deployable, and no Secret', () => {
         const kinds = docs.map((d) => d.kind).sort();
-        const expected = ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
+        const expected = ['ConfigMap', 'Deployment', 'NetworkPolicy', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
         if (isGateway)
           expected.push('Ingress'); // enabled in the gateway's example values
         else expected.push('Job');
@@ -429,6 +429,84 @@ describe('deploy: Helm charts', function () {
       const r = helm(['template', 'crm', chartDir('crm'), '-f', exampleValues('crm'), '--set', 'env.HTTP_PORT=1']);
       expect(r.status).to.not.equal(0);
       expect(r.stderr).to.match(/env\.HTTP_PORT is derived/);
+    });
+  });
+
+  describe('values.schema.json (decision 0105)', () => {
+    it('is what deploy/scripts/values-schema.mjs generates, in every deployable', () => {
+      const r = spawnSync(process.execPath, [join(deployDir, 'scripts', 'values-schema.mjs'), '--check'], { encoding: 'utf8' });
+      expect(r.status, r.stderr).to.equal(0);
+      for (const name of DEPLOYABLES) expect(readdirSync(join(deployDir, 'charts', name)), name).to.include('values.schema.json');
+    });
+
+    it('makes helm lint --strict fail on a wrong type or an unknown key, naming it', () => {
+      const cases: Array<[Deployable, string, RegExp]> = [
+        ['crm', 'replicaCount=two', /replicaCount.*want integer/],
+        ['crm', 'bogus=1', /additional properties 'bogus' not allowed/],
+        ['gateway', 'networkPolicy.enabeld=true', /additional properties 'enabeld' not allowed/],
+        ['tasks', 'ports.http=http', /ports\/http/],
+        ['chat', 'component.name=crm', /component\/name/],
+        ['files', 'image.pullPolicy=Sometimes', /pullPolicy/],
+      ];
+      for (const [name, set, message] of cases) {
+        const r = helm(['lint', '--strict', chartDir(name), '-f', exampleValues(name), '--set', set]);
+        expect(r.status, `--set ${set} must fail`).to.not.equal(0);
+        expect(r.stdout + r.stderr, set).to.match(message);
+      }
+    });
+  });
+
+  describe('NetworkPolicy and ServiceMonitor (decision 0105)', () => {
+    const policyOf = (name: Deployable, extra: string[] = []) => only(render(name, extra), 'NetworkPolicy');
+
+    it('leaves only the gateway reachable from outside: its http port from any source', () => {
+      const policy = policyOf('gateway');
+      expect(policy.spec.policyTypes).to.deep.equal(['Ingress']);
+      expect(policy.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+      expect(matches(policy.spec.podSelector.matchLabels, only(render('gateway'), 'Deployment').spec.template.metadata.labels)).to.equal(
+        true,
+      );
+    });
+
+    it('lets a service be reached only by the platform’s pods, on its http and grpc ports', () => {
+      for (const name of DEPLOYABLES.filter((n) => n !== 'gateway')) {
+        const policy = policyOf(name);
+        expect(policy.spec.ingress, name).to.deep.equal([
+          {
+            from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'svc-integration-platform' } } }],
+            ports: [
+              { port: 'http', protocol: 'TCP' },
+              { port: 'grpc', protocol: 'TCP' },
+            ],
+          },
+        ]);
+        expect(policy.spec.policyTypes, 'egress is open: the dependencies are external').to.deep.equal(['Ingress']);
+      }
+      // Every pod carries the label the policies admit, so the gateway and the services reach each other.
+      for (const name of DEPLOYABLES) {
+        const labels = only(render(name), 'Deployment').spec.template.metadata.labels;
+        expect(labels['app.kubernetes.io/part-of'], name).to.equal('svc-integration-platform');
+      }
+    });
+
+    it('adds the extra ingress rules given, and renders no policy when disabled', () => {
+      const extra = policyOf('crm', [
+        '--set-json',
+        'networkPolicy.extraIngress=[{"from":[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}],"ports":[{"port":"http"}]}]',
+      ]);
+      expect(extra.spec.ingress).to.have.lengthOf(2);
+      expect(extra.spec.ingress[1].from[0].namespaceSelector.matchLabels).to.deep.equal({ 'kubernetes.io/metadata.name': 'monitoring' });
+      expect(render('crm', ['--set', 'networkPolicy.enabled=false']).some((d) => d.kind === 'NetworkPolicy')).to.equal(false);
+    });
+
+    it('renders a ServiceMonitor over the Service’s http port only when asked', () => {
+      expect(render('crm').some((d) => d.kind === 'ServiceMonitor')).to.equal(false);
+      const docs = render('crm', ['--set', 'serviceMonitor.enabled=true', '--set', 'serviceMonitor.labels.release=prom']);
+      const monitor = only(docs, 'ServiceMonitor');
+      expect(monitor.apiVersion).to.equal('monitoring.coreos.com/v1');
+      expect(monitor.metadata.labels?.release).to.equal('prom');
+      expect(monitor.spec.endpoints).to.deep.equal([{ port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s' }]);
+      expect(matches(monitor.spec.selector.matchLabels, only(docs, 'Service').metadata.labels)).to.equal(true);
     });
   });
 

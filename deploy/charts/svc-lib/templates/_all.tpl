@@ -17,4 +17,6 @@ values. Renders every resource of the deployable from the merged, validated valu
 {{ include "svc-lib.hpa" $ctx }}
 {{ include "svc-lib.ingress" $ctx }}
 {{ include "svc-lib.migrationJob" $ctx }}
+{{ include "svc-lib.networkPolicy" $ctx }}
+{{ include "svc-lib.serviceMonitor" $ctx }}
 {{- end -}}

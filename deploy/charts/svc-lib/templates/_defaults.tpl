@@ -155,4 +155,15 @@ affinity: {}
 topologySpreadConstraints: []
 spreadAcrossNodes: true
 priorityClassName: ""
+
+# Only the gateway is reachable from outside; a service answers the platform's pods (decision 0105).
+networkPolicy:
+  enabled: true
+  extraIngress: []  # NetworkPolicyIngressRule objects, e.g. a monitoring namespace on port http
+# A Prometheus Operator ServiceMonitor for /metrics (needs its CRD).
+serviceMonitor:
+  enabled: false
+  interval: 30s
+  scrapeTimeout: 10s
+  labels: {}        # e.g. release: kube-prometheus-stack, for the operator's selector
 {{- end -}}
