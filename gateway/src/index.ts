@@ -1,1 +1,2 @@
+export { gatewayConfigSchema } from './config.js';
 export { type RunningGateway, startGateway } from './gateway.js';

@@ -240,10 +240,9 @@ describe('deploy: Helm charts', function () {
         for (const d of docs) expect(d.metadata.labels?.['app.kubernetes.io/part-of']).to.equal('svc-integration-platform');
       });
 
-      it('runs the image <registry>/svc-<name>:<tag> with node --import tsx <entry point>', () => {
+      it('runs the image <registry>/svc-<name>:<tag> with node on its bundled entry point', () => {
         expect(container.image).to.equal(`registry.example.com/acme/svc-${name}:1.0.0`);
-        const main = isGateway ? 'gateway/src/main.ts' : `services/${name}/src/main.ts`;
-        expect(container.command).to.deep.equal(['node', '--import', 'tsx', main]);
+        expect(container.command).to.deep.equal(['node', '--enable-source-maps', `dist/${name}/main.mjs`]);
         expect(container.workingDir).to.equal('/app');
       });
 
@@ -290,7 +289,7 @@ describe('deploy: Helm charts', function () {
           allowPrivilegeEscalation: false,
         });
         expect(container.securityContext.capabilities.drop).to.deep.equal(['ALL']);
-        // a read-only root needs a writable /tmp (tsx keeps its cache there)
+        // a read-only root needs a writable /tmp
         const tmp = container.volumeMounts.find((m: { mountPath: string }) => m.mountPath === '/tmp');
         expect(tmp, '/tmp mounted').to.not.equal(undefined);
         expect(pod.volumes.find((v: { name: string }) => v.name === tmp.name)).to.have.property('emptyDir');
@@ -358,7 +357,7 @@ describe('deploy: Helm charts', function () {
           expect(pod.containers).to.have.lengthOf(1);
           const c = pod.containers[0];
           expect(c.image).to.equal(container.image);
-          expect(c.command).to.deep.equal(['node', '--import', 'tsx', `services/${name}/src/migrate.ts`]);
+          expect(c.command).to.deep.equal(['node', '--enable-source-maps', `dist/${name}/migrate.mjs`]);
           expect(c.securityContext).to.deep.equal(container.securityContext);
           expect(pod.securityContext.runAsNonRoot).to.equal(true);
           // a hook runs before the release's ConfigMap exists: the same settings are inline

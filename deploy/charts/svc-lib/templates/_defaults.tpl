@@ -7,7 +7,7 @@ default: rendering fails with a message naming the key when they are missing.
 component:
   name: ""          # REQUIRED: gateway | crm | tasks | chat | files | webhooks
   kind: service     # service | gateway (the app.kubernetes.io/component label)
-  main: ""          # REQUIRED: entry point run as `node --import tsx <main>`
+  main: ""          # REQUIRED: the bundled entry point run as `node --enable-source-maps <main>`
   migrate: ""       # migration entry point run by the pre-install/pre-upgrade Job; "" = no Job
 
 nameOverride: ""
@@ -21,7 +21,7 @@ image:
   pullPolicy: IfNotPresent
 imagePullSecrets: []
 
-# Working directory of the image: the monorepo root, where `node --import tsx <main>` resolves.
+# Working directory of the image, where dist/<name>/*.mjs and node_modules are (see the Dockerfiles).
 workingDir: /app
 
 replicaCount: 2
@@ -86,7 +86,7 @@ securityContext:
   readOnlyRootFilesystem: true
   capabilities:
     drop: [ALL]
-# The root filesystem is read-only: /tmp is an emptyDir (tsx keeps its cache there).
+# The root filesystem is read-only: /tmp is a writable emptyDir.
 tmpVolume:
   sizeLimit: 256Mi
 extraVolumes: []

@@ -61,11 +61,10 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- with $img.digest }}{{ printf "@%s" . }}{{ end -}}
 {{- end -}}
 
-{{/* The container command: node --import tsx <main>, or <migrate> with "entry". */}}
+{{/* The container command: node on the bundled <main>, or <migrate> with "entry". */}}
 {{- define "svc-lib.command" -}}
 - node
-- --import
-- tsx
+- --enable-source-maps
 - {{ .entry | quote }}
 {{- end -}}
 
@@ -110,7 +109,7 @@ ports, so what the process binds always matches the ports the pod and Service de
 {{- $v := .v -}}
 {{- $_ := include "svc-lib.image" . -}}
 {{- $_ := required "component.name is required" $v.component.name -}}
-{{- $_ := required "component.main is required: the entry point, e.g. services/<name>/src/main.ts" $v.component.main -}}
+{{- $_ := required "component.main is required: the bundled entry point, e.g. dist/<name>/main.mjs" $v.component.main -}}
 {{- $_ := required "ports.http is required" $v.ports.http -}}
 {{- if not (has $v.component.kind (list "service" "gateway")) -}}
 {{- fail (printf "component.kind must be service or gateway, not %q" $v.component.kind) -}}
