@@ -1,6 +1,7 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
+import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
 import type { Deals } from '../deals/deal.service.js';
 import { adminRouter, companyParam, leadWinBody, salesActionRoutes } from '../sales/sales.http.js';
@@ -17,7 +18,8 @@ export function leadRoutes(leads: Leads): ApiRouter {
       res.json(await leads.list(integrationOf(req), query));
     })
     .route(getLead, async (req, res, { params }) => {
-      res.jsonText(await leads.detailJson(integrationOf(req), params.ref));
+      const identity = integrationOf(req);
+      res.jsonText(await leads.detailJson(identity, params.ref, hasPermission(identity, 'crm/chats.read')));
     })
     .route(updateLead, async (req, res, { params, body }) => {
       res.json(await leads.update(integrationOf(req), params.ref, body));

@@ -51,6 +51,9 @@ export interface LeadRelations {
 export interface LeadDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
+  filesCount: number;
+  /** The live proposals' summaries, newest first. */
+  proposals: Record<string, unknown>[];
   nowUs: number;
 }
 

@@ -14,6 +14,7 @@ import type { LeadDetailExtras, LeadRelations, SalesRecord } from '../leads/lead
 import { salesRecordVisibleSql } from '../leads/lead.visibility.js';
 import { MarketingAcquisition } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import { proposalDates, proposalSummariesOf } from '../proposals/proposal.summary.js';
 import type { SalesFollower, SalesKind, SalesNote, SalesParticipant, SalesRelationEntities, SalesTag } from './sales.entity.js';
 
 /** What the create statement's reads return: the stage and pipeline to use, and the users involved. */
@@ -312,6 +313,8 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         from ${kind}_stage_periods sp where sp.${same} and sp.${fk} = ${alias}.id group by sp.stage_id) x
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount",
+      (select fc.files_count from record_file_counts fc where fc.${same} and fc.record_id = ${alias}.id) as "_filesCount",
+      ${proposalSummariesOf(kind, alias)} as "_proposals",
       ${NOW_US} as "_nowUs"`
       : '';
     return `${this.record.select(alias)}, ${this.stagesAndUsersSelect(alias)},
@@ -449,6 +452,8 @@ export class SalesSql<R extends SalesRecord, Rel extends LeadRelations> {
         openFromUs: (x.openFromUs as number[]).map(Number),
       })),
       notesCount: Number(row._notesCount ?? 0),
+      filesCount: Number(row._filesCount ?? 0),
+      proposals: ((row._proposals as Json[] | null) ?? []).map(proposalDates),
       nowUs: Number(row._nowUs),
     };
   }
