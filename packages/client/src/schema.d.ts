@@ -1157,6 +1157,9 @@ export type components = {
             meta_timestamp: string | null;
             /** @enum {string} */
             origin: "INBOUND" | "API_OUTBOUND" | "MOBILE_APP_ECHO" | "SYSTEM";
+            quoted_message?: {
+                [key: string]: unknown;
+            } | null;
             reactions: {
                 [key: string]: unknown;
             }[];
@@ -1209,6 +1212,9 @@ export type components = {
             meta_timestamp: string | null;
             /** @enum {string} */
             origin: "INBOUND" | "API_OUTBOUND" | "MOBILE_APP_ECHO" | "SYSTEM";
+            quoted_message?: {
+                [key: string]: unknown;
+            } | null;
             reactions: {
                 [key: string]: unknown;
             }[];
@@ -2234,7 +2240,13 @@ export type components = {
                 title: string;
             } | null;
             crm_deal_id: string | null;
-            crm_delivery: null;
+            crm_delivery: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                status: number;
+                title: string;
+            } | null;
             crm_delivery_id: string | null;
             crm_lead: {
                 code: number;
@@ -2390,7 +2402,13 @@ export type components = {
                 title: string;
             } | null;
             crm_deal_id: string | null;
-            crm_delivery: null;
+            crm_delivery: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                status: number;
+                title: string;
+            } | null;
             crm_delivery_id: string | null;
             crm_lead: {
                 code: number;
@@ -2554,7 +2572,13 @@ export type components = {
                 title: string;
             } | null;
             crm_deal_id: string | null;
-            crm_delivery: null;
+            crm_delivery: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                status: number;
+                title: string;
+            } | null;
             crm_delivery_id: string | null;
             crm_lead: {
                 code: number;
@@ -2849,6 +2873,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -2901,6 +2926,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3424,6 +3450,7 @@ export interface operations {
             };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3458,6 +3485,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3508,6 +3536,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -3623,6 +3652,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -3964,6 +3994,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4076,6 +4107,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
@@ -4257,6 +4289,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4309,6 +4342,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4629,6 +4663,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4679,6 +4714,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
@@ -4753,6 +4789,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
