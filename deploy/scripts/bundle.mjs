@@ -106,6 +106,7 @@ const healthProtoNextToBundle = {
   setup(b) {
     b.onLoad({ filter: /grpc-health-check[\\/]build[\\/]src[\\/]health\.js$/ }, async (args) => {
       const source = await readFile(args.path, 'utf8');
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: grpc-health-check's own source text, matched literally
       const patched = source.replaceAll('`${__dirname}/../../proto`', '`${__dirname}/proto`');
       if (patched === source) throw new Error('grpc-health-check changed how it finds health.proto; see bundle.mjs');
       return { contents: patched.replace("'../../proto/health/v1/health.proto'", "'proto/health/v1/health.proto'"), loader: 'js' };
@@ -134,7 +135,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const args = process.argv.slice(2);
   const at = args.indexOf('--out');
   const out = at >= 0 ? resolve(args[at + 1]) : undefined;
-  const names = args.filter((a, i) => !(at >= 0 && (i === at || i === at + 1)));
+  const names = args.filter((_a, i) => !(at >= 0 && (i === at || i === at + 1)));
   for (const name of names.length ? names : Object.keys(deployables)) {
     if (!existsSync(join(root, deployables[name]?.main ?? ''))) throw new Error(`no entry point for ${name}`);
     const files = await bundle(name, out);

@@ -1,2 +1,3 @@
+export { gatewayConfigSchema } from './config.js';
 export { type RunningGateway, startGateway } from './gateway.js';
 export { EXTERNAL as EXTERNAL_RESOURCES } from './routes.js';

@@ -1,14 +1,17 @@
-import { violations } from './contract.js';
+import { setCurrentTest, violations } from './contract.js';
 
 /**
- * Mocha root hooks (loaded by .mocharc.json): a test during which a response or a webhook body broke the OpenAPI
- * document fails its `afterEach` hook (named after the test), listing each violation, even when the call's own error
- * was caught by a polling helper.
+ * Mocha root hooks (loaded by the mocharc files, decision 0101). A response that breaks the OpenAPI document already
+ * fails its test at the call; a webhook body that breaks it arrives in a receiver's request handler, where nothing
+ * can fail the test. So every violation is kept with the title of the test it happened in, and the run ends with one
+ * failed "after all" hook listing them. Not in an afterEach: a failed root hook there would stop the whole run.
  */
 export const mochaHooks = {
-  afterEach() {
+  beforeEach(this: Mocha.Context) {
+    setCurrentTest(this.currentTest?.fullTitle() ?? '(unknown test)');
+  },
+  afterAll() {
     if (!violations.length) return;
-    const found = violations.splice(0);
-    throw new Error(`Contract violations (decision 0101):\n${found.join('\n')}`);
+    throw new Error(`Contract violations (decision 0101):\n${[...new Set(violations)].join('\n')}`);
   },
 };

@@ -1,5 +1,5 @@
 import { localDocument } from '@svc/client/document';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 /**
@@ -11,6 +11,17 @@ import addFormats from 'ajv-formats';
 type Json = Record<string, any>;
 
 export { localDocument };
+
+/** Ajv's errors with what they name (the extra property, the missing one), at most ten. */
+const describe = (errors: ErrorObject[] | null | undefined) =>
+  (errors ?? [])
+    .slice(0, 10)
+    .map((e) => {
+      const p = e.params as Record<string, unknown>;
+      const what = p.additionalProperty ?? p.missingProperty ?? p.allowedValues ?? p.format;
+      return `${e.instancePath || '(root)'} ${e.message}${what === undefined ? '' : ` (${JSON.stringify(what)})`}`;
+    })
+    .join('; ');
 
 const GATEWAY_STATUSES = new Set([401, 404, 405, 408, 429, 503]);
 
@@ -73,7 +84,7 @@ class ContractValidator {
       return `${where}: the body is not JSON: ${text.slice(0, 200)}`;
     }
     if (documented.schema?.(body)) return undefined;
-    return `${where}: the body does not match ${op.method} ${op.template}'s ${status} schema: ${this.ajv.errorsText(documented.schema?.errors, { separator: '; ' })}`;
+    return `${where}: the body does not match ${op.method} ${op.template}'s ${status} schema: ${describe(documented.schema?.errors)}`;
   }
 
   /** What is wrong with a webhook body, or undefined when the document describes it. */
@@ -82,7 +93,7 @@ class ContractValidator {
     const validate = typeof key === 'string' ? this.webhooks.get(key) : undefined;
     if (!validate) return `webhook ${String(key)}: the event is missing from the OpenAPI document's webhooks`;
     if (validate(body)) return undefined;
-    return `webhook ${key}: the body does not match its schema: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}`;
+    return `webhook ${key}: the body does not match its schema: ${describe(validate.errors)}`;
   }
 }
 
@@ -92,18 +103,22 @@ const contract = () => {
   return validator;
 };
 
-/** Violations since the root hook last looked (support/contract-hooks.ts). */
+/** Every violation of the run, with the test it happened in (support/contract-hooks.ts reports them at the end). */
 export const violations: string[] = [];
+let currentTest = '(outside a test)';
+export const setCurrentTest = (title: string) => {
+  currentTest = title;
+};
 
 export function checkResponse(method: string, url: string, status: number, text: string, contentType: string | null): void {
   const problem = contract().response(method, url, status, text, contentType);
   if (!problem) return;
-  violations.push(problem);
+  violations.push(`${currentTest}: ${problem}`);
   throw new Error(`Contract violation: ${problem}`);
 }
 
 /** Records (never throws: it runs inside the receiver's request handler) what is wrong with a webhook body. */
 export function checkDelivery(body: unknown): void {
   const problem = contract().delivery(body);
-  if (problem) violations.push(problem);
+  if (problem) violations.push(`${currentTest}: ${problem}`);
 }

@@ -13,7 +13,16 @@ export interface Child {
 
 /** Runs one of the repository's TypeScript entry points as its own Node process. */
 export function spawnEntry(entry: string, env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+  return spawnNode(['--import', 'tsx', resolve(REPO_ROOT, entry)], env);
+}
+
+/** Runs a JavaScript file (a bundle) on plain Node, without tsx. */
+export function spawnScript(file: string, env: Record<string, string>): Child {
+  return spawnNode([file], env);
+}
+
+function spawnNode(args: string[], env: Record<string, string>): Child {
+  const proc = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

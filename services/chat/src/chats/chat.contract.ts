@@ -231,6 +231,8 @@ const messageFields = {
   user: z.record(z.string(), z.unknown()).nullable(),
   media: z.record(z.string(), z.unknown()).nullable(),
   call: z.null(),
+  /** The quoted message's own view with its `page`, when the message quotes one. */
+  quoted_message: z.record(z.string(), z.unknown()).nullable().optional(),
   associated_leads: z.array(record).optional(),
   associated_deals: z.array(record).optional(),
 };

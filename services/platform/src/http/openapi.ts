@@ -91,10 +91,10 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
       ...(r.schema ? { content: { 'application/json': { schema: sink.convert(r.schema, 'output') } } } : {}),
     };
   }
-  const errors = new Set<number>([401, 429, 500, 503, ...(c.errors ?? [])]);
-  if (c.body || c.streamedBody || c.query || c.headers) errors.add(400);
+  // 404 everywhere: a record a route names in its path, query or body may not exist in the key's company (spec, Errors).
+  const errors = new Set<number>([401, 404, 429, 500, 503, ...(c.errors ?? [])]);
+  if (c.body || c.streamedBody || c.query || c.headers || c.params) errors.add(400);
   if (c.permission) errors.add(403);
-  if (c.path.includes('{')) errors.add(404);
   for (const status of [...errors].sort()) responses[status] = { $ref: `#/components/responses/Error${status}` };
   return {
     operationId: c.operationId,

@@ -67,7 +67,7 @@ const taskFields = {
   crm_task_stage: z.object({ id: uuid, name: z.string(), color: n(z.string()), is_completion: z.boolean(), position: z.number().int() }),
   crm_lead: n(z.object({ id: uuid, title: z.string(), code: z.number().int() })),
   crm_deal: n(z.object({ id: uuid, title: z.string(), code: z.number().int() })),
-  crm_delivery: z.null(),
+  crm_delivery: n(z.object({ id: uuid, title: z.string(), code: z.number().int(), status: z.number().int() })),
   crm_person: n(z.object({ id: uuid, name: n(z.string()) })),
   crm_organization: n(z.object({ id: uuid, name: z.string(), legal_name: n(z.string()) })),
   crm_customer: z.null(),
