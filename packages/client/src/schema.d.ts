@@ -171,7 +171,10 @@ export type paths = {
         /** Scheduled messages of a chat */
         get: operations["listScheduledMessages"];
         put?: never;
-        /** Schedule a WhatsApp message */
+        /**
+         * Schedule a WhatsApp message (JSON, or multipart/form-data with files kept until the send)
+         * @description Multipart: the same fields (template, template_fields and cancel_on_inbound as JSON text) before the files; each file up to 100 MB, audio 16 MB; files are sent as open messages, so inside session_expires_at.
+         */
         post: operations["scheduleMessage"];
         delete?: never;
         options?: never;
@@ -3329,6 +3332,19 @@ export interface operations {
                     }[];
                     /** @enum {string} */
                     type?: "text" | "template";
+                };
+                "multipart/form-data": {
+                    body?: string;
+                    /** @description true or false */
+                    cancel_on_inbound?: string;
+                    files?: string[];
+                    reference_wamid?: string;
+                    scheduled_at: string;
+                    /** @description JSON text of {name, language} */
+                    template?: string;
+                    /** @description JSON text of the template fields */
+                    template_fields?: string;
+                    type?: string;
                 };
             };
         };
