@@ -31,7 +31,7 @@ export const crmService: ServiceDefinition<typeof serviceConfigSchema, Component
   http:
     (ctx, { leads, deals }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
     },
   api: (ctx, { leads, deals, dealList }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },

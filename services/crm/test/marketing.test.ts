@@ -2,7 +2,6 @@ import { AppError } from '@svc/platform/errors';
 import { parse } from '@svc/platform/http/parse';
 import { expect } from 'chai';
 import { createLeadBody } from '../src/leads/lead.schema.js';
-import { effectiveConsent } from '../src/leads/lead.snapshot.js';
 import type { MarketingAcquisition } from '../src/marketing/acquisition.entity.js';
 import { effectiveLeadSourceId, marketingLeadSourceView } from '../src/marketing/acquisition.view.js';
 import { REDACTED_URL, withoutSensitiveText } from '../src/marketing/redaction.js';
@@ -22,6 +21,7 @@ import {
   TRACKING_MAX_LENGTH,
   withoutObref,
 } from '../src/marketing/tracking.js';
+import { effectiveConsent } from '../src/sales/sales.snapshot.js';
 
 /** The 400 a function throws, as the HTTP layer would answer it. */
 function invalidMessage(work: () => unknown): string {

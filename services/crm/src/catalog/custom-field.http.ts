@@ -1,8 +1,6 @@
-import { forbidden } from '@svc/platform/errors';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationOf } from '@svc/platform/http/app';
+import { integrationWith } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
-import { hasPermission } from '@svc/platform/identity';
 import type { ServiceContext } from '@svc/platform/service';
 import { listCustomFields, listCustomFieldsQuery } from './catalog.service.js';
 
@@ -10,8 +8,7 @@ import { listCustomFields, listCustomFieldsQuery } from './catalog.service.js';
 export function customFieldRoutes(ctx: ServiceContext): ApiRouter {
   const r = apiRouter();
   r.get('/custom-fields', async (req, res) => {
-    const identity = integrationOf(req);
-    if (!hasPermission(identity, 'crm/custom-fields.read')) throw forbidden('The key lacks the permission crm/custom-fields.read');
+    const identity = integrationWith(req, 'crm/custom-fields.read');
     res.json(await listCustomFields(ctx.orm.em.fork(), identity.companyId, parse(listCustomFieldsQuery, req.query)));
   });
   return r;

@@ -6,11 +6,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { nativePool } from '@svc/platform/db/native';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationOf } from '@svc/platform/http/app';
+import { integrationWith } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { Pool } from 'pg';
 import { z } from 'zod';
-import { need } from '../leads/lead.http.js';
+import type { Actor } from '../sales/sales.base.js';
 import {
   dateTimeParam,
   type ListPage,
@@ -22,7 +22,6 @@ import {
   salesListQueryShape,
   salesRecordFilters,
 } from '../sales/sales.list.js';
-import type { Actor } from '../sales/sales.service.js';
 import { type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
 import type { DealSql } from './deal.sql.js';
 
@@ -77,8 +76,7 @@ export class DealList {
 export function dealListRoutes(deals: DealList): ApiRouter {
   const r = apiRouter();
   r.get('/deals', async (req, res) => {
-    const identity = integrationOf(req);
-    need(identity, 'crm/deal.read');
+    const identity = integrationWith(req, 'crm/deal.read');
     res.json(await deals.page(identity, parse(listDealsQuery, req.query)));
   });
   return r;

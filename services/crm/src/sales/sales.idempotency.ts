@@ -1,7 +1,7 @@
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { conflict } from '@svc/platform/errors';
 import type { Pool } from 'pg';
-import type { MeasurementConsent } from './lead.entity.js';
+import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 
 /** What POST /leads and POST /deals answer (spec "Lead and deal creation response"). */
 export interface CreationAnswer {
