@@ -9,6 +9,8 @@ import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-pr
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
+import { ApiDocument } from './openapi.js';
+import { PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 
@@ -38,6 +40,8 @@ function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void
 }
 
 const EXTERNAL_PREFIX = '/integrations/external';
+/** The document needs no key: integrators read it before they have one (decision 0100). */
+const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
 const isExternal = (url: string) =>
   url.startsWith(EXTERNAL_PREFIX) &&
   (url.length === EXTERNAL_PREFIX.length || url[EXTERNAL_PREFIX.length] === '/' || url[EXTERNAL_PREFIX.length] === '?');
@@ -98,6 +102,21 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     req[TOKEN_KEY] = token;
     proxies[upstream](req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
       sendError(res, err, logger),
+    );
+  };
+  const document = new ApiDocument(upstreamUrl);
+  const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    observe(req, res, 'openapi');
+    document.text().then(
+      (text) =>
+        res
+          .writeHead(200, {
+            'content-type': 'application/json; charset=utf-8',
+            'cache-control': 'public, max-age=30',
+            'access-control-allow-origin': '*',
+          })
+          .end(text),
+      (err: unknown) => sendError(res, err, logger),
     );
   };
   const app = express();
@@ -200,10 +219,42 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
+  // The public satisfaction form (admin-api.md): no key, limited per address and per token, forwarded to crm as
+  // the `public` identity, which no other route of any service accepts.
+  const publicLimiter = new PublicRateLimiter(
+    deps.redis,
+    config.REDIS_KEY_PREFIX,
+    config.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    config.PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE,
+  );
+  let publicToken: { value: string; refreshAt: number } | undefined;
+  app.use(PUBLIC_PREFIX, async (req, res) => {
+    try {
+      await publicLimiter.consume(req, res);
+      if (!publicToken || publicToken.refreshAt <= Date.now()) {
+        publicToken = { value: await deps.signer.sign({ kind: 'public' }), refreshAt: Date.now() + deps.signer.lifetimeMs / 2 };
+      }
+      req.url = req.originalUrl;
+      forward('crm', publicToken.value, req, res);
+    } catch (err) {
+      sendError(res, err, logger);
+    }
+  });
+
+  // Messaging providers (Meta) call back without an integration key: the chat service checks their signature
+  // over the raw body, which the proxy streams on untouched.
+  app.use('/providers', (req, res) => {
+    req.url = req.originalUrl;
+    forward('chat', '', req, res);
+  });
+
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
   return (req, res) => {
-    if (isExternal(req.url ?? '')) external(req, res);
+    const url = req.url ?? '';
+    if (url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET') {
+      openapi(req, res);
+    } else if (isExternal(url)) external(req, res);
     else app(req, res);
   };
 }

@@ -21,6 +21,9 @@ export const gatewayConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /** How long a key look-up is reused; a revoked key stops working within this time. At most 1 s. */
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
+  /** The public satisfaction form: requests per minute per client address, and per token (decision 0082). */
+  PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   LOG_LEVEL: env.logLevel.default('info'),
 });

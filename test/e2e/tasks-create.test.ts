@@ -206,8 +206,30 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
       }
       expect([...messages]).to.deep.equal(['crm_deal_id: deal not found']);
     });
-    it('refuses every delivery and customer id: crm has none of them yet', async () => {
-      await refused({ crm_delivery_id: MISSING }, 'crm_delivery_id');
+    it('links a delivery of the company, with its summary {id, title, code, status} from crm; refuses others alike', async () => {
+      const delivery = async (tenant: TaskTenant, title: string) => {
+        const base = `/companies/${tenant.company.id}`;
+        const pipelines = await admin('POST', `${base}/delivery-pipelines`, { name: 'Delivery', stages: [{ name: 'Start' }] });
+        expect(pipelines.status, pipelines.text).to.equal(201);
+        const res = await admin('POST', `${base}/deliveries`, { user_id: tenant.user.id, title });
+        expect(res.status, res.text).to.equal(201);
+        return res.body;
+      };
+      const own = await delivery(a, 'Rollout');
+      const t = await created({ crm_delivery_id: own.id });
+      expect(t.crm_delivery_id).to.equal(own.id);
+      expect(t.crm_delivery).to.deep.equal({ id: own.id, title: 'Rollout', code: own.code, status: 1 });
+      await admin('POST', `/companies/${a.company.id}/deliveries/${own.id}/complete`, { user_id: a.user.id });
+      const read = await api.get(t.id);
+      expect(read.body.crm_delivery).to.deep.equal({ id: own.id, title: 'Rollout', code: own.code, status: 3 });
+      const listed = await call('GET', `/integrations/external/tasks?crm_delivery_id=${own.id}`, { token: a.key.key });
+      expect(listed.body.records.map((r: any) => r.id)).to.deep.equal([t.id]);
+      const theirs = await delivery(b, 'Not yours');
+      const messages = new Set<string>();
+      for (const id of [theirs.id, MISSING]) messages.add(await refused({ crm_delivery_id: id }, 'crm_delivery_id'));
+      expect([...messages]).to.deep.equal(['crm_delivery_id: delivery not found']);
+    });
+    it('refuses every customer id: crm has no customers yet', async () => {
       await refused({ crm_customer_id: MISSING }, 'crm_customer_id');
     });
     it('links a person and an organization of the company, with their summaries, without needing a date', async () => {

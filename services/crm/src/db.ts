@@ -2,11 +2,14 @@ import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
+import { Contract, ContractRenewal } from './contracts/contract.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
+import { Delivery, DeliveryPipeline, DeliveryStage } from './deliveries/delivery.entity.js';
 import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
+import { SatisfactionLink, SatisfactionSubmission } from './satisfaction/satisfaction.entity.js';
 
 export const dbDefinition: DbDefinition = {
   schema: 'crm',
@@ -39,6 +42,13 @@ export const dbDefinition: DbDefinition = {
     DealIdempotencyKey,
     ...Object.values(DealRelationEntities),
     DealGainReason,
+    DeliveryPipeline,
+    DeliveryStage,
+    Delivery,
+    Contract,
+    ContractRenewal,
+    SatisfactionLink,
+    SatisfactionSubmission,
   ],
   migrations,
 };

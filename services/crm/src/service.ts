@@ -1,44 +1,75 @@
-import type { serviceConfigSchema } from '@svc/platform/config';
+import { serviceConfigSchema } from '@svc/platform/config';
 import type { ServiceDefinition } from '@svc/platform/service';
+import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { crmPlan } from './companies/plan.js';
+import { contractEvents } from './contracts/contract.events.js';
+import { contractAdminRoutes } from './contracts/contract.http.js';
+import { Contracts } from './contracts/contract.service.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
+import { deliveryEvents } from './deliveries/delivery.events.js';
+import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
+import { Deliveries } from './deliveries/delivery.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { crmEvents } from './sales/sales.events.js';
+import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
+import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
+import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
+
+const crmConfig = serviceConfigSchema.extend({
+  /** The gateway's public address, for the URLs of satisfaction links; unset, the address the integration called. */
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+});
 
 interface Components {
   leads: Leads;
   deals: Deals;
   dealList: DealList;
+  deliveries: Deliveries;
+  contracts: Contracts;
+  satisfaction: Satisfaction;
 }
 
-export const crmService: ServiceDefinition<typeof serviceConfigSchema, Components> = {
+export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   name: 'crm',
+  configSchema: crmConfig,
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    return { leads, deals, dealList: new DealList(ctx.orm, deals.sql) };
+    return {
+      leads,
+      deals,
+      dealList: new DealList(ctx.orm, deals.sql),
+      deliveries: new Deliveries(ctx),
+      contracts: new Contracts(ctx),
+      satisfaction: new Satisfaction(ctx),
+    };
   },
   http:
-    (ctx, { leads, deals }) =>
+    (ctx, { leads, deals, deliveries, contracts, satisfaction }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts));
+      app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
-  api: (ctx, { leads, deals, dealList }) => [
+  api: (ctx, { leads, deals, dealList, satisfaction }) => [
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
     { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
+    { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
+  events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
   grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
   workers: async (_ctx, { leads }) => {
     leads.views.start();

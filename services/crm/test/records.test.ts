@@ -119,7 +119,7 @@ describe('crm.v1.RecordService over gRPC', () => {
       { type: RecordType.RECORD_TYPE_DEAL, id: leads.team.id },
       { type: RecordType.RECORD_TYPE_DELIVERY, id: leads.team.id },
     ]);
-    expect(r).to.deep.equal({ leads: [], deals: [], persons: [], organizations: [], tags: [], users: [] });
+    expect(r).to.deep.equal({ leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] });
     // The same lead asked through company B is not found either, whoever looks.
     const viaB = await ask(b.company.master_user.id, [{ type: RecordType.RECORD_TYPE_LEAD, id: leads.team.id }], b.company.id);
     expect(viaB.leads).to.deep.equal([]);

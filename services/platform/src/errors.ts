@@ -4,7 +4,16 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
  * The closed set of failures every service may report. Domain code throws these; each transport maps
  * them exactly once (HTTP in http/errors.ts, gRPC in grpc/server.ts).
  */
-export type ErrorKind = 'invalid' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'rate_limited' | 'unavailable' | 'internal';
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
 
 export class AppError extends Error {
   constructor(
@@ -22,6 +31,8 @@ export const unauthorized = (message = 'Unauthorized') => new AppError('unauthor
 export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
 export const conflict = (message: string) => new AppError('conflict', message);
+/** Something that existed and is over for good (an expired satisfaction link). */
+export const gone = (message: string) => new AppError('gone', message);
 export const unavailable = (message: string) => new AppError('unavailable', message);
 
 const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
@@ -30,6 +41,7 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   forbidden: { statusCode: 403, error: 'Forbidden' },
   not_found: { statusCode: 404, error: 'Not Found' },
   conflict: { statusCode: 409, error: 'Conflict' },
+  gone: { statusCode: 410, error: 'Gone' },
   rate_limited: { statusCode: 429, error: 'Too Many Requests' },
   unavailable: { statusCode: 503, error: 'Service Unavailable' },
   internal: { statusCode: 500, error: 'Internal Server Error' },
@@ -41,6 +53,7 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   forbidden: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,
   conflict: GrpcStatus.ALREADY_EXISTS,
+  gone: GrpcStatus.FAILED_PRECONDITION,
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,

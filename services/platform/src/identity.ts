@@ -5,7 +5,11 @@ import { unauthorized } from './errors.js';
  * Who is calling, as the gateway established it. Services never trust an identity they cannot verify:
  * it arrives as a short-lived HS256 token signed with IDENTITY_TOKEN_SECRET, in IDENTITY_HEADER.
  */
-export type Identity = { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] } | { kind: 'admin' };
+export type Identity =
+  | { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] }
+  | { kind: 'admin' }
+  /** A request without credentials the gateway let through on one of its public routes (a satisfaction form). */
+  | { kind: 'public' };
 
 export const IDENTITY_HEADER = 'x-svc-identity';
 const ISSUER = 'svc-gateway';
@@ -27,9 +31,9 @@ export class IdentitySigner {
 
   sign(identity: Identity): Promise<string> {
     const claims =
-      identity.kind === 'admin'
-        ? { knd: 'admin' }
-        : { knd: 'integration', cid: identity.companyId, kid: identity.keyId, prm: identity.permissions };
+      identity.kind === 'integration'
+        ? { knd: 'integration', cid: identity.companyId, kid: identity.keyId, prm: identity.permissions }
+        : { knd: identity.kind };
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256' })
       .setIssuer(ISSUER)
@@ -76,6 +80,7 @@ export class IdentityVerifier {
 
 function toIdentity(p: Record<string, unknown>): Identity {
   if (p.knd === 'admin') return { kind: 'admin' };
+  if (p.knd === 'public') return { kind: 'public' };
   if (
     p.knd === 'integration' &&
     typeof p.sub === 'string' &&

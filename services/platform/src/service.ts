@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
@@ -17,6 +17,8 @@ import { OutboxWriter } from './events/writer.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
 import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
+import type { EventContract } from './http/contract.js';
+import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
 import { IdentityVerifier } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -55,6 +57,8 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
    */
   api?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ApiMount[];
+  /** The events this service issues, each with its payload's schema: the webhooks of the OpenAPI document. */
+  events?: readonly EventContract[];
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
   /**
@@ -67,6 +71,11 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * transaction (its `em` is a fork), as `plan`'s `ask` gate is.
    */
   eventGate?: (em: EntityManager, companyId: string, at: Date, deps: D) => Promise<boolean>;
+  /**
+   * Routes outside the gateway's identity (a messaging provider's callbacks, which carry their own signature over
+   * the raw body): tried first, on the bare request with its body unread; returns true when it took the request.
+   */
+  unauthenticated?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (req: IncomingMessage, res: ServerResponse) => boolean;
   /** Background work of the service (consumers, schedulers); returns how to stop it. */
   workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
 }
@@ -173,9 +182,17 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     ...(def.readiness?.(ctx, deps) ?? []),
   ];
   const verifier = new IdentityVerifier(config.IDENTITY_TOKEN_SECRET);
-  const app = createHttpApp({ logger, metrics, verifier, readiness, mount: def.http?.(ctx, deps) ?? (() => undefined) });
-  const api = createApiDispatcher({ mounts: def.api?.(ctx, deps) ?? [], verifier, logger, metrics });
+  const mounts = def.api?.(ctx, deps) ?? [];
+  let fragment: OpenApiFragment | undefined;
+  const openapi = () => {
+    fragment ??= documentedFragment(def.name, mounts, def.events ?? []);
+    return fragment;
+  };
+  const app = createHttpApp({ logger, metrics, verifier, readiness, openapi, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const api = createApiDispatcher({ mounts, verifier, logger, metrics });
+  const open = def.unauthenticated?.(ctx, deps);
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    if (open?.(req, res)) return;
     if (!api(req, res)) app(req, res);
   });
   server.headersTimeout = 66_000;
@@ -213,6 +230,19 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     relay,
     stop,
   };
+}
+
+/** The service's part of the OpenAPI document: its contracts, and the routes registered without one. */
+export function documentedFragment(service: string, mounts: readonly ApiMount[], events: readonly EventContract[]): OpenApiFragment {
+  return serviceFragment(
+    service,
+    mounts.map(({ prefix, router }) => ({
+      prefix,
+      contracts: router.routes.flatMap((r) => (r.contract ? [r.contract] : [])),
+      undocumented: router.routes.filter((r) => !r.contract).map((r) => `${r.method} ${r.path}`),
+    })),
+    events,
+  );
 }
 
 /** The entry point of a service process: start, stop gracefully on SIGTERM or SIGINT, exit 1 on bad config. */

@@ -9,6 +9,7 @@ describe('the closed error set', () => {
     ['forbidden', 403, 'Forbidden'],
     ['not_found', 404, 'Not Found'],
     ['conflict', 409, 'Conflict'],
+    ['gone', 410, 'Gone'],
     ['rate_limited', 429, 'Too Many Requests'],
     ['unavailable', 503, 'Service Unavailable'],
     ['internal', 500, 'Internal Server Error'],

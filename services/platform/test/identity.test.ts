@@ -8,11 +8,14 @@ const secret = 'k'.repeat(40);
 describe('identity tokens between the gateway and the services', () => {
   const identity = { kind: 'integration' as const, companyId: 'c1', userId: 'u1', keyId: 'k1', permissions: ['crm/lead.read'] };
 
-  it('round-trips an integration identity and an admin identity', async () => {
+  it('round-trips an integration identity, an admin identity and the public identity (no credentials, no permission)', async () => {
     const signer = new IdentitySigner(secret);
     const verifier = new IdentityVerifier(secret);
     expect(await verifier.verify(await signer.sign(identity))).to.deep.equal(identity);
     expect(await verifier.verify(await signer.sign({ kind: 'admin' }))).to.deep.equal({ kind: 'admin' });
+    const anonymous = await verifier.verify(await signer.sign({ kind: 'public' }));
+    expect(anonymous).to.deep.equal({ kind: 'public' });
+    expect(hasPermission(anonymous, '*')).to.equal(false);
   });
 
   it('refuses a missing token, another secret, an expired token and a foreign issuer', async () => {

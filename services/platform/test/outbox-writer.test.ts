@@ -26,7 +26,7 @@ describe('the outbox writer: plan gate, one statement, relay woken after the com
   let wakes = 0;
   let unwatch: () => void;
 
-  const event = (companyId: string, n: number): EventToRecord => ({ companyId, eventKey: 'contract.created', payload: { n } });
+  const event = (companyId: string, n: number): EventToRecord => ({ companyId, eventKey: 'chat.message_sent', payload: { n } });
   const rows = async () =>
     (
       await orm.em.fork().execute<{ company_id: string; payload: { n: number } }[]>(`select company_id, payload from outbox order by id`)

@@ -99,10 +99,12 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     const [id] = await orm.em
       .fork()
       .transactional((tx) =>
-        recordEvents(tx, SCHEMA, [{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'contract.renewed', payload: { n: 1 } }]),
+        recordEvents(tx, SCHEMA, [
+          { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'chat.message_received', payload: { n: 1 } },
+        ]),
       );
     // What the crashed relay had done: the publish, without the mark.
-    const first = await nats.js.publish(`${prefix}.contract.renewed`, JSON.stringify({ event_id: id }), { msgID: id });
+    const first = await nats.js.publish(`${prefix}.chat.message_received`, JSON.stringify({ event_id: id }), { msgID: id });
     expect(first.duplicate).to.equal(false);
     expect(await unpublished()).to.equal(1);
     expect(await relay.drainOnce()).to.equal(1);

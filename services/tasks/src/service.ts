@@ -10,6 +10,7 @@ import { TaskCatalog } from './catalog/catalog.service.js';
 import { CrmRecords } from './links/crm-records.js';
 import { migrations } from './migrations/index.js';
 import { SeriesMaterializer } from './recurrence/materializer.js';
+import { taskEvents } from './tasks/task.contract.js';
 import { Task, TaskRecurrence } from './tasks/task.entity.js';
 import { taskRoutes } from './tasks/task.http.js';
 import { TaskService } from './tasks/task.service.js';
@@ -57,6 +58,7 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
     },
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
+  events: taskEvents,
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, records, materializer }) => {

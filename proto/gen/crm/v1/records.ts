@@ -137,6 +137,14 @@ export interface DealSummary {
   code: number;
 }
 
+export interface DeliverySummary {
+  id: string;
+  title: string;
+  code: number;
+  /** 1 not started, 2 in progress, 3 delivered, 4 cancelled. */
+  status: number;
+}
+
 export interface PersonSummary {
   id: string;
   name: string;
@@ -164,10 +172,7 @@ export interface UserSummary {
   archived: boolean;
 }
 
-/**
- * Deals, deliveries and customers are not records of crm yet: refs of those types are always left out (not
- * found) until their issues add them; deals then fill `deals`.
- */
+/** Customers are not records of crm yet: refs of that type are always left out (not found). */
 export interface GetRecordSummariesResponse {
   leads: LeadSummary[];
   deals: DealSummary[];
@@ -175,6 +180,7 @@ export interface GetRecordSummariesResponse {
   organizations: OrganizationSummary[];
   tags: TagSummary[];
   users: UserSummary[];
+  deliveries: DeliverySummary[];
 }
 
 function createBaseRecordRef(): RecordRef {
@@ -569,6 +575,123 @@ export const DealSummary: MessageFns<DealSummary> = {
     message.id = object.id ?? "";
     message.title = object.title ?? "";
     message.code = object.code ?? 0;
+    return message;
+  },
+};
+
+function createBaseDeliverySummary(): DeliverySummary {
+  return { id: "", title: "", code: 0, status: 0 };
+}
+
+export const DeliverySummary: MessageFns<DeliverySummary> = {
+  encode(message: DeliverySummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.title !== "") {
+      writer.uint32(18).string(message.title);
+    }
+    if (message.code !== 0) {
+      writer.uint32(24).int32(message.code);
+    }
+    if (message.status !== 0) {
+      writer.uint32(32).int32(message.status);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeliverySummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeliverySummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.title = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.code = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeliverySummary {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      title: isSet(object.title) ? globalThis.String(object.title) : "",
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+    };
+  },
+
+  toJSON(message: DeliverySummary): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.title !== "") {
+      obj.title = message.title;
+    }
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeliverySummary>): DeliverySummary {
+    return DeliverySummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeliverySummary>): DeliverySummary {
+    const message = createBaseDeliverySummary();
+    message.id = object.id ?? "";
+    message.title = object.title ?? "";
+    message.code = object.code ?? 0;
+    message.status = object.status ?? 0;
     return message;
   },
 };
@@ -1038,7 +1161,7 @@ export const UserSummary: MessageFns<UserSummary> = {
 };
 
 function createBaseGetRecordSummariesResponse(): GetRecordSummariesResponse {
-  return { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [] };
+  return { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] };
 }
 
 export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> = {
@@ -1060,6 +1183,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     }
     for (const v of message.users) {
       UserSummary.encode(v!, writer.uint32(50).fork()).join();
+    }
+    for (const v of message.deliveries) {
+      DeliverySummary.encode(v!, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -1125,6 +1251,14 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
             message.users.push(UserSummary.decode(reader, reader.uint32()));
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.deliveries.push(DeliverySummary.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1149,6 +1283,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
         : [],
       tags: globalThis.Array.isArray(object?.tags) ? object.tags.map((e: any) => TagSummary.fromJSON(e)) : [],
       users: globalThis.Array.isArray(object?.users) ? object.users.map((e: any) => UserSummary.fromJSON(e)) : [],
+      deliveries: globalThis.Array.isArray(object?.deliveries)
+        ? object.deliveries.map((e: any) => DeliverySummary.fromJSON(e))
+        : [],
     };
   },
 
@@ -1172,6 +1309,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     if (message.users?.length) {
       obj.users = message.users.map((e) => UserSummary.toJSON(e));
     }
+    if (message.deliveries?.length) {
+      obj.deliveries = message.deliveries.map((e) => DeliverySummary.toJSON(e));
+    }
     return obj;
   },
 
@@ -1186,6 +1326,7 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     message.organizations = object.organizations?.map((e) => OrganizationSummary.fromPartial(e)) || [];
     message.tags = object.tags?.map((e) => TagSummary.fromPartial(e)) || [];
     message.users = object.users?.map((e) => UserSummary.fromPartial(e)) || [];
+    message.deliveries = object.deliveries?.map((e) => DeliverySummary.fromPartial(e)) || [];
     return message;
   },
 };

@@ -1,15 +1,12 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationWith } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { integrationOf } from '@svc/platform/http/app';
 import type { ServiceContext } from '@svc/platform/service';
-import { listCustomFields, listCustomFieldsQuery } from './catalog.service.js';
+import { listCustomFields } from './catalog.service.js';
+import { listCustomFieldsRoute } from './custom-field.contract.js';
 
 /** GET /custom-fields of the external API: the fields available to integrations (decision 0046). */
 export function customFieldRoutes(ctx: ServiceContext): ApiRouter {
-  const r = apiRouter();
-  r.get('/custom-fields', async (req, res) => {
-    const identity = integrationWith(req, 'crm/custom-fields.read');
-    res.json(await listCustomFields(ctx.orm.em.fork(), identity.companyId, parse(listCustomFieldsQuery, req.query)));
+  return apiRouter().route(listCustomFieldsRoute, async (req, res, { query }) => {
+    res.json(await listCustomFields(ctx.orm.em.fork(), integrationOf(req).companyId, query));
   });
-  return r;
 }

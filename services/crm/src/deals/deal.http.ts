@@ -1,29 +1,24 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationWith } from '@svc/platform/http/app';
+import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { Router } from 'express';
-import { adminRouter, companyParam, headerKey, salesActionRoutes } from '../sales/sales.http.js';
-import { createDealBody, dealWinBody, leadWinBody, updateDealBody } from './deal.schema.js';
+import { adminRouter, companyParam, salesActionRoutes } from '../sales/sales.http.js';
+import { createDeal, getDeal, updateDeal } from './deal.contract.js';
+import { dealWinBody, leadWinBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
-/** The external deal routes (served without Express, decision 0014). */
+/** The external deal routes (served without Express, decision 0014), described by their contracts (decision 0100). */
 export function dealRoutes(deals: Deals): ApiRouter {
-  const r = apiRouter();
-  r.post('/deals', async (req, res) => {
-    const identity = integrationWith(req, 'crm/deal.create');
-    const body = parse(createDealBody, req.body);
-    const key = parse(headerKey, { 'x-idempotency-key': req.header('x-idempotency-key') })['x-idempotency-key'];
-    res.status(201).json(await deals.create(identity, body, key));
-  });
-  r.get('/deals/:ref', async (req, res) => {
-    const identity = integrationWith(req, 'crm/deal.read');
-    res.json(await deals.detail(identity, req.params.ref ?? ''));
-  });
-  r.put('/deals/:ref', async (req, res) => {
-    const identity = integrationWith(req, 'crm/deal.update');
-    res.json(await deals.update(identity, req.params.ref ?? '', parse(updateDealBody, req.body)));
-  });
-  return r;
+  return apiRouter()
+    .route(createDeal, async (req, res, { body, headers }) => {
+      res.status(201).json(await deals.create(integrationOf(req), body, headers['x-idempotency-key']));
+    })
+    .route(getDeal, async (req, res, { params }) => {
+      res.json(await deals.detail(integrationOf(req), params.ref));
+    })
+    .route(updateDeal, async (req, res, { params, body }) => {
+      res.json(await deals.update(integrationOf(req), params.ref, body));
+    });
 }
 
 /** The CRM's dedicated deal actions of the management API (admin-api.md); each answers the DealSnapshot. */

@@ -6,35 +6,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { nativePool } from '@svc/platform/db/native';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationWith } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { integrationOf } from '@svc/platform/http/app';
 import type { Pool } from 'pg';
-import { z } from 'zod';
 import type { Actor } from '../sales/sales.base.js';
-import {
-  dateTimeParam,
-  type ListPage,
-  listed,
-  numberParam,
-  originFilter,
-  rangeFilters,
-  SalesList,
-  salesListQueryShape,
-  salesRecordFilters,
-} from '../sales/sales.list.js';
+import { type ListPage, listed, originFilter, rangeFilters, SalesList, salesRecordFilters } from '../sales/sales.list.js';
+import { listDeals } from './deal.contract.js';
+import type { ListDealsQuery } from './deal.schema.js';
 import { type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
 import type { DealSql } from './deal.sql.js';
-
-/** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
-export const listDealsQuery = z.strictObject({
-  ...salesListQueryShape,
-  deal_source_id: z.uuid('must be a UUID').optional(),
-  value_min: numberParam.optional(),
-  value_max: numberParam.optional(),
-  expected_close_from: dateTimeParam.optional(),
-  expected_close_to: dateTimeParam.optional(),
-});
-export type ListDealsQuery = z.infer<typeof listDealsQuery>;
 
 export class DealList {
   private readonly list: SalesList<ListDealsQuery>;
@@ -75,9 +54,8 @@ export class DealList {
 /** GET /deals (served without Express, decision 0014); the other deal routes are in deal.http.ts. */
 export function dealListRoutes(deals: DealList): ApiRouter {
   const r = apiRouter();
-  r.get('/deals', async (req, res) => {
-    const identity = integrationWith(req, 'crm/deal.read');
-    res.json(await deals.page(identity, parse(listDealsQuery, req.query)));
+  r.route(listDeals, async (req, res, { query }) => {
+    res.json(await deals.page(integrationOf(req), query));
   });
   return r;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { description, userId, uuids } from '../sales/sales.http.js';
+import { dateTimeParam, numberParam, salesListQueryShape } from '../sales/sales.list.js';
 import { createSalesFields, organizationConflict, updateConflicts, updateSalesFields } from '../sales/sales.schema.js';
 
 /** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
@@ -42,3 +43,14 @@ export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
 
 /** The admin API's deal win (decision 0056): gain reasons in the order sent, and a description. */
 export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
+
+/** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
+export const listDealsQuery = z.strictObject({
+  ...salesListQueryShape,
+  deal_source_id: z.uuid('must be a UUID').optional(),
+  value_min: numberParam.optional(),
+  value_max: numberParam.optional(),
+  expected_close_from: dateTimeParam.optional(),
+  expected_close_to: dateTimeParam.optional(),
+});
+export type ListDealsQuery = z.infer<typeof listDealsQuery>;

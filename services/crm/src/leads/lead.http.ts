@@ -1,33 +1,25 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationWith } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { integrationOf } from '@svc/platform/http/app';
 import type { Router } from 'express';
-import { adminRouter, headerKey, salesActionRoutes } from '../sales/sales.http.js';
-import { createLeadBody, listLeadsQuery, updateLeadBody } from './lead.schema.js';
+import { adminRouter, salesActionRoutes } from '../sales/sales.http.js';
+import { createLead, getLead, listLeads, updateLead } from './lead.contract.js';
 import type { Leads } from './lead.service.js';
 
-/** The external lead routes (served without Express, decision 0014). */
+/** The external lead routes (served without Express, decision 0014), described by their contracts (decision 0100). */
 export function leadRoutes(leads: Leads): ApiRouter {
-  const r = apiRouter();
-  r.post('/leads', async (req, res) => {
-    const identity = integrationWith(req, 'crm/lead.create');
-    const body = parse(createLeadBody, req.body);
-    const key = parse(headerKey, { 'x-idempotency-key': req.header('x-idempotency-key') })['x-idempotency-key'];
-    res.status(201).json(await leads.create(identity, body, key));
-  });
-  r.get('/leads', async (req, res) => {
-    const identity = integrationWith(req, 'crm/lead.read');
-    res.json(await leads.list(identity, parse(listLeadsQuery, req.query)));
-  });
-  r.get('/leads/:ref', async (req, res) => {
-    const identity = integrationWith(req, 'crm/lead.read');
-    res.jsonText(await leads.detailJson(identity, req.params.ref ?? ''));
-  });
-  r.put('/leads/:ref', async (req, res) => {
-    const identity = integrationWith(req, 'crm/lead.update');
-    res.json(await leads.update(identity, req.params.ref ?? '', parse(updateLeadBody, req.body)));
-  });
-  return r;
+  return apiRouter()
+    .route(createLead, async (req, res, { body, headers }) => {
+      res.status(201).json(await leads.create(integrationOf(req), body, headers['x-idempotency-key']));
+    })
+    .route(listLeads, async (req, res, { query }) => {
+      res.json(await leads.list(integrationOf(req), query));
+    })
+    .route(getLead, async (req, res, { params }) => {
+      res.jsonText(await leads.detailJson(integrationOf(req), params.ref));
+    })
+    .route(updateLead, async (req, res, { params, body }) => {
+      res.json(await leads.update(integrationOf(req), params.ref, body));
+    });
 }
 
 /** The CRM's dedicated lead actions of the management API (admin-api.md); each answers the LeadSnapshot. `win` is deals' (deal.http.ts). */

@@ -10,6 +10,9 @@ import { Migration20261122095434__deal_reasons } from './Migration20261122095434
 import { Migration20261122095519__deal_relations } from './Migration20261122095519__deal_relations.js';
 import { Migration20261122103656__person_contacts_normalized } from './Migration20261122103656__person_contacts_normalized.js';
 import { Migration20261122104337__lead_detail_versions } from './Migration20261122104337__lead_detail_versions.js';
+import { Migration20261125123751__deliveries } from './Migration20261125123751__deliveries.js';
+import { Migration20261125124548__contracts } from './Migration20261125124548__contracts.js';
+import { Migration20261125125318__satisfaction } from './Migration20261125125318__satisfaction.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -23,4 +26,7 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122095519__deal_relations,
   Migration20261122103656__person_contacts_normalized,
   Migration20261122104337__lead_detail_versions,
+  Migration20261125123751__deliveries,
+  Migration20261125124548__contracts,
+  Migration20261125125318__satisfaction,
 ];

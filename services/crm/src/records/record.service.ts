@@ -1,6 +1,7 @@
 import { invalid, isUuid } from '@svc/platform/errors';
 import {
   type DealSummary,
+  type DeliverySummary,
   type GetRecordSummariesRequest,
   type GetRecordSummariesResponse,
   type LeadSummary,
@@ -29,8 +30,8 @@ function idsByType(refs: GetRecordSummariesRequest['refs']): Map<RecordType, str
 }
 
 // One round trip for every type; a type with no ids costs an index probe with an empty array.
-// Deliveries and customers are not crm records yet: their refs are left out (not found) until their issues add
-// the tables. Deals follow the visibility rule of leads (deal.sql.ts).
+// Customers are not crm records yet: their refs are left out (not found). Deals follow the visibility rule of leads
+// (deal.sql.ts); deliveries are seen by every user of the company.
 const SUMMARIES_SQL = `
 select
   (select coalesce(json_agg(json_build_object('id', l.id, 'title', l.title, 'code', l.code)), '[]'::json)
@@ -45,7 +46,9 @@ select
      from tags t where t.company_id = $1::uuid and t.id = any($6::uuid[])) as tags,
   (select coalesce(json_agg(json_build_object('id', u.id, 'name', u.name, 'avatar', u.avatar, 'email', u.email,
             'active', u.active, 'archived', u.archived)), '[]'::json)
-     from users u where u.company_id = $1::uuid and u.id = any($7::uuid[])) as users`;
+     from users u where u.company_id = $1::uuid and u.id = any($7::uuid[])) as users,
+  (select coalesce(json_agg(json_build_object('id', v.id, 'title', v.title, 'code', v.code, 'status', v.status)), '[]'::json)
+     from deliveries v where v.company_id = $1::uuid and v.id = any($9::uuid[])) as deliveries`;
 
 interface SummaryRows {
   leads: LeadSummary[];
@@ -54,6 +57,7 @@ interface SummaryRows {
   organizations: { id: string; name: string; legal_name: string | null }[];
   tags: { id: string; name: string; bg: string | null; fg: string | null }[];
   users: { id: string; name: string; avatar: string | null; email: string; active: boolean; archived: boolean }[];
+  deliveries: DeliverySummary[];
 }
 
 const opt = <T>(v: T | null): T | undefined => v ?? undefined;
@@ -66,13 +70,14 @@ export class RecordSummaries {
     if (!isUuid(req.viewer_user_id)) throw invalid('viewer_user_id: must be a UUID');
     if (req.refs.length > MAX_REFS) throw invalid(`refs: at most ${MAX_REFS}`);
     const ids = idsByType(req.refs);
-    const empty: GetRecordSummariesResponse = { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [] };
+    const empty: GetRecordSummariesResponse = { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] };
     const asked = [
       RecordType.RECORD_TYPE_LEAD,
       RecordType.RECORD_TYPE_DEAL,
       RecordType.RECORD_TYPE_PERSON,
       RecordType.RECORD_TYPE_ORGANIZATION,
       RecordType.RECORD_TYPE_TAG,
+      RecordType.RECORD_TYPE_DELIVERY,
     ];
     if (![...asked, RecordType.RECORD_TYPE_USER].some((t) => ids.get(t)?.length)) return empty;
     const pool = await this.pool();
@@ -88,6 +93,7 @@ export class RecordSummaries {
         ids.get(RecordType.RECORD_TYPE_TAG) ?? [],
         ids.get(RecordType.RECORD_TYPE_USER) ?? [],
         ids.get(RecordType.RECORD_TYPE_DEAL) ?? [],
+        ids.get(RecordType.RECORD_TYPE_DELIVERY) ?? [],
       ],
     });
     const row = rows[0]!;
@@ -95,6 +101,7 @@ export class RecordSummaries {
       ...empty,
       leads: row.leads,
       deals: row.deals,
+      deliveries: row.deliveries,
       persons: row.persons,
       organizations: row.organizations.map((o): OrganizationSummary => ({ id: o.id, name: o.name, legal_name: opt(o.legal_name) })),
       tags: row.tags.map((t): TagSummary => ({ id: t.id, name: t.name, color_background: opt(t.bg), color_foreground: opt(t.fg) })),

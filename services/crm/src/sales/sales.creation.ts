@@ -13,8 +13,8 @@ import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { type CreationAnswer, createOnce } from './sales.idempotency.js';
 import { creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
+import type { RichReads } from './sales.select.js';
 import { effectiveConsent, noRelations, type SalesRelations } from './sales.snapshot.js';
-import type { RichReads } from './sales.sql.js';
 import { type CustomFieldChange, customFieldsWithAnswers } from './sales.summaries.js';
 
 type Json = Record<string, unknown>;

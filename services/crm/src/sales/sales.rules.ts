@@ -13,8 +13,9 @@ import type { Actor, Loaded } from './sales.base.js';
 import type { SalesParticipant } from './sales.entity.js';
 import { type SalesRecord, SalesStatus } from './sales.entity.js';
 import type { CreateSalesBody } from './sales.schema.js';
+import type { CreateReads } from './sales.select.js';
 import type { SalesRelations } from './sales.snapshot.js';
-import type { CreateReads, SalesSql } from './sales.sql.js';
+import type { SalesSql } from './sales.sql.js';
 
 /** Whether the record already holds exactly the answers a plan writes (rewriting them would change only their ids). */
 export function holdsAnswers(before: Loaded<SalesRecord, SalesRelations>, plan: AnswerPlan): boolean {

@@ -4,45 +4,14 @@ import { run, type Statement, statement } from '@svc/platform/db/native';
 import { salesKey } from '@svc/platform/events/catalog';
 import { outboxInsertSql } from '@svc/platform/events/writer';
 import type { PoolClient } from 'pg';
-import type { CustomField, CustomFieldOption, NamedItem, Tag } from '../catalog/catalog.entity.js';
-import type { User } from '../companies/company.entity.js';
 import { crmPlan, nextCodeSql } from '../companies/plan.js';
-import type { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import type { MarketingAcquisition } from '../marketing/acquisition.entity.js';
-import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { SalesKind, SalesRecord, SalesRelationEntities } from './sales.entity.js';
 import { type IdempotencySql, idempotencySql } from './sales.idempotency.js';
-import { SalesSelects } from './sales.select.js';
+import { type RelationTable, SalesSelects } from './sales.select.js';
 import type { SalesRelations } from './sales.snapshot.js';
 
-/** What the create statement's reads return: the stage and pipeline to use, and the users involved. */
-export interface CreateReads {
-  stage: Stage | null;
-  pipeline: Pipeline | null;
-  hasPrimary: boolean;
-  users: User[];
-  masterUserId: string | null;
-  /** The company's required custom fields of the record's kind (a creation without answers to them is a 400). */
-  requiredFields: { id: string; name: string }[];
-}
-
-/** The references a richer creation or an update names, read in one statement (RichReads). */
-export interface RichReads {
-  tags: Tag[];
-  persons: { person: Person; contacts: PersonContact[] }[];
-  organization: Organization | null;
-  fields: { field: CustomField; options: CustomFieldOption[] }[];
-  users: User[];
-  roles: NamedItem[];
-}
-
-/** The relation tables `SalesSql.insert` writes: the kind's own (`<kind>_tags`, ...) and the custom field answers. */
-export type RelationTable = 'tags' | 'participants' | 'followers' | 'notes' | 'answers';
-
 type Json = Record<string, unknown>;
-
-/** The database's time of the statement in whole microseconds since the epoch (stage durations are computed at it). */
-export const NOW_US = '(extract(epoch from now()) * 1000000)::int8';
 
 /**
  * The statements leads and deals share (decisions 0010, 0051), for one kind of sales record: its table

@@ -14,8 +14,8 @@ import { SalesCreation } from './sales.creation.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { conversionToolOf, holdsAnswers, participantRow, requireQualityReason, responsibleOf, stageOf } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
+import type { RichReads } from './sales.select.js';
 import { effectiveConsent, type SalesRelations } from './sales.snapshot.js';
-import type { RichReads } from './sales.sql.js';
 
 /** An update body: PUT /leads' fields, plus `tags` where the kind's PUT takes them (deals, decision 0052). */
 type SalesUpdateBody = UpdateSalesBody & { tags?: string[] | undefined };

@@ -68,16 +68,36 @@ export type EventPayloads = SalesPayloads & {
   'task.completed': { task: Snapshot; completed_by: unknown; completed_at: unknown };
   'chat.message_sent': Open;
   'chat.message_received': Open;
-  'delivery.created': Open;
-  'delivery.updated': Open;
-  'delivery.stage_changed': Open;
-  'delivery.completed': Open;
-  'contract.created': Open;
-  'contract.updated': Open;
-  'contract.canceled': Open;
-  'contract.renewed': Open;
-  'contract.completed': Open;
-  'satisfaction.public_submission_created': Open;
+  /** Decision 0080, docs/webhooks/delivery-events.md: crm's DeliverySnapshot and who acted. */
+  'delivery.created': { delivery: Snapshot; created_by: Summary };
+  'delivery.updated': Snapshot;
+  'delivery.stage_changed': { previous_stage: Summary; current_stage: Summary; delivery: Snapshot; moved_by: Summary };
+  'delivery.completed': { delivery: Snapshot; completed_by: Summary; delivered_at: string | null };
+  /** Decision 0081, docs/webhooks/contract-events.md: crm's ContractSnapshot and who acted. */
+  'contract.created': { contract: Snapshot; created_by: Summary };
+  'contract.updated': { contract: Snapshot; updated_by: Summary; changed_fields: readonly string[] };
+  'contract.canceled': { contract: Snapshot; canceled_by: Summary; canceled_at: string | null; cancellation_reason: string | null };
+  'contract.renewed': {
+    contract: Snapshot;
+    renewed_by: Summary;
+    renewed_at: string | null;
+    previous_end_date: string | null;
+    new_end_date: string | null;
+    previous_value: number | null;
+    new_value: number | null;
+    renewal_count: number;
+  };
+  'contract.completed': { contract: Snapshot; completed_by: Summary; completed_at: string | null };
+  /** Decision 0082, docs/webhooks/satisfaction-events.md. */
+  'satisfaction.public_submission_created': {
+    submission: Snapshot;
+    link: Snapshot;
+    form: Snapshot;
+    record_type: string;
+    crm_lead: Summary;
+    crm_deal: Summary;
+    crm_delivery: Summary;
+  };
 };
 
 /** One event to write: its key and the payload that key carries. A union over the keys, so key and payload agree. */

@@ -6,7 +6,10 @@ import { errorBody, invalid } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { integrationWith } from './app.js';
+import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
+import { parse } from './parse.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -42,14 +45,35 @@ interface Route {
   method: HTTPMethod;
   path: string;
   handler: ApiHandler;
+  /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
+  contract?: RouteContract;
 }
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler): this {
-    this.routes.push({ method, path, handler });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract): this {
+    this.routes.push({ method, path, handler, contract });
     return this;
+  }
+  /**
+   * A documented route (decision 0100): the permission is checked first, then the path parameters, query, body and
+   * headers are parsed by the contract's schemas (a 400 naming the fields), and the handler gets them typed.
+   */
+  route<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+    const { permission, params, query, body, headers } = contract;
+    const headerNames = headers ? Object.keys(headers.shape) : [];
+    const checked: ApiHandler = (req, res) => {
+      if (permission) integrationWith(req, permission);
+      const input = {
+        params: params ? parse(params, req.params) : req.params,
+        query: query ? parse(query, req.query) : undefined,
+        body: body ? parse(body, req.body) : undefined,
+        headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
+      };
+      return handler(req, res, input as ContractInput<C>);
+    };
+    return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);

@@ -20,6 +20,8 @@ export interface HttpAppOptions {
   metrics: Metrics;
   verifier: IdentityVerifier;
   readiness: ReadinessCheck[];
+  /** The service's part of the OpenAPI document, served without identity for the gateway to merge. */
+  openapi?: () => unknown;
   /** Routes of the service; every one of them requires a verified identity. */
   mount: (app: ExpressApp) => void;
   bodyLimit?: string;
@@ -56,6 +58,8 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  const { openapi } = options;
+  if (openapi) app.get('/openapi.json', (_req, res) => void res.json(openapi()));
 
   app.use((req, res, next) => {
     const started = process.hrtime.bigint();

@@ -1,6 +1,7 @@
 import { credentials } from '@grpc/grpc-js';
 import { callUnary } from '@svc/platform/grpc/server';
 import {
+  type DeliverySummary,
   type LeadSummary,
   type OrganizationSummary,
   type PersonSummary,
@@ -36,8 +37,8 @@ export class RecordRefs {
 /** crm's answer, by id. Anything missing does not exist, is another company's, or is hidden from the viewer. */
 export interface RecordIndex {
   leads: Map<string, LeadSummary>;
-  /** Always empty until crm has deals (another issue); the rest of the code path is already in place. */
   deals: Map<string, { id: string; title: string; code: number }>;
+  deliveries: Map<string, DeliverySummary>;
   persons: Map<string, PersonSummary>;
   organizations: Map<string, OrganizationSummary>;
   tags: Map<string, TagSummary>;
@@ -64,6 +65,7 @@ export class CrmRecords {
     return {
       leads: byId(r.leads),
       deals: byId(r.deals),
+      deliveries: byId(r.deliveries),
       persons: byId(r.persons),
       organizations: byId(r.organizations),
       tags: byId(r.tags),

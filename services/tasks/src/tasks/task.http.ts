@@ -1,8 +1,7 @@
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationWith } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
 import { hasPermission } from '@svc/platform/identity';
-import { createTaskBody, deleteTaskQuery, listTasksQuery, updateTaskBody } from './task.schema.js';
+import { createTask, deleteTask, getTask, listTasks, updateTask } from './task.contract.js';
 import type { TaskActor, TaskService } from './task.service.js';
 
 /** The task routes' permissions, named after the spec's pattern (README, Permissions). */
@@ -18,28 +17,22 @@ function actorFor(req: ApiRequest, permission: string): TaskActor {
   return { companyId: identity.companyId, userId: identity.userId, canUpdate: hasPermission(identity, TASK_PERMISSIONS.update) };
 }
 
+/** The external task routes (served without Express, decision 0014), described by their contracts (decision 0100). */
 export function taskRoutes(tasks: TaskService): ApiRouter {
-  const r = apiRouter();
-  r.post('/tasks', async (req, res) => {
-    const actor = actorFor(req, TASK_PERMISSIONS.create);
-    res.status(201).json(await tasks.create(actor, parse(createTaskBody, req.body)));
-  });
-  r.get('/tasks', async (req, res) => {
-    const actor = actorFor(req, TASK_PERMISSIONS.read);
-    res.json(await tasks.list(actor, parse(listTasksQuery, req.query)));
-  });
-  r.get('/tasks/:id', async (req, res) => {
-    const actor = actorFor(req, TASK_PERMISSIONS.read);
-    res.json(await tasks.get(actor, req.params.id ?? ''));
-  });
-  r.put('/tasks/:id', async (req, res) => {
-    const actor = actorFor(req, TASK_PERMISSIONS.update);
-    res.json(await tasks.update(actor, req.params.id ?? '', parse(updateTaskBody, req.body)));
-  });
-  r.delete('/tasks/:id', async (req, res) => {
-    const actor = actorFor(req, TASK_PERMISSIONS.delete);
-    const { scope } = parse(deleteTaskQuery, req.query);
-    res.json(await tasks.delete(actor, req.params.id ?? '', scope ?? 'this'));
-  });
-  return r;
+  return apiRouter()
+    .route(createTask, async (req, res, { body }) => {
+      res.status(201).json(await tasks.create(actorFor(req, TASK_PERMISSIONS.create), body));
+    })
+    .route(listTasks, async (req, res, { query }) => {
+      res.json(await tasks.list(actorFor(req, TASK_PERMISSIONS.read), query));
+    })
+    .route(getTask, async (req, res, { params }) => {
+      res.json(await tasks.get(actorFor(req, TASK_PERMISSIONS.read), params.id));
+    })
+    .route(updateTask, async (req, res, { params, body }) => {
+      res.json(await tasks.update(actorFor(req, TASK_PERMISSIONS.update), params.id, body));
+    })
+    .route(deleteTask, async (req, res, { params, query }) => {
+      res.json(await tasks.delete(actorFor(req, TASK_PERMISSIONS.delete), params.id, query.scope ?? 'this'));
+    });
 }

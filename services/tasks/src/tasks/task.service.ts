@@ -43,15 +43,15 @@ function linkFound(idx: RecordIndex, kind: LinkKind, id: string): boolean {
     case 'lead':
       return idx.leads.has(id);
     case 'deal':
-      // crm has no deals yet (its issue adds them): every deal id is unknown until then.
       return idx.deals.has(id);
+    case 'delivery':
+      return idx.deliveries.has(id);
     case 'person':
       return idx.persons.has(id);
     case 'organization':
       return idx.organizations.has(id);
-    case 'delivery':
     case 'customer':
-      // Not crm records yet: unknown, like an id of another company.
+      // Not a crm record yet: unknown, like an id of another company.
       return false;
   }
 }

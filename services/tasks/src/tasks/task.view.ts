@@ -40,6 +40,7 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
   const t = r.task;
   const lead = t.crm_lead_id ? idx.leads.get(t.crm_lead_id) : undefined;
   const deal = t.crm_deal_id ? idx.deals.get(t.crm_deal_id) : undefined;
+  const delivery = t.crm_delivery_id ? idx.deliveries.get(t.crm_delivery_id) : undefined;
   const person = t.crm_person_id ? idx.persons.get(t.crm_person_id) : undefined;
   const organization = t.crm_organization_id ? idx.organizations.get(t.crm_organization_id) : undefined;
   const s = r.series;
@@ -105,7 +106,7 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
     // A linked record the viewer may not see (a private lead) keeps its id but shows no summary.
     crm_lead: lead ? { id: lead.id, title: lead.title, code: lead.code } : null,
     crm_deal: deal ? { id: deal.id, title: deal.title, code: deal.code } : null,
-    crm_delivery: null,
+    crm_delivery: delivery ? { id: delivery.id, title: delivery.title, code: delivery.code, status: delivery.status } : null,
     crm_person: person ? { id: person.id, name: person.name } : null,
     crm_organization: organization ? { id: organization.id, name: organization.name, legal_name: organization.legal_name ?? null } : null,
     crm_customer: null,

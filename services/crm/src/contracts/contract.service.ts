@@ -1,0 +1,270 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@svc/platform/db/orm';
+import { conflict, invalid, notFound } from '@svc/platform/errors';
+import type { NewEvent } from '@svc/platform/events/payloads';
+import type { ServiceContext } from '@svc/platform/service';
+import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
+import { requireCompany } from '../companies/company.service.js';
+import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
+import { type UserSummary, userSummary } from '../sales/sales.summaries.js';
+import { Contract, ContractRenewal, ContractStatus } from './contract.entity.js';
+import type {
+  CreateContractBody,
+  cancelContractBody,
+  completeContractBody,
+  renewContractBody,
+  UpdateContractBody,
+} from './contract.schema.js';
+import { type ContractSnapshot, contractSnapshot, day } from './contract.snapshot.js';
+
+type Action = 'change' | 'cancel' | 'renew' | 'complete';
+
+/**
+ * The state machine (decision 0081): which action each status allows. An active contract allows everything; a
+ * completed one can only be renewed (which makes it active again); a canceled one is final.
+ */
+const ALLOWED: Record<number, Action[]> = {
+  [ContractStatus.ACTIVE]: ['change', 'cancel', 'renew', 'complete'],
+  [ContractStatus.COMPLETED]: ['renew'],
+  [ContractStatus.CANCELED]: [],
+};
+const STATUS_NAME: Record<number, string> = { 1: 'active', 2: 'canceled', 3: 'completed' };
+const VERB: Record<Action, string> = { change: 'changed', cancel: 'canceled', renew: 'renewed', complete: 'completed' };
+
+const CHANGEABLE = {
+  title: 'title',
+  description: 'description',
+  value: 'value',
+  startDate: 'start_date',
+  endDate: 'end_date',
+  responsibleId: 'responsible_id',
+  dealId: 'deal_id',
+  deliveryId: 'delivery_id',
+  organizationId: 'organization_id',
+  personId: 'person_id',
+} as const;
+type Changeable = keyof typeof CHANGEABLE;
+const same = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
+const dateOf = (d: string) => new Date(`${d}T00:00:00.000Z`);
+
+/**
+ * Contracts (decision 0081), created and changed by the admin API's dedicated actions. Each action writes the
+ * contract and its events in one transaction: its own event (`contract.canceled`, `.renewed`, `.completed`) and
+ * `contract.updated` with the fields that changed, as deals do.
+ */
+export class Contracts {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  private em(): EntityManager {
+    return this.ctx.orm.em.fork();
+  }
+
+  async get(companyId: string, ref: string): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const c = await em.findOne(Contract, refWhere(companyId, ref, 'Contract'));
+    if (!c) throw notFound('Contract');
+    return contractSnapshot(em, c);
+  }
+
+  /** `contract.created` with `{contract, created_by}`. */
+  async create(companyId: string, body: CreateContractBody): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
+    await checkLinks(em, companyId, body);
+    const startDate = dateOf(body.start_date);
+    const endDate = body.end_date ? dateOf(body.end_date) : null;
+    checkPeriod(startDate, endDate);
+    return em.transactional(async (tx) => {
+      const now = new Date();
+      const contract = tx.create(Contract, {
+        id: uuidv7(),
+        companyId,
+        code: await nextCode(tx, companyId, 'contract'),
+        title: body.title,
+        description: body.description ?? null,
+        status: ContractStatus.ACTIVE,
+        value: body.value ?? null,
+        startDate,
+        endDate,
+        dealId: body.deal_id ?? null,
+        deliveryId: body.delivery_id ?? null,
+        organizationId: body.organization_id ?? null,
+        personId: body.person_id ?? null,
+        responsibleId: body.responsible_id ?? by.id,
+        createdById: by.id,
+        renewalCount: 0,
+        lastRenewedAt: null,
+        canceledAt: null,
+        canceledById: null,
+        cancellationReason: null,
+        completedAt: null,
+        completedById: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      const snapshot = await contractSnapshot(tx, contract);
+      await this.ctx.outbox.record(tx, [
+        { companyId, eventKey: 'contract.created', payload: { contract: snapshot, created_by: userSummary(by) } },
+      ]);
+      return snapshot;
+    });
+  }
+
+  /** PATCH (active contracts only): `contract.updated` `{contract, updated_by, changed_fields}` when something changed. */
+  async update(companyId: string, ref: string, body: UpdateContractBody): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
+    if (body.responsible_id === null) throw invalid('responsible_id: a contract always has a responsible user');
+    await checkLinks(em, companyId, body);
+    return this.act(companyId, ref, 'change', by, async (_tx, c) => {
+      if (body.title !== undefined) c.title = body.title;
+      if (body.description !== undefined) c.description = body.description;
+      if (body.value !== undefined) c.value = body.value;
+      if (body.start_date !== undefined) c.startDate = dateOf(body.start_date);
+      if (body.end_date !== undefined) c.endDate = body.end_date === null ? null : dateOf(body.end_date);
+      if (body.responsible_id) c.responsibleId = body.responsible_id;
+      if (body.deal_id !== undefined) c.dealId = body.deal_id;
+      if (body.delivery_id !== undefined) c.deliveryId = body.delivery_id;
+      if (body.organization_id !== undefined) c.organizationId = body.organization_id;
+      if (body.person_id !== undefined) c.personId = body.person_id;
+      checkPeriod(c.startDate, c.endDate ?? null);
+      return null;
+    });
+  }
+
+  /** `contract.canceled` `{contract, canceled_by, canceled_at, cancellation_reason}`; final. */
+  async cancel(companyId: string, ref: string, body: z.infer<typeof cancelContractBody>): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    return this.act(companyId, ref, 'cancel', by, async (_tx, c, now) => {
+      c.status = ContractStatus.CANCELED;
+      c.canceledAt = now;
+      c.canceledById = by.id;
+      c.cancellationReason = body.reason ?? null;
+      return (contract) => ({
+        eventKey: 'contract.canceled',
+        payload: {
+          contract,
+          canceled_by: userSummary(by),
+          canceled_at: contract.canceled_at,
+          cancellation_reason: contract.cancellation_reason,
+        },
+      });
+    });
+  }
+
+  /**
+   * `contract.renewed` `{contract, renewed_by, renewed_at, previous_end_date, new_end_date, previous_value, new_value,
+   * renewal_count}`: the period ends later (and the value may change); a completed contract becomes active again.
+   */
+  async renew(companyId: string, ref: string, body: z.infer<typeof renewContractBody>): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    const newEnd = dateOf(body.end_date);
+    return this.act(companyId, ref, 'renew', by, async (tx, c, now) => {
+      if (!c.endDate) throw conflict('The contract has no end date: an open-ended contract has nothing to renew');
+      if (newEnd <= c.endDate) throw invalid(`end_date: must be after the contract's current end date (${day(c.endDate)})`);
+      const previous = { endDate: c.endDate, value: c.value ?? null };
+      tx.create(ContractRenewal, {
+        id: uuidv7(),
+        companyId,
+        contractId: c.id,
+        renewedAt: now,
+        renewedById: by.id,
+        previousEndDate: previous.endDate,
+        newEndDate: newEnd,
+        previousValue: previous.value,
+        newValue: body.value === undefined ? previous.value : body.value,
+      });
+      c.endDate = newEnd;
+      if (body.value !== undefined) c.value = body.value;
+      c.status = ContractStatus.ACTIVE;
+      c.completedAt = null;
+      c.completedById = null;
+      c.renewalCount += 1;
+      c.lastRenewedAt = now;
+      await tx.flush();
+      return (contract) => ({
+        eventKey: 'contract.renewed',
+        payload: {
+          contract,
+          renewed_by: userSummary(by),
+          renewed_at: contract.last_renewed_at,
+          previous_end_date: day(previous.endDate),
+          new_end_date: contract.end_date,
+          previous_value: previous.value,
+          new_value: contract.value,
+          renewal_count: contract.renewal_count,
+        },
+      });
+    });
+  }
+
+  /** `contract.completed` `{contract, completed_by, completed_at}`. */
+  async complete(companyId: string, ref: string, body: z.infer<typeof completeContractBody>): Promise<ContractSnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    return this.act(companyId, ref, 'complete', by, async (_tx, c, now) => {
+      c.status = ContractStatus.COMPLETED;
+      c.completedAt = now;
+      c.completedById = by.id;
+      return (contract) => ({
+        eventKey: 'contract.completed',
+        payload: { contract, completed_by: userSummary(by), completed_at: contract.completed_at },
+      });
+    });
+  }
+
+  /**
+   * Runs `action` on the locked contract when its status allows it (409 otherwise), then writes the action's event
+   * (when it has one) and `contract.updated` with the changed fields; nothing changed, nothing written.
+   */
+  private async act(
+    companyId: string,
+    ref: string,
+    action: Action,
+    by: { id: string; name: string; avatar?: string | null },
+    change: (
+      tx: EntityManager,
+      c: Contract,
+      now: Date,
+    ) => Promise<((snapshot: ContractSnapshot) => NewEvent<'contract.canceled' | 'contract.renewed' | 'contract.completed'>) | null>,
+  ): Promise<ContractSnapshot> {
+    return this.em().transactional(async (tx) => {
+      const c = await tx.findOne(Contract, refWhere(companyId, ref, 'Contract'), { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!c) throw notFound('Contract');
+      if (!ALLOWED[c.status]?.includes(action)) throw conflict(`The contract is ${STATUS_NAME[c.status]}: it cannot be ${VERB[action]}`);
+      const before = Object.fromEntries(Object.keys(CHANGEABLE).map((k) => [k, c[k as Changeable]]));
+      const statusBefore = c.status;
+      const now = new Date();
+      const event = await change(tx, c, now);
+      const changed: string[] = (Object.keys(CHANGEABLE) as Changeable[]).filter((k) => !same(before[k], c[k])).map((k) => CHANGEABLE[k]);
+      if (c.status !== statusBefore) changed.push('status');
+      if (!event && !changed.length) return contractSnapshot(tx, c);
+      c.updatedAt = now;
+      await tx.flush();
+      const snapshot = await contractSnapshot(tx, c);
+      const updatedBy: UserSummary = { id: by.id, name: by.name, avatar: by.avatar ?? null };
+      const own = event?.(snapshot);
+      await this.ctx.outbox.record(tx, [
+        ...(own ? [{ companyId, ...own }] : []),
+        { companyId, eventKey: 'contract.updated', payload: { contract: snapshot, updated_by: updatedBy, changed_fields: changed } },
+      ]);
+      return snapshot;
+    });
+  }
+}
+
+function checkPeriod(start: Date, end: Date | null): void {
+  if (end && end < start) throw invalid('end_date: must not be before start_date');
+}

@@ -1,0 +1,298 @@
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager } from '@svc/platform/db/orm';
+import { conflict, invalid, notFound } from '@svc/platform/errors';
+import type { ServiceContext } from '@svc/platform/service';
+import { v7 as uuidv7 } from 'uuid';
+import type { z } from 'zod';
+import { requireCompany } from '../companies/company.service.js';
+import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
+import { toDate } from '../records/record.schema.js';
+import { userSummary } from '../sales/sales.summaries.js';
+import { Delivery, DeliveryPipeline, DeliveryStage, DeliveryStatus } from './delivery.entity.js';
+import type {
+  CreateDeliveryBody,
+  completeDeliveryBody,
+  createDeliveryPipelineBody,
+  moveDeliveryBody,
+  UpdateDeliveryBody,
+} from './delivery.schema.js';
+import { type DeliverySnapshot, deliverySnapshot, deliverySnapshots } from './delivery.snapshot.js';
+
+const STATUS_NAME: Record<number, string> = { 1: 'not started', 2: 'in progress', 3: 'delivered', 4: 'cancelled' };
+const isClosed = (d: Delivery) => d.status === DeliveryStatus.DELIVERED || d.status === DeliveryStatus.CANCELLED;
+
+/** Fields of the snapshot a PATCH may change, compared to tell whether anything changed (no change, no event). */
+const COMPARED = [
+  'title',
+  'description',
+  'status',
+  'responsibleId',
+  'dealId',
+  'organizationId',
+  'personId',
+  'plannedStartDate',
+  'plannedEndDate',
+  'startedAt',
+  'cancelledAt',
+  'cancellationReason',
+] as const;
+const same = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
+
+/**
+ * Deliveries (decision 0080): post-sale projects in the company's delivery pipelines, created and changed by the
+ * admin API's dedicated actions. Every change and its `delivery.*` events are written in one transaction through
+ * the outbox; a delivered delivery is final, a cancelled one can be reopened by PATCH.
+ */
+export class Deliveries {
+  constructor(private readonly ctx: ServiceContext) {}
+
+  private em(): EntityManager {
+    return this.ctx.orm.em.fork();
+  }
+
+  /** A company's first delivery pipeline is its default one; a new default demotes the old. */
+  async createPipeline(companyId: string, body: z.infer<typeof createDeliveryPipelineBody>) {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    return em.transactional(async (tx) => {
+      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`delivery-pipelines:${companyId}`]);
+      const hasDefault = (await tx.count(DeliveryPipeline, { companyId, isDefault: true })) > 0;
+      const isDefault = body.is_default ?? !hasDefault;
+      if (isDefault && hasDefault) await tx.nativeUpdate(DeliveryPipeline, { companyId, isDefault: true }, { isDefault: false });
+      const pipeline = tx.create(DeliveryPipeline, { id: uuidv7(), companyId, name: body.name, isDefault, createdAt: new Date() });
+      const stages = body.stages.map((s, i) =>
+        tx.create(DeliveryStage, { id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }),
+      );
+      await tx.flush();
+      return pipelineView(pipeline, stages);
+    });
+  }
+
+  async listPipelines(companyId: string) {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const pipelines = await em.find(DeliveryPipeline, { companyId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+    const stages = await em.find(DeliveryStage, { companyId }, { orderBy: { position: 'asc' } });
+    return pipelines.map((p) =>
+      pipelineView(
+        p,
+        stages.filter((s) => s.pipelineId === p.id),
+      ),
+    );
+  }
+
+  async get(companyId: string, ref: string): Promise<DeliverySnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const d = await em.findOne(Delivery, refWhere(companyId, ref, 'Delivery'));
+    if (!d) throw notFound('Delivery');
+    return deliverySnapshot(em, d);
+  }
+
+  /** `{total, records, next_cursor}` of the company's deliveries, newest first (`skip`/`take` paging). */
+  async list(companyId: string, skip: number, take: number) {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const [records, total] = await em.findAndCount(
+      Delivery,
+      { companyId },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, offset: skip, limit: take },
+    );
+    return { total, records: await deliverySnapshots(em, companyId, records), next_cursor: null };
+  }
+
+  /** `delivery.created` with `{delivery, created_by}`. */
+  async create(companyId: string, body: CreateDeliveryBody): Promise<DeliverySnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    const stage = await this.initialStage(em, companyId, body.pipeline_id, body.stage_id);
+    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
+    await checkLinks(em, companyId, body);
+    checkPlannedDates(toDate(body.planned_start_date) ?? null, toDate(body.planned_end_date) ?? null);
+    return em.transactional(async (tx) => {
+      const now = new Date();
+      const delivery = tx.create(Delivery, {
+        id: uuidv7(),
+        companyId,
+        code: await nextCode(tx, companyId, 'delivery'),
+        title: body.title,
+        description: body.description ?? null,
+        status: DeliveryStatus.NOT_STARTED,
+        pipelineId: stage.pipelineId,
+        stageId: stage.id,
+        responsibleId: body.responsible_id ?? by.id,
+        createdById: by.id,
+        dealId: body.deal_id ?? null,
+        organizationId: body.organization_id ?? null,
+        personId: body.person_id ?? null,
+        plannedStartDate: toDate(body.planned_start_date) ?? null,
+        plannedEndDate: toDate(body.planned_end_date) ?? null,
+        startedAt: null,
+        deliveredAt: null,
+        completedById: null,
+        cancelledAt: null,
+        cancellationReason: null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      const snapshot = await deliverySnapshot(tx, delivery);
+      await this.ctx.outbox.record(tx, [
+        { companyId, eventKey: 'delivery.created', payload: { delivery: snapshot, created_by: userSummary(by) } },
+      ]);
+      return snapshot;
+    });
+  }
+
+  /** PATCH: the fields sent change (`null` clears); `delivery.updated` only when something did. */
+  async update(companyId: string, ref: string, body: UpdateDeliveryBody): Promise<DeliverySnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    await actingUser(em, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
+    await checkLinks(em, companyId, body);
+    return em.transactional(async (tx) => {
+      const d = await this.locked(tx, companyId, ref);
+      const before = Object.fromEntries(COMPARED.map((k) => [k, d[k]]));
+      applyUpdate(d, body);
+      const changed = COMPARED.some((k) => !same(before[k], d[k]));
+      if (!changed) return deliverySnapshot(tx, d);
+      d.updatedAt = new Date();
+      const snapshot = await deliverySnapshot(tx, d);
+      await this.ctx.outbox.record(tx, [{ companyId, eventKey: 'delivery.updated', payload: snapshot }]);
+      return snapshot;
+    });
+  }
+
+  /** `delivery.stage_changed` `{previous_stage, current_stage, delivery, moved_by}`, then `delivery.updated`. */
+  async move(companyId: string, ref: string, body: z.infer<typeof moveDeliveryBody>): Promise<DeliverySnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    const stage = await em.findOne(DeliveryStage, { id: body.stage_id, companyId });
+    if (!stage) throw invalid('stage_id: no such delivery stage in the company');
+    return em.transactional(async (tx) => {
+      const d = await this.locked(tx, companyId, ref);
+      if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be moved`);
+      if (d.stageId === stage.id) return deliverySnapshot(tx, d);
+      const previous = (await deliverySnapshot(tx, d)).stage;
+      d.stageId = stage.id;
+      d.pipelineId = stage.pipelineId;
+      d.updatedAt = new Date();
+      const snapshot = await deliverySnapshot(tx, d);
+      await this.ctx.outbox.record(tx, [
+        {
+          companyId,
+          eventKey: 'delivery.stage_changed',
+          payload: { previous_stage: previous, current_stage: snapshot.stage, delivery: snapshot, moved_by: userSummary(by) },
+        },
+        { companyId, eventKey: 'delivery.updated', payload: snapshot },
+      ]);
+      return snapshot;
+    });
+  }
+
+  /** `delivery.completed` `{delivery, completed_by, delivered_at}`, then `delivery.updated`. Final: 409 once done. */
+  async complete(companyId: string, ref: string, body: z.infer<typeof completeDeliveryBody>): Promise<DeliverySnapshot> {
+    const em = this.em();
+    await requireCompany(em, companyId);
+    const by = await actingUser(em, companyId, body.user_id);
+    return em.transactional(async (tx) => {
+      const d = await this.locked(tx, companyId, ref);
+      if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be completed`);
+      const now = new Date();
+      d.status = DeliveryStatus.DELIVERED;
+      d.deliveredAt = toDate(body.delivered_at) ?? now;
+      d.completedById = by.id;
+      d.updatedAt = now;
+      const snapshot = await deliverySnapshot(tx, d);
+      await this.ctx.outbox.record(tx, [
+        {
+          companyId,
+          eventKey: 'delivery.completed',
+          payload: { delivery: snapshot, completed_by: userSummary(by), delivered_at: snapshot.delivered_at },
+        },
+        { companyId, eventKey: 'delivery.updated', payload: snapshot },
+      ]);
+      return snapshot;
+    });
+  }
+
+  private async locked(tx: EntityManager, companyId: string, ref: string): Promise<Delivery> {
+    const d = await tx.findOne(Delivery, refWhere(companyId, ref, 'Delivery'), { lockMode: LockMode.PESSIMISTIC_WRITE });
+    if (!d) throw notFound('Delivery');
+    return d;
+  }
+
+  /** `stage_id`, else `pipeline_id`'s first stage, else the default pipeline's first stage. */
+  private async initialStage(em: EntityManager, companyId: string, pipelineId?: string, stageId?: string): Promise<DeliveryStage> {
+    if (stageId) {
+      const stage = await em.findOne(DeliveryStage, { id: stageId, companyId });
+      if (!stage) throw invalid('stage_id: no such delivery stage in the company');
+      if (pipelineId && stage.pipelineId !== pipelineId) throw invalid('stage_id: not a stage of pipeline_id');
+      return stage;
+    }
+    const pipeline = pipelineId
+      ? await em.findOne(DeliveryPipeline, { id: pipelineId, companyId })
+      : await em.findOne(DeliveryPipeline, { companyId, isDefault: true });
+    if (!pipeline)
+      throw invalid(
+        pipelineId ? 'pipeline_id: no such delivery pipeline in the company' : 'pipeline_id: the company has no delivery pipeline',
+      );
+    const [first] = await em.find(DeliveryStage, { pipelineId: pipeline.id, companyId }, { orderBy: { position: 'asc' }, limit: 1 });
+    if (!first) throw invalid('pipeline_id: the pipeline has no stage');
+    return first;
+  }
+}
+
+export const pipelineView = (p: DeliveryPipeline, stages: DeliveryStage[]) => ({
+  id: p.id,
+  name: p.name,
+  is_default: p.isDefault,
+  stages: stages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
+});
+
+function checkPlannedDates(start: Date | null, end: Date | null): void {
+  if (start && end && end < start) throw invalid('planned_end_date: must not be before planned_start_date');
+}
+
+/**
+ * The PATCH rules on the delivery as it will be stored (decision 0080): status 2 starts it (`started_at` now unless
+ * sent), 1 takes it back to not started, 4 cancels it (`cancelled_at` now, `cancellation_reason`); 1 or 2 on a
+ * cancelled delivery reopens it. A delivered delivery's status never changes (409).
+ */
+function applyUpdate(d: Delivery, body: UpdateDeliveryBody): void {
+  if (body.title !== undefined) d.title = body.title;
+  if (body.description !== undefined) d.description = body.description;
+  if (body.responsible_id) d.responsibleId = body.responsible_id;
+  if (body.responsible_id === null) throw invalid('responsible_id: a delivery always has a responsible user');
+  if (body.deal_id !== undefined) d.dealId = body.deal_id;
+  if (body.organization_id !== undefined) d.organizationId = body.organization_id;
+  if (body.person_id !== undefined) d.personId = body.person_id;
+  if (body.planned_start_date !== undefined) d.plannedStartDate = toDate(body.planned_start_date) ?? null;
+  if (body.planned_end_date !== undefined) d.plannedEndDate = toDate(body.planned_end_date) ?? null;
+  checkPlannedDates(d.plannedStartDate ?? null, d.plannedEndDate ?? null);
+  const now = new Date();
+  if (body.status !== undefined && body.status !== d.status) {
+    if (d.status === DeliveryStatus.DELIVERED) throw conflict('The delivery is delivered: its status cannot change');
+    if (d.status === DeliveryStatus.CANCELLED) {
+      d.cancelledAt = null;
+      d.cancellationReason = null;
+    }
+    if (body.status === DeliveryStatus.NOT_STARTED) d.startedAt = null;
+    if (body.status === DeliveryStatus.IN_PROGRESS) d.startedAt = d.startedAt ?? now;
+    if (body.status === DeliveryStatus.CANCELLED) d.cancelledAt = now;
+    d.status = body.status;
+  }
+  if (body.started_at !== undefined) {
+    if (d.status !== DeliveryStatus.IN_PROGRESS && d.status !== DeliveryStatus.DELIVERED)
+      throw invalid('started_at: only for a delivery in progress or delivered (send status 2 to start it)');
+    d.startedAt = new Date(body.started_at);
+  }
+  if (body.cancellation_reason !== undefined) {
+    if (d.status !== DeliveryStatus.CANCELLED)
+      throw invalid('cancellation_reason: only for a cancelled delivery (send status 4 to cancel it)');
+    d.cancellationReason = body.cancellation_reason;
+  }
+}

@@ -1,0 +1,63 @@
+import type { EntityManager } from '@svc/platform/db/orm';
+import { iso } from '@svc/platform/http/json';
+import { linkSummaries, summaryOf } from '../records/record.links.js';
+import type { StageSummary } from '../sales/sales.summaries.js';
+import { type Delivery, DeliveryPipeline, DeliveryStage } from './delivery.entity.js';
+
+export type DeliverySnapshot = Awaited<ReturnType<typeof deliverySnapshots>>[number];
+
+/**
+ * DeliverySnapshot: every field the spec lists (id, code, title, description, status, planned_start_date,
+ * planned_end_date, started_at, delivered_at, cancelled_at, cancellation_reason, created_at, updated_at, company_id,
+ * pipeline_id), then what it leaves open, shaped as LeadSnapshot shapes it (decision 0080): `stage_id` and `stage`
+ * (StageSummary of the delivery pipeline), `responsible`, `created_by` and `completed_by` (UserSummary), `deal`
+ * (`{id, code, title, status}`), `organization` (`{id, name, logo}`) and `person` (`{id, name}`). Documented in
+ * docs/webhooks/delivery-events.md.
+ */
+export async function deliverySnapshots(em: EntityManager, companyId: string, deliveries: Delivery[]) {
+  const stageIds = [...new Set(deliveries.map((d) => d.stageId))];
+  const stages = stageIds.length ? await em.find(DeliveryStage, { companyId, id: { $in: stageIds } }) : [];
+  const pipelineIds = [...new Set(stages.map((s) => s.pipelineId))];
+  const pipelines = pipelineIds.length ? await em.find(DeliveryPipeline, { companyId, id: { $in: pipelineIds } }) : [];
+  const links = await linkSummaries(em, companyId, {
+    users: deliveries.flatMap((d) => [d.responsibleId, d.createdById, d.completedById ?? null]),
+    deals: deliveries.map((d) => d.dealId ?? null),
+    organizations: deliveries.map((d) => d.organizationId ?? null),
+    persons: deliveries.map((d) => d.personId ?? null),
+  });
+  const stageOf = (id: string): StageSummary | null => {
+    const s = stages.find((x) => x.id === id);
+    const p = s && pipelines.find((x) => x.id === s.pipelineId);
+    return s ? { id: s.id, name: s.name, pipeline: p ? { id: p.id, name: p.name } : null } : null;
+  };
+  return deliveries.map((d) => ({
+    id: d.id,
+    code: d.code,
+    title: d.title,
+    description: d.description ?? null,
+    status: d.status,
+    planned_start_date: iso(d.plannedStartDate),
+    planned_end_date: iso(d.plannedEndDate),
+    started_at: iso(d.startedAt),
+    delivered_at: iso(d.deliveredAt),
+    cancelled_at: iso(d.cancelledAt),
+    cancellation_reason: d.cancellationReason ?? null,
+    created_at: iso(d.createdAt) as string,
+    updated_at: iso(d.updatedAt) as string,
+    company_id: d.companyId,
+    pipeline_id: d.pipelineId,
+    stage_id: d.stageId,
+    stage: stageOf(d.stageId),
+    responsible: summaryOf(links.users, d.responsibleId),
+    created_by: summaryOf(links.users, d.createdById),
+    completed_by: summaryOf(links.users, d.completedById),
+    deal: summaryOf(links.deals, d.dealId),
+    organization: summaryOf(links.organizations, d.organizationId),
+    person: summaryOf(links.persons, d.personId),
+  }));
+}
+
+export async function deliverySnapshot(em: EntityManager, delivery: Delivery): Promise<DeliverySnapshot> {
+  const [snapshot] = await deliverySnapshots(em, delivery.companyId, [delivery]);
+  return snapshot as DeliverySnapshot;
+}

@@ -1,0 +1,207 @@
+import { z } from 'zod';
+import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
+
+/**
+ * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
+ * test read them. Built after lead.summaries.ts and lead.snapshot.ts, which produce these shapes; the contract test
+ * fails when the two drift.
+ */
+const uuid = z.string().meta({ format: 'uuid' });
+const dateTime = z.string().meta({ format: 'date-time' });
+const nullableDate = dateTime.nullable();
+const consent = z.enum(MEASUREMENT_CONSENTS);
+
+export const userSummary = z.object({ id: uuid, name: z.string(), avatar: z.string().nullable() }).meta({ id: 'UserSummary' });
+export const namedSummary = z.object({ id: uuid, name: z.string() }).meta({ id: 'NamedSummary' });
+export const stageSummary = z
+  .object({ id: uuid, name: z.string(), pipeline: z.object({ id: uuid, name: z.string() }).nullable() })
+  .meta({ id: 'StageSummary' });
+export const tagSummary = z
+  .object({ id: uuid, name: z.string(), color: z.object({ background: z.string().nullable(), foreground: z.string().nullable() }) })
+  .meta({ id: 'TagSummary' });
+const leadSourceSummary = z.object({ id: uuid, name: z.string(), logo: z.string().nullable() }).meta({ id: 'LeadSourceSummary' });
+const answer = z
+  .object({ id: uuid, option_id: uuid.nullable(), option_value: z.string().nullable(), value: z.string().nullable() })
+  .meta({ id: 'CustomFieldAnswer' });
+export const customFieldWithAnswers = z
+  .object({ field_id: uuid, field_name: z.string(), field_type: z.number().int(), answers: z.array(answer) })
+  .meta({ id: 'CustomFieldWithAnswers' });
+export const customFieldChange = z
+  .object({ ...customFieldWithAnswers.shape, previous_answers: z.array(answer) })
+  .meta({ id: 'CustomFieldChange' });
+export const removedCustomField = z
+  .object({ field_id: uuid, field_name: z.string(), field_type: z.number().int(), previous_answers: z.array(answer) })
+  .meta({ id: 'RemovedCustomField' });
+const participant = z
+  .object({
+    id: uuid,
+    main: z.boolean(),
+    role: z.string().nullable(),
+    notes: z.string().nullable(),
+    person: z.object({
+      id: uuid,
+      name: z.string().nullable(),
+      contacts: z.array(z.object({ id: uuid, type: z.number().int(), value: z.string(), primary: z.boolean() })),
+    }),
+  })
+  .meta({ id: 'Participant' });
+const follower = z
+  .object({ role: namedSummary.nullable(), user: userSummary.nullable(), notes: z.string().nullable() })
+  .meta({ id: 'FollowerSummary' });
+const dealSummary = z
+  .object({
+    id: uuid,
+    code: z.number().int(),
+    title: z.string(),
+    status: z.number().int(),
+    archived_at: nullableDate,
+    won_date: nullableDate,
+    lost_date: nullableDate,
+    created_at: dateTime,
+    updated_at: dateTime,
+    stage: stageSummary.nullable(),
+    value: z.number().nullable(),
+    responsible: userSummary.nullable(),
+  })
+  .meta({ id: 'DealSummary' });
+const marketingLeadSource = z
+  .object({
+    id: uuid,
+    utm_search_term: z.string().nullable(),
+    utm_medium: z.string().nullable(),
+    lead_source: leadSourceSummary.nullable(),
+    url_conversion: z.string().nullable(),
+    campaing_name: z.string().nullable(),
+    ad_set_name: z.string().nullable(),
+    content_name: z.string().nullable(),
+    displayed_on_name: z.string().nullable(),
+    conversion_tool_name: z.string().nullable(),
+    creative: z.object({ id: z.string().nullable(), value: z.string(), creative_uri: z.string().nullable() }).nullable(),
+    source_url: z.string().nullable(),
+    headline: z.string().nullable(),
+    ad_body: z.string().nullable(),
+    media_type: z.string().nullable(),
+    ads_clid_id: z.string().nullable(),
+    gclid: z.string().nullable(),
+    fbclid: z.string().nullable(),
+    fbc: z.string().nullable(),
+    fbp: z.string().nullable(),
+    conversion_url_full: z.string().nullable(),
+    measurement_consent: consent.nullable(),
+  })
+  .meta({ id: 'MarketingLeadSource' });
+const valuation = z
+  .object({
+    mode: z.string(),
+    source: z.string(),
+    current_value: z.number().nullable(),
+    projected_value: z.number().nullable(),
+    display_value: z.number().nullable(),
+    has_recurring_value: z.boolean(),
+    has_indefinite_recurring_value: z.boolean(),
+    has_rolling_projection: z.boolean(),
+    indefinite_horizon_months: z.number().int().nullable(),
+    calculation_version: z.number().int(),
+  })
+  .meta({ id: 'OpportunityValuation' });
+
+/** The fields LeadSnapshot and DealSnapshot share (lead.snapshot.ts). */
+const sharedSnapshot = {
+  id: uuid,
+  code: z.number().int(),
+  title: z.string(),
+  created_at: dateTime,
+  updated_at: dateTime,
+  status: z.number().int().meta({ description: '1 open, 2 won, 3 lost' }),
+  value: z.number().nullable(),
+  measurement_consent: consent,
+  visibility: z.number().int(),
+  negotiation_mode: z.number().int().nullable(),
+  quality_rating: z.number().int().nullable(),
+  quality_reason: z.string().nullable(),
+  qualification_metric: z.string(),
+  score: z.number().int().nullable(),
+  score_criteria_count: z.number().int().nullable(),
+  score_updated_at: nullableDate,
+  icp: z.looseObject({}).nullable(),
+  icps: z.array(z.looseObject({})),
+  valuation,
+  projection_context: z.object({ indefinite_horizon_months: z.number().int(), display_mode: z.string() }),
+  archived_at: nullableDate,
+  won_date: nullableDate,
+  lost_date: nullableDate,
+  lost_reason_description: z.string().nullable(),
+  crm_loss_reason: namedSummary.nullable(),
+  crm_loss_reasons: z.array(namedSummary),
+  last_activity_at: nullableDate,
+  responsible: userSummary.nullable(),
+  created_by: userSummary.nullable(),
+  stage: stageSummary.nullable(),
+  marketing_lead_source: marketingLeadSource.nullable(),
+  participants: z.array(participant),
+  partners: z.array(z.looseObject({})),
+  organization: z.object({ id: uuid, name: z.string(), logo: z.string().nullable() }).nullable(),
+  custom_fields: z.array(customFieldWithAnswers),
+  tags: z.array(tagSummary),
+  proposals: z.array(z.looseObject({})),
+  followers: z.array(follower),
+  has_channel_chat: z.boolean(),
+  channel_chats: z.array(z.looseObject({})),
+  has_whatsapp_chat: z.boolean(),
+  whatsapp_chats: z.array(z.looseObject({})),
+};
+
+export const leadSnapshotSchema = z
+  .object({ ...sharedSnapshot, lead_source: leadSourceSummary.nullable(), deals: z.array(dealSummary) })
+  .meta({ id: 'LeadSnapshot' });
+
+export const dealSnapshotSchema = z
+  .object({
+    ...sharedSnapshot,
+    deal_source: leadSourceSummary.nullable(),
+    lead: z.object({ id: uuid, code: z.number().int(), title: z.string() }).nullable(),
+    crm_gain_reason: namedSummary.nullable(),
+    crm_gain_reasons: z.array(namedSummary),
+    won_reason_description: z.string().nullable(),
+    expected_close_date: nullableDate,
+    temperature: z.number().int().nullable(),
+  })
+  .meta({ id: 'DealSnapshot' });
+
+const detailExtras = {
+  pipeline_stages: z.array(z.object({ id: uuid, name: z.string(), position: z.number().int() })),
+  stage_durations: z.array(
+    z.object({ stage_id: uuid, stage_name: z.string(), total_seconds: z.number().int(), human_readable: z.string() }),
+  ),
+  associations_count: z.object({
+    items: z.number().int(),
+    tasks: z.number().int(),
+    qualifications: z.number().int(),
+    notes: z.number().int(),
+    files: z.number().int(),
+    activities: z.number().int(),
+    proposals: z.number().int(),
+    deals: z.number().int(),
+  }),
+};
+
+export const leadDetailSchema = z
+  .object({ ...leadSnapshotSchema.shape, ...detailExtras, views_count: z.number().int() })
+  .meta({ id: 'LeadDetail' });
+export const dealDetailSchema = z.object({ ...dealSnapshotSchema.shape, ...detailExtras }).meta({ id: 'DealDetail' });
+
+export const creationAnswer = z
+  .object({ id: uuid, code: z.number().int(), title: z.string(), measurement_consent: consent })
+  .meta({ id: 'CreationResponse' });
+
+export const updateAnswer = z
+  .object({
+    id: uuid,
+    code: z.number().int(),
+    title: z.string(),
+    status: z.number().int(),
+    quality_rating: z.number().int().nullable(),
+    quality_reason: z.string().nullable(),
+    lost_reason_description: z.string().nullable(),
+  })
+  .meta({ id: 'UpdateResponse' });

@@ -1,0 +1,97 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { expect } from 'chai';
+import { type Stack, startStack } from '../support/stack.js';
+
+type Json = Record<string, any>;
+
+describe('the OpenAPI document at /integrations/external/openapi.json', () => {
+  let stack: Stack;
+  let doc: Json;
+  before(async () => {
+    stack = await startStack();
+    const res = await fetch(`${stack.gatewayUrl}/integrations/external/openapi.json`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.match(/^application\/json/);
+    doc = (await res.json()) as Json;
+  });
+  after(() => stack?.stop());
+
+  it('is served without a key, as OpenAPI 3.1', () => {
+    expect(doc.openapi).to.match(/^3\.1\./);
+    expect(doc.components.securitySchemes.integrationKey).to.deep.include({ type: 'http', scheme: 'bearer' });
+  });
+
+  it('documents every route the services serve (a route without a contract is listed by name)', () => {
+    expect(doc['x-undocumented-routes'] ?? [], 'routes registered without a contract').to.deep.equal([]);
+  });
+
+  it('describes the lead, deal, task and custom-field routes with their permission, body and responses', () => {
+    const p = (path: string) => doc.paths[`/integrations/external${path}`];
+    expect(Object.keys(p('/leads'))).to.have.members(['get', 'post']);
+    expect(Object.keys(p('/leads/{ref}'))).to.have.members(['get', 'put']);
+    expect(Object.keys(p('/deals'))).to.have.members(['get', 'post']);
+    expect(Object.keys(p('/deals/{ref}'))).to.have.members(['get', 'put']);
+    expect(Object.keys(p('/tasks'))).to.have.members(['get', 'post']);
+    expect(Object.keys(p('/tasks/{id}'))).to.have.members(['get', 'put', 'delete']);
+    expect(Object.keys(p('/custom-fields'))).to.have.members(['get']);
+    const create = p('/leads').post;
+    expect(create['x-permission']).to.equal('crm/lead.create');
+    expect(create.requestBody.content['application/json'].schema.properties.title).to.include({ minLength: 1, maxLength: 150 });
+    expect(create.parameters.map((x: Json) => `${x.in}:${x.name}`)).to.include('header:x-idempotency-key');
+    expect(create.responses['201'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/CreationResponse' });
+    expect(Object.keys(create.responses)).to.include.members(['400', '401', '403', '409', '429', '500']);
+    expect(doc.components.responses.Error400.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ErrorBody' });
+    expect(p('/leads/{ref}').get.parameters).to.deep.include({
+      name: 'ref',
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+      description: 'The lead’s UUID or its numeric per-company code.',
+    });
+  });
+
+  it('has a webhook per event key the services issue, in the spec envelope', () => {
+    for (const verb of [
+      'created',
+      'updated',
+      'stage_changed',
+      'won',
+      'lost',
+      'tag_added',
+      'tag_removed',
+      'custom_field_updated',
+      'custom_field_removed',
+      'quality_updated',
+    ]) {
+      expect(doc.webhooks, `lead.${verb}`).to.have.property(`lead.${verb}`);
+      expect(doc.webhooks, `deal.${verb}`).to.have.property(`deal.${verb}`);
+    }
+    const body = doc.webhooks['task.completed'].post.requestBody.content['application/json'].schema;
+    expect(body.required).to.have.members(['event_key', 'payload']);
+    expect(body.properties.event_key).to.deep.include({ const: 'task.completed' });
+    expect(body.properties.payload).to.deep.equal({ $ref: '#/components/schemas/TaskCompletedPayload' });
+  });
+
+  it('compiles: every schema and every reference resolves', () => {
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'doc', components: doc.components }, 'doc');
+    const refs = new Set<string>();
+    const walk = (node: unknown) => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [k, v] of Object.entries(node)) {
+          if (k === '$ref' && typeof v === 'string') refs.add(v);
+          else walk(v);
+        }
+      }
+    };
+    walk({ paths: doc.paths, webhooks: doc.webhooks, components: doc.components });
+    for (const r of refs) {
+      expect(r).to.match(/^#\/components\/(schemas|responses|headers|parameters)\/[\w.-]+$/);
+      const [, , kind, name] = r.split('/');
+      expect(doc.components[kind as string], r).to.have.property(name as string);
+    }
+    for (const name of Object.keys(doc.components.schemas))
+      expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).to.be.a('function');
+  });
+});
