@@ -244,7 +244,9 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
       HTTP_PORT: String(ports.services[name].http),
       GRPC_PORT: String(ports.services[name].grpc),
       ...optional({ DB_POOL_MAX: o.dbPoolMax }),
-      ...(name === 'tasks' || name === 'webhooks' ? { CRM_GRPC_URL: grpcAddresses.crm } : {}),
+      ...(name === 'tasks' || name === 'webhooks' || name === 'chat' ? { CRM_GRPC_URL: grpcAddresses.crm } : {}),
+      // crm asks chat for the chat fields of the lead detail.
+      ...(name === 'crm' ? { CHAT_GRPC_URL: grpcAddresses.chat } : {}),
       ...(name === 'webhooks' ? optional({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: o.webhookAllowPrivateNetworks }) : {}),
       ...o.env,
       ...o.processEnv?.[name],

@@ -85,6 +85,8 @@ export interface PgbenchSpec {
   workDir: string;
   /** pgbench -r: the mean latency of each statement of the script (`statements` of the result). */
   perStatement?: boolean;
+  /** The schema the script's unqualified names resolve in (crm by default). */
+  searchPath?: string;
 }
 
 export interface PgbenchResult extends Figures {
@@ -121,10 +123,13 @@ function args(spec: PgbenchSpec, scriptFile: string, durationS: number, logPrefi
   ];
 }
 
-function runPgbench(argv: string[], onSpawn?: (pid: number) => void): Promise<string> {
+function runPgbench(argv: string[], onSpawn?: (pid: number) => void, searchPath = 'crm'): Promise<string> {
   return new Promise((resolve, reject) => {
-    // crm's raw SQL (company_sequences) is unqualified: its connections use search_path=crm.
-    const child = spawn('pgbench', argv, { env: { ...process.env, PGOPTIONS: '-c search_path=crm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Services' raw SQL is unqualified: their connections use search_path=<their schema>.
+    const child = spawn('pgbench', argv, {
+      env: { ...process.env, PGOPTIONS: `-c search_path=${searchPath}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (child.pid) onSpawn?.(child.pid);
     let out = '';
     child.stdout.on('data', (d) => (out += d));
@@ -138,10 +143,10 @@ export async function pgbench(spec: PgbenchSpec, onSpawn?: (pid: number) => void
   mkdirSync(spec.workDir, { recursive: true });
   const scriptFile = path.join(spec.workDir, `${spec.name}.sql`);
   writeFileSync(scriptFile, spec.script);
-  if (spec.warmupS > 0) await runPgbench(args(spec, scriptFile, spec.warmupS), onSpawn);
+  if (spec.warmupS > 0) await runPgbench(args(spec, scriptFile, spec.warmupS), onSpawn, spec.searchPath);
   const logPrefix = path.join(spec.workDir, `${spec.name}_log`);
   const argv = args(spec, scriptFile, spec.durationS, logPrefix);
-  const out = await runPgbench(argv, onSpawn);
+  const out = await runPgbench(argv, onSpawn, spec.searchPath);
   const samples = new Samples();
   let failed = 0;
   for (const file of readdirSync(spec.workDir).filter((f) => f.startsWith(`${spec.name}_log.`))) {
@@ -157,7 +162,7 @@ export async function pgbench(spec: PgbenchSpec, onSpawn?: (pid: number) => void
   const statements = [...report.matchAll(/^\s+([\d.]+)\s+(?:\d+\s+)?(.+)$/gm)].map((m) => ({ ms: Number(m[1]), sql: m[2]! }));
   return {
     ...figures(samples.values(), spec.durationS),
-    command: `PGOPTIONS='-c search_path=crm' pgbench ${argv.join(' ')}`,
+    command: `PGOPTIONS='-c search_path=${spec.searchPath ?? 'crm'}' pgbench ${argv.join(' ')}`,
     scriptFile,
     failed,
     reportedTps: tps ? Number(tps) : undefined,

@@ -140,7 +140,11 @@ describe('deliveries: pipelines, the dedicated actions and their events', () => 
     const theirs = { company: other.company };
     expectError(await s.act('GET', `deliveries/${d.id}`, undefined, theirs), 404, 'Delivery');
     expectError(await s.act('PATCH', `deliveries/${d.id}`, { user_id: other.user.id, title: 'Mine' }, theirs), 404, 'Delivery');
-    expectError(await s.act('POST', `deliveries/${d.id}/move`, { user_id: other.user.id, stage_id: NO_SUCH }, theirs), 400, 'stage_id');
+    expectError(
+      await s.act('POST', `deliveries/${d.id}/move`, { user_id: other.user.id, stage_id: pipeline.stages[1].id }, theirs),
+      404,
+      'Delivery',
+    );
     expectError(await s.act('POST', `deliveries/${d.id}/complete`, { user_id: other.user.id }, theirs), 404, 'Delivery');
     expectError(await s.act('GET', 'deliveries/not-an-id'), 404, 'Delivery');
     expect((await s.ok('GET', `deliveries/${d.id}`)).title).to.equal('Onboarding');
@@ -184,6 +188,23 @@ describe('deliveries: pipelines, the dedicated actions and their events', () => 
     const again = await s.ok('POST', `deliveries/${d.id}/move`, { user_id: t.master.id, stage_id: second.stages[0].id });
     expect(again.updated_at).to.equal(moved.updated_at);
     expectError(await s.act('POST', `deliveries/${d.id}/move`, { user_id: t.master.id, stage_id: 'x' }), 400, 'stage_id');
+  });
+
+  it('no delivery event is issued while the company`s plan is not valid; the change itself is made', async () => {
+    const expire = await s.admin('PATCH', `/companies/${t.company.id}`, { plan_valid_until: '2020-01-01T00:00:00Z' });
+    expect(expire.status, expire.text).to.equal(200);
+    const silent = await create({ title: 'Outside the plan' });
+    await s.ok('POST', `deliveries/${silent.id}/complete`, { user_id: t.user.id });
+    await s.admin('PATCH', `/companies/${t.company.id}`, { plan_valid_until: null });
+    const later = await create();
+    await s.one('delivery.created', later.id);
+    expect(s.counts(silent.id, 'delivery')).to.deep.equal({
+      'delivery.created': 0,
+      'delivery.updated': 0,
+      'delivery.stage_changed': 0,
+      'delivery.completed': 0,
+    });
+    expect((await s.ok('GET', `deliveries/${silent.id}`)).status).to.equal(3);
   });
 
   it('complete: delivery.completed {delivery, completed_by, delivered_at}, then delivery.updated; a delivered delivery is final (409)', async () => {

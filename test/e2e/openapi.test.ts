@@ -66,6 +66,25 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
       expect(doc.webhooks, `lead.${verb}`).to.have.property(`lead.${verb}`);
       expect(doc.webhooks, `deal.${verb}`).to.have.property(`deal.${verb}`);
     }
+    for (const key of [
+      'delivery.created',
+      'delivery.updated',
+      'delivery.stage_changed',
+      'delivery.completed',
+      'contract.created',
+      'contract.updated',
+      'contract.canceled',
+      'contract.renewed',
+      'contract.completed',
+      'satisfaction.public_submission_created',
+    ])
+      expect(doc.webhooks, key).to.have.property(key);
+    expect(doc.webhooks['delivery.updated'].post.requestBody.content['application/json'].schema.properties.payload).to.deep.equal({
+      $ref: '#/components/schemas/DeliverySnapshot',
+    });
+    expect(doc.paths['/integrations/external/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/SatisfactionLink',
+    });
     const body = doc.webhooks['task.completed'].post.requestBody.content['application/json'].schema;
     expect(body.required).to.have.members(['event_key', 'payload']);
     expect(body.properties.event_key).to.deep.include({ const: 'task.completed' });

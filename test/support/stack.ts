@@ -37,6 +37,8 @@ export interface StackOptions {
   webhooks?: Record<string, string>;
   /** Environment of the tasks service, over the defaults. */
   tasks?: Record<string, string>;
+  /** Environment of the chat service, over the defaults (the fake Graph server's URL and token). */
+  chat?: Record<string, string>;
   /** Services run as their own processes (so a test can kill them); the others run in this process. */
   processes?: Exclude<ServiceName, 'crm'>[];
   /** NATS of this stack instead of TEST_NATS_URL (a fault test's own nats-server, which it restarts). */
@@ -63,7 +65,9 @@ export interface ServiceProcess {
 }
 
 async function spawnService(name: ServiceName, env: Record<string, string>): Promise<ServiceProcess> {
-  const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: String(await freePort()) };
+  // A port the stack chose before (chat's gRPC port, which crm is told at its start) is kept.
+  const grpcPort = env.GRPC_PORT && env.GRPC_PORT !== '0' ? env.GRPC_PORT : String(await freePort());
+  const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: grpcPort };
   const httpUrl = `http://127.0.0.1:${ports.HTTP_PORT}`;
   const handle: ServiceProcess = {
     httpUrl,
@@ -93,22 +97,25 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     DB_POOL_MAX: '5',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   };
-  const crm = await startService(crmService, env);
+  // crm asks chat for the chat fields of the lead detail, and chat starts after crm: its gRPC port is chosen first.
+  const chatGrpcPort = String(await freePort());
+  const crm = await startService(crmService, { ...env, CHAT_GRPC_URL: `127.0.0.1:${chatGrpcPort}` });
   const peerEnv = { ...env, CRM_GRPC_URL: crm.grpcAddress };
   // Test receivers listen on 127.0.0.1, which the webhooks service refuses unless the operator allows it.
   const webhooksEnv = { ...peerEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...overrides.webhooks };
   const tasksEnv = { ...peerEnv, ...overrides.tasks };
+  const chatEnv = { ...peerEnv, GRPC_PORT: chatGrpcPort, ...overrides.chat };
   const spawned = new Set(overrides.processes ?? []);
   const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
   const inProcess = async <N extends Exclude<ServiceName, 'crm'>>(name: N, start: () => Promise<RunningService>) => {
     if (!spawned.has(name)) return start();
-    const own = name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : peerEnv;
+    const own = name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : name === 'chat' ? chatEnv : peerEnv;
     processes[name] = await spawnService(name, { ...own, LOG_LEVEL: 'warn' });
     return undefined;
   };
   const [tasks, chat, files, webhooks] = await Promise.all([
     inProcess('tasks', () => startService(tasksService, tasksEnv)),
-    inProcess('chat', () => startService(chatService, env)),
+    inProcess('chat', () => startService(chatService, chatEnv)),
     inProcess('files', () => startService(filesService, env)),
     inProcess('webhooks', () => startService(webhooksService, webhooksEnv)),
   ]);

@@ -1,8 +1,10 @@
-import { serviceConfigSchema } from '@svc/platform/config';
+import { env, serviceConfigSchema } from '@svc/platform/config';
+import { nativePool } from '@svc/platform/db/native';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
+import { ChatLinks } from './chats/chat-links.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
 import { crmPlan } from './companies/plan.js';
@@ -18,6 +20,7 @@ import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
 import { Deliveries } from './deliveries/delivery.service.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { personGrpc } from './persons/person.grpc.js';
 import { recordGrpc } from './records/record.grpc.js';
 import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
@@ -27,9 +30,12 @@ import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.j
 const crmConfig = serviceConfigSchema.extend({
   /** The gateway's public address, for the URLs of satisfaction links; unset, the address the integration called. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
+  /** The chat service's gRPC address, for the chat fields of the lead detail (unset: those fields stay empty). */
+  CHAT_GRPC_URL: env.hostPort.optional(),
 });
 
 interface Components {
+  chatLinks: ChatLinks;
   leads: Leads;
   deals: Deals;
   dealList: DealList;
@@ -46,7 +52,10 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
+    const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, nativePool(ctx.orm), ctx.logger);
+    leads.chatLinks = chatLinks;
     return {
+      chatLinks,
       leads,
       deals,
       dealList: new DealList(ctx.orm, deals.sql),
@@ -70,10 +79,13 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
   events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
-  grpc: (ctx) => [crmGrpc(ctx), recordGrpc(ctx)],
-  workers: async (_ctx, { leads }) => {
+  grpc: (ctx, { leads, deals }) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx, { leads, deals })],
+  workers: async (_ctx, { leads, chatLinks }) => {
     leads.views.start();
-    return () => leads.views.stop();
+    return async () => {
+      await leads.views.stop();
+      chatLinks.close();
+    };
   },
   plan: crmPlan,
 };

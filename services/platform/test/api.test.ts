@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { conflict } from '../src/errors.js';
 import { apiRouter, createApiDispatcher } from '../src/http/api.js';
 import { integrationOf } from '../src/http/app.js';
+import { route } from '../src/http/contract.js';
 import { parse } from '../src/http/parse.js';
 import { IdentitySigner, IdentityVerifier } from '../src/identity.js';
 import { createLogger } from '../src/logging.js';
@@ -34,7 +35,23 @@ describe('API routes without Express (createApiDispatcher)', () => {
       })
       .delete('/things/:id', () => {
         throw new Error('boom');
-      });
+      })
+      .stream(
+        route({
+          method: 'post',
+          path: '/uploads',
+          operationId: 'upload',
+          summary: 'Upload',
+          tags: [],
+          body: z.object({ name: z.string().optional() }),
+          responses: {},
+        }),
+        async (req, res, { body }) => {
+          let bytes = 0;
+          if (!/json/.test(req.header('content-type') ?? '')) for await (const chunk of req.raw) bytes += (chunk as Buffer).length;
+          res.status(201).json({ body, bytes });
+        },
+      );
     const api = createApiDispatcher({
       mounts: [{ prefix: '/integrations/external', router: r }],
       verifier: new IdentityVerifier(secret),
@@ -122,5 +139,14 @@ describe('API routes without Express (createApiDispatcher)', () => {
   it('records the request duration under the route pattern', async () => {
     const text = await metrics.registry.metrics();
     expect(text).to.match(/http_request_duration_seconds_count\{[^}]*route="\/integrations\/external\/things\/:id"[^}]*status="200"/);
+  });
+
+  it('leaves a body that is not JSON unread for a streaming route (beyond the JSON limit), and parses a JSON one', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    const raw = await call('POST', '/uploads', { body: big, headers: { 'content-type': 'application/octet-stream' } });
+    expect(raw.status).to.equal(201);
+    expect(raw.body).to.deep.equal({ body: {}, bytes: big.length });
+    const json = await call('POST', '/uploads', { body: JSON.stringify({ name: 'n' }), headers: { 'content-type': 'application/json' } });
+    expect(json.body).to.deep.equal({ body: { name: 'n' }, bytes: 0 });
   });
 });

@@ -16,7 +16,8 @@ describe('chat service: provider webhook served by the platform runtime', () => 
   const sink = new RecordingSink();
   const configSchema = serviceConfigSchema.extend(providerConfigShape);
   const def: ServiceDefinition<typeof configSchema> = {
-    ...chatService,
+    name: chatService.name,
+    db: chatService.db,
     configSchema,
     unauthenticated: (ctx) => providerWebhooks({ config: ctx.config, sink, logger: ctx.logger }),
   };

@@ -170,10 +170,10 @@ export class Deliveries {
     const em = this.em();
     await requireCompany(em, companyId);
     const by = await actingUser(em, companyId, body.user_id);
-    const stage = await em.findOne(DeliveryStage, { id: body.stage_id, companyId });
-    if (!stage) throw invalid('stage_id: no such delivery stage in the company');
     return em.transactional(async (tx) => {
       const d = await this.locked(tx, companyId, ref);
+      const stage = await tx.findOne(DeliveryStage, { id: body.stage_id, companyId });
+      if (!stage) throw invalid('stage_id: no such delivery stage in the company');
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be moved`);
       if (d.stageId === stage.id) return deliverySnapshot(tx, d);
       const previous = (await deliverySnapshot(tx, d)).stage;

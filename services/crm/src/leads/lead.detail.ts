@@ -20,7 +20,24 @@ interface CachedDetail {
   head: string;
   tail: string;
   stagePeriods: SalesDetailExtras['stagePeriods'];
+  /** The lead's persons, whose chats the chat fields show (asked of chat per read, never cached). */
+  persons: LeadPerson[];
 }
+
+export interface LeadPerson {
+  id: string;
+  name: string;
+}
+
+/** The JSON members of the chat fields (`"has_channel_chat":...`) for the persons of a lead, per read. */
+export type ChatFieldsOf = (persons: LeadPerson[]) => Promise<string>;
+
+/** The chat fields when the key may not read chats, or the lead has no person (spec: flags false, lists empty). */
+export const NO_CHAT_FIELDS = '"has_channel_chat":false,"channel_chats":[],"has_whatsapp_chat":false,"whatsapp_chats":[]';
+const CHAT_KEYS = ['has_channel_chat', 'channel_chats', 'has_whatsapp_chat', 'whatsapp_chats'];
+
+/** Where the chat fields go in a cached detail's text (no JSON text contains it: it is not valid JSON). */
+const CHAT_MARK = '\u0000chat-fields\u0000';
 
 interface Check {
   companyId: string;
@@ -122,7 +139,14 @@ export class LeadDetails {
    * The JSON of the detail of lead `ref` (uuid or code) as `userId` of `companyId` sees it, its view recorded; null
    * when the lead does not exist in the company or the user may not see it.
    */
-  async read(companyId: string, userId: string, ref: string): Promise<string | null> {
+  async read(companyId: string, userId: string, ref: string, chatFields?: ChatFieldsOf): Promise<string | null> {
+    const body = await this.readBody(companyId, userId, ref);
+    if (!body) return null;
+    const chats = chatFields && body.persons.length ? await chatFields(body.persons) : NO_CHAT_FIELDS;
+    return body.text.replace(CHAT_MARK, () => chats);
+  }
+
+  private async readBody(companyId: string, userId: string, ref: string): Promise<{ text: string; persons: LeadPerson[] } | null> {
     const byId = isUuid(ref);
     const key = `${companyId}:${byId ? ref.toLowerCase() : ref}`;
     const cached = this.cache.get(key);
@@ -137,7 +161,7 @@ export class LeadDetails {
       if (!fresh) return null;
       detail = fresh;
     }
-    return this.body(detail, Number(row._nowUs), row.viewsCount);
+    return { text: this.body(detail, Number(row._nowUs), row.viewsCount), persons: detail.persons };
   }
 
   /** Forgets every cached detail (tests). */
@@ -150,7 +174,7 @@ export class LeadDetails {
     const [row] = await run(await this.pool, st, [companyId, ref, uuidv7(), userId]);
     if (!row) return null;
     const detail = this.store(key, row);
-    return this.body(detail, Number(row._nowUs), row._viewsCount as number);
+    return { text: this.body(detail, Number(row._nowUs), row._viewsCount as number), persons: detail.persons };
   }
 
   /** Reads a stale detail again (concurrent reloads of one key share one statement). */
@@ -183,11 +207,15 @@ export class LeadDetails {
 
   private store(key: string, row: Json): CachedDetail {
     const { record, head, stagePeriods, associations } = this.parts(row);
+    // The chat fields come from the chat service per read: the cached text holds a mark where they go.
+    const own = Object.fromEntries(Object.entries(head).filter(([k]) => !CHAT_KEYS.includes(k)));
+    const participants = (head as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
     const detail: CachedDetail = {
       id: record.id,
       version: record.detailVersion,
       catalogVersion: Number(row._catalogVersion),
-      head: JSON.stringify(head).slice(0, -1),
+      head: `${JSON.stringify(own).slice(0, -1)},${CHAT_MARK}`,
+      persons: participants.map((p) => ({ id: p.person.id, name: p.person.name })),
       tail: `,"associations_count":${JSON.stringify(associations)}}`,
       stagePeriods,
     };

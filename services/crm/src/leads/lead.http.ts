@@ -1,5 +1,7 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
+import { parse } from '@svc/platform/http/parse';
+import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
 import { adminRouter, salesActionRoutes } from '../sales/sales.http.js';
 import { createLead, getLead, listLeads, updateLead } from './lead.contract.js';
@@ -15,7 +17,8 @@ export function leadRoutes(leads: Leads): ApiRouter {
       res.json(await leads.list(integrationOf(req), query));
     })
     .route(getLead, async (req, res, { params }) => {
-      res.jsonText(await leads.detailJson(integrationOf(req), params.ref));
+      const identity = integrationOf(req);
+      res.jsonText(await leads.detailJson(identity, params.ref, hasPermission(identity, 'crm/chats.read')));
     })
     .route(updateLead, async (req, res, { params, body }) => {
       res.json(await leads.update(integrationOf(req), params.ref, body));

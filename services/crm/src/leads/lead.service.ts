@@ -2,12 +2,13 @@ import { notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
+import type { ChatLinks } from '../chats/chat-links.js';
 import type { User } from '../companies/company.entity.js';
 import type { Actor, Loaded } from '../sales/sales.base.js';
 import type { NewSalesRecord } from '../sales/sales.rules.js';
 import { SalesRecords } from '../sales/sales.service.js';
 import type { SalesRelations } from '../sales/sales.snapshot.js';
-import { LeadDetails } from './lead.detail.js';
+import { LeadDetails, type LeadPerson } from './lead.detail.js';
 import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
 import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
@@ -58,10 +59,16 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
    * GET /leads/{id}: the lead detail as JSON text; each call records a view by the key creator and counts it
    * (LeadDetails: a cache of assembled details checked against versions, decision 0015).
    */
-  async detailJson(actor: Actor, ref: string): Promise<string> {
+  /** `canReadChats`: the key has crm/chats.read; without it the chat fields are false and empty (spec, Lead detail). */
+  async detailJson(actor: Actor, ref: string, canReadChats = false): Promise<string> {
     if (!this.refOf(ref)) throw notFound('Lead');
-    return (await this.details.read(actor.companyId, actor.userId, ref)) ?? this.refuse(actor, ref);
+    const chatFields =
+      canReadChats && this.chatLinks ? (persons: LeadPerson[]) => this.chatLinks!.fieldsJson(actor.companyId, persons) : undefined;
+    return (await this.details.read(actor.companyId, actor.userId, ref, chatFields)) ?? this.refuse(actor, ref);
   }
+
+  /** Where the chat fields of the detail come from (the chat service), set once at start. */
+  chatLinks: ChatLinks | null = null;
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
   async list(actor: Actor, q: ListLeadsQuery) {

@@ -3,7 +3,7 @@ import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
 
 /**
  * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
- * test read them. Built after lead.summaries.ts and lead.snapshot.ts, which produce these shapes; the contract test
+ * test read them. Built after sales.summaries.ts and sales.snapshot.ts, which produce these shapes; the contract test
  * fails when the two drift.
  */
 const uuid = z.string().meta({ format: 'uuid' });

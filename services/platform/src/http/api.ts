@@ -28,6 +28,8 @@ export interface ApiRequest {
   body: unknown;
   identity?: Identity;
   header(name: string): string | undefined;
+  /** The request itself: a streaming route (`ApiRouter.stream`) reads a body that is not JSON from it. */
+  raw: IncomingMessage;
 }
 
 export interface ApiResponse {
@@ -47,13 +49,15 @@ interface Route {
   handler: ApiHandler;
   /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
   contract?: RouteContract;
+  /** A body that is not JSON is left unread for the handler (`req.raw`), e.g. a multipart upload streamed on. */
+  streams?: boolean;
 }
 
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
-  private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract): this {
-    this.routes.push({ method, path, handler, contract });
+  private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract, streams?: boolean): this {
+    this.routes.push({ method, path, handler, contract, streams });
     return this;
   }
   /**
@@ -74,6 +78,17 @@ export class ApiRouter {
       return handler(req, res, input as ContractInput<C>);
     };
     return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
+  }
+  /**
+   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route`; any other body
+   * (multipart/form-data) is left unread on `req.raw` for the handler, and `input.body` is the contract's schema
+   * applied to nothing.
+   */
+  stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+    this.route(contract, handler);
+    const added = this.routes[this.routes.length - 1]!;
+    added.streams = true;
+    return this;
   }
   get(path: string, handler: ApiHandler): this {
     return this.add('GET', path, handler);
@@ -159,14 +174,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler });
+      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, streams: route.streams === true });
     }
   }
 
   const serve = async (
     req: IncomingMessage,
     res: ServerResponse,
-    store: { pattern: string; handler: ApiHandler },
+    store: { pattern: string; handler: ApiHandler; streams: boolean },
     params: Record<string, string | undefined>,
     path: string,
     search: string,
@@ -180,7 +195,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
-      const body = await readJson(req, limit);
+      const body = store.streams && !isJson(req) ? undefined : await readJson(req, limit);
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,
@@ -189,6 +204,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
         headers: req.headers,
         body,
         identity,
+        raw: req,
         header: (name) => {
           const v = req.headers[name.toLowerCase()];
           return Array.isArray(v) ? v[0] : v;
@@ -208,7 +224,14 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const path = q < 0 ? url : url.slice(0, q);
     const found = router.find(req.method as HTTPMethod, path);
     if (!found) return false;
-    void serve(req, res, found.store as { pattern: string; handler: ApiHandler }, found.params, path, q < 0 ? '' : url.slice(q + 1));
+    void serve(
+      req,
+      res,
+      found.store as { pattern: string; handler: ApiHandler; streams: boolean },
+      found.params,
+      path,
+      q < 0 ? '' : url.slice(q + 1),
+    );
     return true;
   };
 }

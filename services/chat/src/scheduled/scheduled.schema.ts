@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+const templateField = z.strictObject({
+  component: z.string().min(1).max(20).optional(),
+  type: z.string().min(1).max(20).optional(),
+  value: z.string().max(4096),
+  index: z.number().int().min(0).max(100).optional(),
+  button_index: z.number().int().min(0).max(10).optional(),
+  card_index: z.number().int().min(0).max(10).optional(),
+});
+
+/** POST /chats/{id}/scheduled-messages. `scheduled_at` needs its zone (Z or an offset). */
+export const scheduleBody = z
+  .strictObject({
+    scheduled_at: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a zone' }),
+    type: z.enum(['text', 'template'], { message: 'must be text or template' }).optional(),
+    body: z.string().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters').optional(),
+    template: z.strictObject({ name: z.string().min(1).max(512), language: z.string().min(2).max(20) }).optional(),
+    template_fields: z.array(templateField).max(100).optional(),
+    reference_wamid: z.string().max(200, 'must be at most 200 characters').optional(),
+    cancel_on_inbound: z.boolean().optional(),
+  })
+  .transform((b) => ({ ...b, type: b.type ?? (b.template ? 'template' : 'text') }));
+export type ScheduleBody = z.infer<typeof scheduleBody>;
+
+export const cancelBody = z.strictObject({
+  reason: z.string().max(500, 'must be at most 500 characters').optional(),
+});
+
+export const listScheduledQuery = z.object({
+  status: z
+    .enum(['PENDING', 'PROCESSING', 'SENT', 'CANCELED', 'FAILED'], { message: 'must be PENDING, PROCESSING, SENT, CANCELED or FAILED' })
+    .optional(),
+});

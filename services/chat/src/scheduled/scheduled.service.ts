@@ -1,0 +1,94 @@
+import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import type { Pool } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import type { ChatActor, ChatService } from '../chats/chat.service.js';
+import { sessionExpiresAt } from '../chats/chat.view.js';
+import type { MessageSender } from '../messages/message.send.js';
+import type { ScheduleBody } from './scheduled.schema.js';
+import { type ScheduledRow, scheduledView } from './scheduled.view.js';
+
+/** Scheduled messages of WhatsApp chats (spec, Scheduled message and its state table). */
+export class ScheduledService {
+  constructor(
+    private readonly pool: () => Promise<Pool>,
+    private readonly chats: ChatService,
+    private readonly sender: MessageSender,
+  ) {}
+
+  async schedule(actor: ChatActor, chatId: string, b: ScheduleBody, now = new Date()) {
+    const chat = await this.chats.read(actor.companyId, chatId);
+    if (chat.channel_type !== 'WHATSAPP') throw invalid('chat: only WhatsApp messages can be scheduled');
+    const at = new Date(b.scheduled_at);
+    if (at.getTime() <= now.getTime()) throw invalid('scheduled_at: must be in the future');
+    if (b.type === 'template') {
+      if (b.body !== undefined) throw invalid('body: must not be sent with a template (its text is the template)');
+      if (!b.template) throw invalid('template: is required when type is template');
+      await this.sender.prepare(actor, chatId, { type: 'template', template: b.template }, now);
+    } else {
+      if (!b.body) throw invalid('body: is required for a text message');
+      const expires = sessionExpiresAt(chat);
+      if (!expires || at.getTime() > expires.getTime()) {
+        throw invalid('scheduled_at: text can only be scheduled inside session_expires_at; after the window a template is required');
+      }
+    }
+    const pool = await this.pool();
+    const agent = await pool.query<{ id: string }>(
+      'select id from agents where company_id = $1 and user_id = $2 and $3::uuid = any(whatsapp_number_ids)',
+      [actor.companyId, actor.userId, chat.channel_account_id],
+    );
+    const payload = {
+      type: b.type,
+      body: b.body ?? null,
+      template: b.template ?? null,
+      template_fields: (b.template_fields ?? []).map((f) => ({ component: f.component ?? 'BODY', type: f.type ?? 'TEXT', ...f })),
+      reference_wamid: b.reference_wamid ?? null,
+    };
+    const { rows } = await pool.query<ScheduledRow>(
+      `insert into scheduled_messages (id, company_id, chat_id, status, message_kind, cancel_on_inbound, scheduled_at, created_by_user_id,
+         sender_agent_id, payload, attachments, sent_message_ids, created_at, updated_at)
+       values ($1, $2, $3, 'PENDING', $4, $5, $6, $7, $8, $9, '[]', '{}', $10, $10) returning *`,
+      [
+        uuidv7(),
+        actor.companyId,
+        chatId,
+        b.type === 'template' ? 'TEMPLATE' : 'OPEN_MESSAGE',
+        b.cancel_on_inbound ?? false,
+        at,
+        actor.userId,
+        agent.rows[0]?.id ?? null,
+        JSON.stringify(payload),
+        now,
+      ],
+    );
+    return scheduledView(rows[0]!);
+  }
+
+  async cancel(actor: ChatActor, chatId: string, id: string, reason: string | undefined) {
+    await this.chats.read(actor.companyId, chatId);
+    requireUuid(id, 'Scheduled message');
+    const pool = await this.pool();
+    const { rows } = await pool.query<ScheduledRow>(
+      `update scheduled_messages set status = 'CANCELED', cancel_reason = 'USER_REQUEST', cancel_reason_description = $4,
+         canceled_at = now(), canceled_by_user_id = $5, updated_at = now()
+       where company_id = $1 and chat_id = $2 and id = $3 and status = 'PENDING' returning *`,
+      [actor.companyId, chatId, id, reason ?? null, actor.userId],
+    );
+    if (rows[0]) return scheduledView(rows[0]);
+    const current = await pool.query<{ status: string }>(
+      'select status from scheduled_messages where company_id = $1 and chat_id = $2 and id = $3',
+      [actor.companyId, chatId, id],
+    );
+    if (!current.rows[0]) throw notFound('Scheduled message');
+    throw invalid(`status: only PENDING scheduled messages can be canceled (this one is ${current.rows[0].status})`);
+  }
+
+  async list(actor: ChatActor, chatId: string, status: string | undefined) {
+    await this.chats.read(actor.companyId, chatId);
+    const { rows } = await (await this.pool()).query<ScheduledRow>(
+      `select * from scheduled_messages where company_id = $1 and chat_id = $2 and ($3::text is null or status = $3)
+       order by scheduled_at, id`,
+      [actor.companyId, chatId, status ?? null],
+    );
+    return { total: rows.length, records: rows.map(scheduledView) };
+  }
+}

@@ -1,0 +1,120 @@
+import { AppError } from '@svc/platform/errors';
+import type { Logger } from '@svc/platform/logging';
+import type { Pool } from 'pg';
+import type { MessageSender } from '../messages/message.send.js';
+import type { SendMessageBody } from '../messages/send.schema.js';
+import type { ScheduledRow } from './scheduled.view.js';
+
+export interface SchedulerOptions {
+  intervalMs: number;
+  /** A row left PROCESSING this long (its replica died mid-send) is closed as FAILED, never sent again. */
+  staleMs: number;
+  batch: number;
+  logger: Logger;
+}
+
+/**
+ * Sends due scheduled messages exactly once however many replicas run (decision 0063): a replica claims due PENDING
+ * rows by moving them to PROCESSING in one statement (`for update skip locked`, so two replicas never claim the same
+ * row and never wait on each other), sends them, and settles each as SENT or FAILED. A crash after the claim leaves
+ * the row PROCESSING; the sweep closes it as FAILED rather than risk a second send.
+ */
+export class Scheduler {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly pool: () => Promise<Pool>,
+    private readonly sender: MessageSender,
+    private readonly o: SchedulerOptions,
+  ) {}
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .then(() => undefined)
+        .catch((err) => this.o.logger.error({ err }, 'scheduler tick failed'))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.timer = setTimeout(loop, this.o.intervalMs);
+        });
+    };
+    this.timer = setTimeout(loop, this.o.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass: close stale claims, then claim and send what is due. */
+  async tick(now = new Date()): Promise<number> {
+    const pool = await this.pool();
+    await pool.query({
+      name: 'scheduled_close_stale',
+      text: `update scheduled_messages set status = 'FAILED', failure_reason = 'interrupted while sending; not sent again', updated_at = now()
+        where status = 'PROCESSING' and processed_at < $1`,
+      values: [new Date(now.getTime() - this.o.staleMs)],
+    });
+    const { rows } = await pool.query<ScheduledRow>({
+      name: 'scheduled_claim',
+      text: `update scheduled_messages set status = 'PROCESSING', processed_at = now(), updated_at = now()
+        where id in (select id from scheduled_messages where status = 'PENDING' and scheduled_at <= $1 order by scheduled_at, id limit $2 for update skip locked)
+        returning *`,
+      values: [now, this.o.batch],
+    });
+    for (const row of rows) await this.sendOne(pool, row);
+    return rows.length;
+  }
+
+  private async sendOne(pool: Pool, row: ScheduledRow): Promise<void> {
+    const p = row.payload as {
+      type: 'text' | 'template';
+      body: string | null;
+      template: { name: string; language: string } | null;
+      template_fields: SendMessageBody['template_fields'];
+      reference_wamid: string | null;
+    };
+    const actor = { companyId: row.company_id, userId: row.created_by_user_id ?? '', permissions: () => true };
+    const body: SendMessageBody = {
+      type: p.type,
+      body: p.body ?? undefined,
+      template: p.template ?? undefined,
+      template_fields: p.template_fields,
+      reference_wamid: p.reference_wamid ?? undefined,
+    };
+    let outcome: { status: 'SENT' | 'FAILED' | 'CANCELED'; ids: string[]; reason: string | null; cancel: string | null };
+    try {
+      const chat = await this.sender.prepare(actor, row.chat_id, body);
+      const { records } = await this.sender.send(actor, chat, body);
+      const failed = records.find((r) => r.status === 'failed');
+      outcome = failed
+        ? {
+            status: 'FAILED',
+            ids: records.map((r) => r.id),
+            reason: failed.error_message ?? 'the provider refused the message',
+            cancel: null,
+          }
+        : { status: 'SENT', ids: records.map((r) => r.id), reason: null, cancel: null };
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      // A template that is no longer approved on the number cancels the send (the spec's TEMPLATE_INVALID_OR_UNAVAILABLE).
+      if (err instanceof AppError && err.kind === 'invalid' && message.startsWith('template:')) {
+        outcome = { status: 'CANCELED', ids: [], reason: null, cancel: message };
+      } else outcome = { status: 'FAILED', ids: [], reason: message, cancel: null };
+    }
+    await pool.query({
+      name: 'scheduled_settle',
+      text: `update scheduled_messages set status = $2::text, sent_message_ids = $3::uuid[], failure_reason = $4,
+          sent_at = case when $2::text = 'SENT' then now() end,
+          canceled_at = case when $2::text = 'CANCELED' then now() end,
+          cancel_reason = case when $2::text = 'CANCELED' then 'TEMPLATE_INVALID_OR_UNAVAILABLE' end,
+          cancel_reason_description = $5, updated_at = now()
+        where id = $1 and status = 'PROCESSING'`,
+      values: [row.id, outcome.status, outcome.ids, outcome.reason, outcome.cancel],
+    });
+  }
+}
