@@ -144,6 +144,33 @@ describe('inbound messages and statuses (provider webhook and admin inbound), ch
     expect(asc.body.records.every((m: any) => m.quoted_message === null || typeof m.quoted_message.page === 'number')).to.equal(true);
   });
 
+  it('keeps a reply sent with reference_wamid linked to the contact message it answers', async () => {
+    const question = await inbound(chat.id, { type: 'text', body_text: 'which size?', wamid: 'wamid.QUESTION' });
+    const res = await api.send(chat.id, { body: 'size M', reference_wamid: 'wamid.QUESTION' });
+    expect(res.status, res.text).to.equal(201);
+    const listed = (await api.messages(chat.id, { take: 1 })).body.records[0];
+    expect(listed.id).to.equal(res.body.records[0].id);
+    // One a page, newest first: the reply on page 1, the question on page 2.
+    expect(listed.quoted_message).to.include({ id: question.body.id, body_text: 'which size?', page: 2 });
+    const sent = s.graph.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/messages')).at(-1)!.json as any;
+    expect(sent.context).to.deep.equal({ message_id: 'wamid.QUESTION' });
+  });
+
+  it('takes an Instagram message through the same sink: stored, unread, chat.message_received', async () => {
+    const ig = await s.tenant.chat({
+      channel_type: 'INSTAGRAM',
+      instagram_account_id: s.tenant.instagram.id,
+      external_contact: { id: 'igsid-in', handle: 'cliente.ig' },
+    });
+    const res = await inbound(ig.id, { type: 'text', body_text: 'oi pelo direct', wamid: 'mid.IG1' });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body).to.include({ origin: 'INBOUND', status: 'received', body_text: 'oi pelo direct' });
+    const detail = (await api.get(ig.id)).body;
+    expect(detail).to.include({ unread_count: 1, can_send_open_message: true });
+    const event = await eventually(() => received().find((r) => r.body.payload.id === res.body.id));
+    expect(event.body.payload).to.include({ chat_id: ig.id, wamid: 'mid.IG1' });
+  });
+
   it('takes a signed provider callback through the gateway: a new contact gets a chat linked to the person with that phone', async () => {
     const person = await s.tenant.admin('POST', `/companies/${s.tenant.company.id}/persons`, {
       name: 'Pedro Novo',

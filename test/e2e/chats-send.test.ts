@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { chatsApi, openChatStack } from '../support/chats.js';
+import { chatsApi, openChatStack, seedChatTenant } from '../support/chats.js';
 import { seedTenant } from '../support/fixtures.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -247,6 +247,33 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
       expect(bad.status).to.equal(400);
       expect(bad.body.message).to.match(new RegExp(`^${field}: `));
     }
+  });
+
+  it('writes no chat.message_sent for a company outside its plan (the message is still sent)', async () => {
+    const other = await seedChatTenant(s.call, s.stack.adminToken);
+    const chat = await other.chat({
+      channel_type: 'WHATSAPP',
+      whatsapp_number_id: other.number.id,
+      wa_contact_id: '5511933332222',
+      last_customer_msg_at: new Date().toISOString(),
+    });
+    const expired = await other.admin('PATCH', `/companies/${other.company.id}`, {
+      plan_valid_until: new Date(Date.now() - 60_000).toISOString(),
+    });
+    expect(expired.status, expired.text).to.equal(200);
+    // crm's answer about the plan is cached for 2 s: sends until one is made after the cache saw the change.
+    const sent = await eventually(
+      async () => {
+        const res = await api.send(chat.id, { body: 'outside the plan' }, other.key.key);
+        expect(res.status, res.text).to.equal(201);
+        const id = res.body.records[0].id;
+        const { rows } = await s.db.query(`select count(*)::int as n from chat.outbox where payload->>'id' = $1`, [id]);
+        return rows[0].n === 0 ? res.body.records[0] : undefined;
+      },
+      10_000,
+      250,
+    );
+    expect(sent.status).to.equal('sent');
   });
 
   it("answers 401 without a key, 403 without crm/chats.write, 404 for another company's chat", async () => {

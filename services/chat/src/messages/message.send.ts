@@ -2,6 +2,7 @@ import { type Readable, Transform } from 'node:stream';
 import { inTransaction } from '@svc/platform/db/native';
 import { AppError, invalid } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
+import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
@@ -18,8 +19,8 @@ import {
   type SendResult,
 } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
-import { chatAfterOutbound, insertMessage, readMessage, settleMessage } from './message.store.js';
-import { messageView, usersOf } from './message.view.js';
+import { chatAfterOutbound, insertMessage, messageIdByWamid, readMessage, settleMessage } from './message.store.js';
+import { messageView } from './message.view.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './send.schema.js';
 
 /** A file of a multipart send, as it streams in. */
@@ -120,13 +121,16 @@ export class MessageSender {
     const to = contactOf(chat);
     const pool = await this.d.pool();
     const agentId = await this.agentOf(pool, actor, chat);
+    void this.actorUsers(actor);
+    const wamid = body.reference_wamid;
+    const reply = wamid ? { wamid, id: await messageIdByWamid(pool, chat.id, wamid) } : undefined;
     const ids: string[] = [];
     let sentText = false;
     const sendText = async () => {
       sentText = true;
       if (body.type !== 'text' || !body.body?.trim()) return;
       ids.push(
-        await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body }, () =>
+        await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body, reply }, () =>
           provider.sendText({ to, body: body.body!, replyTo: body.reference_wamid }),
         ),
       );
@@ -157,13 +161,18 @@ export class MessageSender {
           actor,
           chat,
           agentId,
-          { type: 'template', body_text: null, content_payload: { template: body.template, template_fields: body.template_fields ?? [] } },
+          {
+            type: 'template',
+            body_text: null,
+            reply,
+            content_payload: { template: body.template, template_fields: body.template_fields ?? [] },
+          },
           () => provider.sendTemplate({ to, template: body.template!, components, replyTo: body.reference_wamid }),
         ),
       );
     }
     if (!ids.length) throw invalid('body: content or attachments are required');
-    return { records: await this.views(actor.companyId, ids) };
+    return { records: await this.views(actor, ids) };
   }
 
   private async file(
@@ -248,7 +257,14 @@ export class MessageSender {
     actor: ChatActor,
     chat: ChatRead,
     agentId: string | null,
-    content: { type: string; body_text: string | null; media?: Record<string, unknown>; content_payload?: Record<string, unknown> },
+    content: {
+      type: string;
+      body_text: string | null;
+      media?: Record<string, unknown>;
+      content_payload?: Record<string, unknown>;
+      /** The provider id of the message this one replies to (`reference_wamid`), and our id of it when we have it. */
+      reply?: { wamid: string; id: string | null };
+    },
     send: () => Promise<SendResult>,
     mediaAfter?: () => Record<string, unknown>,
   ): Promise<string> {
@@ -259,7 +275,7 @@ export class MessageSender {
       company_id: actor.companyId,
       chat_id: chat.id,
       wamid: null,
-      ref_wamid: null,
+      ref_wamid: content.reply?.wamid ?? null,
       type: content.type,
       origin: 'API_OUTBOUND',
       from_me: true,
@@ -268,7 +284,7 @@ export class MessageSender {
       body_text: content.body_text,
       content_payload: content.content_payload ?? null,
       media: content.media ?? null,
-      quoted_message_id: null,
+      quoted_message_id: content.reply?.id ?? null,
       agent_id: agentId,
       user_id: actor.userId,
       is_history: false,
@@ -301,7 +317,7 @@ export class MessageSender {
       });
       if (outcome.status !== 'failed') {
         const m = await readMessage(tx, actor.companyId, id);
-        const users = await this.d.people.users(actor.companyId, usersOf(m!, new Set())).catch(() => new Map());
+        const users = await this.actorUsers(actor);
         await this.d.outbox.write(tx, [
           { companyId: actor.companyId, eventKey: 'chat.message_sent', payload: messageSentPayload(messageView(m!, users), associated) },
         ]);
@@ -313,13 +329,27 @@ export class MessageSender {
     return id;
   }
 
-  async views(companyId: string, ids: string[]) {
+  /**
+   * The users a send's messages show: the key's user, who is also the user of its agent. Asked of crm once per send,
+   * while the provider is called, not inside the settle transaction.
+   */
+  private actorUsers(actor: ChatActor): Promise<Map<string, UserSummary>> {
+    let users = this.usersByActor.get(actor);
+    if (!users) {
+      users = this.d.people.users(actor.companyId, [actor.userId]).catch(() => new Map<string, UserSummary>());
+      this.usersByActor.set(actor, users);
+    }
+    return users;
+  }
+
+  private readonly usersByActor = new WeakMap<ChatActor, Promise<Map<string, UserSummary>>>();
+
+  async views(actor: ChatActor, ids: string[]) {
     const pool = await this.d.pool();
-    const messages = await Promise.all(ids.map((id) => readMessage(pool, companyId, id)));
-    const users = await this.d.people.users(
-      companyId,
-      messages.reduce((s, m) => usersOf(m!, s), new Set<string>()),
-    );
+    const [messages, users] = await Promise.all([
+      Promise.all(ids.map((id) => readMessage(pool, actor.companyId, id))),
+      this.actorUsers(actor),
+    ]);
     return messages.map((m) => messageView(m!, users));
   }
 }
