@@ -182,7 +182,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    const upstream = externalUpstream(path);
+    const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
@@ -217,6 +217,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     } catch (err) {
       sendError(res, err, logger);
     }
+  });
+
+  // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077).
+  app.get('/public/files/:id', (req, res) => {
+    req.url = req.originalUrl;
+    forward('files', '', req, res);
   });
 
   // The public satisfaction form (admin-api.md): no key, limited per address and per token, forwarded to crm as

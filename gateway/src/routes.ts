@@ -22,9 +22,15 @@ const ADMIN_BY_COLLECTION: Record<string, Upstream> = {
   chats: 'chat',
 };
 
-/** `/integrations/external/<resource>/...` → the service that owns the resource. */
-export function externalUpstream(path: string): Upstream | undefined {
-  const resource = path.split('/')[3];
+/**
+ * `/integrations/external/<resource>/...` → the service that owns the resource. One exception: a file uploaded to a
+ * proposal (`POST /proposals/{id}/attachments`, multipart) goes to the files service, which stores it and registers it
+ * with crm (decision 0078).
+ */
+export function externalUpstream(path: string, method = 'GET'): Upstream | undefined {
+  const parts = path.split('/');
+  const resource = parts[3];
+  if (resource === 'proposals' && method === 'POST' && parts.length === 6 && parts[5] === 'attachments') return 'files';
   return resource ? EXTERNAL[resource] : undefined;
 }
 

@@ -21,6 +21,14 @@ describe('gateway routing table', () => {
     for (const [path, upstream] of cases) expect(externalUpstream(path), path).to.equal(upstream);
   });
 
+  it('sends a file uploaded to a proposal (POST .../proposals/{id}/attachments) to files, the rest of proposals to crm', () => {
+    expect(externalUpstream('/integrations/external/proposals/1/attachments', 'POST')).to.equal('files');
+    expect(externalUpstream('/integrations/external/proposals/1/attachments', 'GET')).to.equal('crm');
+    expect(externalUpstream('/integrations/external/proposals/1/attachments/2', 'DELETE')).to.equal('crm');
+    expect(externalUpstream('/integrations/external/proposals/1/documents', 'POST')).to.equal('crm');
+    expect(externalUpstream('/integrations/external/proposals', 'POST')).to.equal('crm');
+  });
+
   it('sends admin collections to their owners and everything else under companies to crm', () => {
     const cid = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
     const cases: [string, string | undefined][] = [

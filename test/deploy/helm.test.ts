@@ -32,7 +32,7 @@ type ServiceName = keyof typeof SERVICES;
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 const DEPLOYABLES = ['gateway', ...SERVICE_NAMES] as const;
 type Deployable = (typeof DEPLOYABLES)[number];
-const USES_CRM_GRPC: readonly Deployable[] = ['gateway', 'tasks', 'webhooks', 'chat'];
+const USES_CRM_GRPC: readonly Deployable[] = ['gateway', 'tasks', 'webhooks', 'chat', 'files'];
 
 /** Env names each deployable must get, and which of them must come from the Secret. */
 function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
@@ -67,6 +67,7 @@ function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
     'IDENTITY_TOKEN_SECRET',
   ];
   if (USES_CRM_GRPC.includes(name)) all.push('CRM_GRPC_URL');
+  if (name === 'files') all.push('FILES_STORAGE', 'FILES_LOCAL_DIR', 'FILES_MAX_BYTES');
   // crm asks chat for the chat fields of the lead detail.
   if (name === 'crm') all.push('CHAT_GRPC_URL');
   return { all, secret: ['DATABASE_URL', 'IDENTITY_TOKEN_SECRET'] };

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chatService } from '@svc/chat';
 import { crmService } from '@svc/crm';
 import { filesService } from '@svc/files';
@@ -37,6 +40,8 @@ export interface StackOptions {
   webhooks?: Record<string, string>;
   /** Environment of the tasks service, over the defaults. */
   tasks?: Record<string, string>;
+  /** Environment of the files service, over the defaults (a local storage directory of this run). */
+  files?: Record<string, string>;
   /** Environment of the chat service, over the defaults (the fake Graph server's URL and token). */
   chat?: Record<string, string>;
   /** Services run as their own processes (so a test can kill them); the others run in this process. */
@@ -100,29 +105,38 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   // crm asks chat for the chat fields of the lead detail, and chat starts after crm: its gRPC port is chosen first.
   const chatGrpcPort = String(await freePort());
   const crm = await startService(crmService, { ...env, CHAT_GRPC_URL: `127.0.0.1:${chatGrpcPort}` });
-  const peerEnv = { ...env, CRM_GRPC_URL: crm.grpcAddress };
+  // The gateway's port is chosen first: signed file URLs (files, webhooks) point at its public download route.
+  const gatewayPort = await freePort();
+  const peerEnv = {
+    ...env,
+    CRM_GRPC_URL: crm.grpcAddress,
+    FILES_PUBLIC_BASE_URL: `http://127.0.0.1:${gatewayPort}/public/files`,
+  };
+  const filesDir = await mkdtemp(join(tmpdir(), `files-${run}-`));
   // Test receivers listen on 127.0.0.1, which the webhooks service refuses unless the operator allows it.
   const webhooksEnv = { ...peerEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...overrides.webhooks };
   const tasksEnv = { ...peerEnv, ...overrides.tasks };
   const chatEnv = { ...peerEnv, GRPC_PORT: chatGrpcPort, ...overrides.chat };
+  const filesEnv = { ...peerEnv, FILES_LOCAL_DIR: filesDir, ...overrides.files };
   const spawned = new Set(overrides.processes ?? []);
   const processes: Partial<Record<ServiceName, ServiceProcess>> = {};
   const inProcess = async <N extends Exclude<ServiceName, 'crm'>>(name: N, start: () => Promise<RunningService>) => {
     if (!spawned.has(name)) return start();
-    const own = name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : name === 'chat' ? chatEnv : peerEnv;
+    const own =
+      name === 'webhooks' ? webhooksEnv : name === 'tasks' ? tasksEnv : name === 'chat' ? chatEnv : name === 'files' ? filesEnv : peerEnv;
     processes[name] = await spawnService(name, { ...own, LOG_LEVEL: 'warn' });
     return undefined;
   };
   const [tasks, chat, files, webhooks] = await Promise.all([
     inProcess('tasks', () => startService(tasksService, tasksEnv)),
     inProcess('chat', () => startService(chatService, chatEnv)),
-    inProcess('files', () => startService(filesService, env)),
+    inProcess('files', () => startService(filesService, filesEnv)),
     inProcess('webhooks', () => startService(webhooksService, webhooksEnv)),
   ]);
   const urlOf = (name: Exclude<ServiceName, 'crm'>, s: RunningService | undefined) => s?.httpUrl ?? processes[name]!.httpUrl;
   const adminToken = randomBytes(24).toString('hex');
   const gatewayEnv: Record<string, string> = {
-    PORT: '0',
+    PORT: String(gatewayPort),
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: `t${run}:`,
     ADMIN_TOKEN: adminToken,
@@ -156,6 +170,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
       await nats.jsm.streams.delete(env.NATS_STREAM!).catch(() => undefined);
       await nats.nc.close();
       await db.drop();
+      await rm(filesDir, { recursive: true, force: true });
     },
   };
 }

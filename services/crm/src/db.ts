@@ -5,10 +5,12 @@ import { Organization, Person, PersonContact } from './contacts/contact.entity.j
 import { Contract, ContractRenewal } from './contracts/contract.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
 import { Delivery, DeliveryPipeline, DeliveryStage } from './deliveries/delivery.entity.js';
+import { RecordFileCount } from './files/file-count.entity.js';
 import { DetailCatalogVersion, Lead, LeadIdempotencyKey, LeadRelationEntities, LeadView, LeadViewQueued } from './leads/lead.entity.js';
 import { MarketingAcquisition } from './marketing/acquisition.entity.js';
 import { migrations } from './migrations/index.js';
 import { Pipeline, Stage } from './pipelines/pipeline.entity.js';
+import { Proposal, ProposalAttachment, ProposalDocument, ProposalItem } from './proposals/proposal.entity.js';
 import { SatisfactionLink, SatisfactionSubmission } from './satisfaction/satisfaction.entity.js';
 
 export const dbDefinition: DbDefinition = {
@@ -42,6 +44,11 @@ export const dbDefinition: DbDefinition = {
     DealIdempotencyKey,
     ...Object.values(DealRelationEntities),
     DealGainReason,
+    RecordFileCount,
+    Proposal,
+    ProposalItem,
+    ProposalDocument,
+    ProposalAttachment,
     DeliveryPipeline,
     DeliveryStage,
     Delivery,

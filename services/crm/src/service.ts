@@ -18,9 +18,13 @@ import { Deals } from './deals/deal.service.js';
 import { deliveryEvents } from './deliveries/delivery.events.js';
 import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
 import { Deliveries } from './deliveries/delivery.service.js';
+import { fileCountGrpc } from './files/file-count.grpc.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { personGrpc } from './persons/person.grpc.js';
+import { proposalGrpc } from './proposals/proposal.grpc.js';
+import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
+import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
 import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
@@ -39,6 +43,7 @@ interface Components {
   leads: Leads;
   deals: Deals;
   dealList: DealList;
+  proposals: Proposals;
   deliveries: Deliveries;
   contracts: Contracts;
   satisfaction: Satisfaction;
@@ -62,16 +67,18 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
       deliveries: new Deliveries(ctx),
       contracts: new Contracts(ctx),
       satisfaction: new Satisfaction(ctx),
+      proposals: new Proposals(ctx.orm),
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, satisfaction }) =>
+    (ctx, { leads, deals, deliveries, contracts, satisfaction, proposals }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
-      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
-  api: (ctx, { leads, deals, dealList, satisfaction }) => [
+  api: (ctx, { leads, deals, dealList, satisfaction, proposals }) => [
+    { prefix: '/integrations/external', router: proposalRoutes(proposals) },
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
@@ -79,7 +86,13 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
   events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
-  grpc: (ctx, { leads, deals }) => [crmGrpc(ctx), recordGrpc(ctx), personGrpc(ctx, { leads, deals })],
+  grpc: (ctx, { leads, deals, proposals }) => [
+    crmGrpc(ctx),
+    recordGrpc(ctx),
+    personGrpc(ctx, { leads, deals }),
+    fileCountGrpc(ctx),
+    proposalGrpc(ctx, proposals),
+  ],
   workers: async (_ctx, { leads, chatLinks }) => {
     leads.views.start();
     return async () => {

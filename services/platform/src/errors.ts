@@ -6,6 +6,7 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
  */
 export type ErrorKind =
   | 'invalid'
+  | 'too_large'
   | 'unauthorized'
   | 'forbidden'
   | 'not_found'
@@ -27,6 +28,8 @@ export class AppError extends Error {
 }
 
 export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('invalid', message, details);
+/** A body over a documented size limit (413), found while it streams. */
+export const tooLarge = (message: string) => new AppError('too_large', message);
 export const unauthorized = (message = 'Unauthorized') => new AppError('unauthorized', message);
 export const forbidden = (message = 'Forbidden') => new AppError('forbidden', message);
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
@@ -37,6 +40,7 @@ export const unavailable = (message: string) => new AppError('unavailable', mess
 
 const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   invalid: { statusCode: 400, error: 'Bad Request' },
+  too_large: { statusCode: 413, error: 'Payload Too Large' },
   unauthorized: { statusCode: 401, error: 'Unauthorized' },
   forbidden: { statusCode: 403, error: 'Forbidden' },
   not_found: { statusCode: 404, error: 'Not Found' },
@@ -49,6 +53,7 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
   invalid: GrpcStatus.INVALID_ARGUMENT,
+  too_large: GrpcStatus.OUT_OF_RANGE,
   unauthorized: GrpcStatus.UNAUTHENTICATED,
   forbidden: GrpcStatus.PERMISSION_DENIED,
   not_found: GrpcStatus.NOT_FOUND,

@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import { env, serviceConfigSchema } from '@svc/platform/config';
+import { fileUrlSecret } from '@svc/platform/files/signed-url';
 import { CrmPeer } from '@svc/platform/peers/crm';
 import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
@@ -66,9 +66,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
     const sender = new WebhookSender(
       {
         baseUrl: ctx.config.FILES_PUBLIC_BASE_URL,
-        secret:
-          ctx.config.FILE_URL_SIGNING_SECRET ??
-          createHmac('sha256', ctx.config.IDENTITY_TOKEN_SECRET).update('svc-file-urls').digest('hex'),
+        secret: fileUrlSecret(ctx.config.FILE_URL_SIGNING_SECRET, ctx.config.IDENTITY_TOKEN_SECRET),
       },
       destinations,
     );

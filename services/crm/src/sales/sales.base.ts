@@ -99,6 +99,7 @@ export abstract class SalesBase<
       record,
       head: {
         ...this.snapshot(record, rel),
+        proposals: extras.proposals,
         pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
       },
       stagePeriods: extras.stagePeriods,
@@ -108,9 +109,9 @@ export abstract class SalesBase<
         tasks: 0,
         qualifications: 0,
         notes: extras.notesCount,
-        files: 0,
+        files: extras.filesCount,
         activities: 0,
-        proposals: 0,
+        proposals: extras.proposals.length,
         deals: rel.deals.length,
       },
     };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
+import { proposalSummarySchema } from '../proposals/proposal.responses.js';
 
 /**
  * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
@@ -143,7 +144,7 @@ const sharedSnapshot = {
   organization: z.object({ id: uuid, name: z.string(), logo: z.string().nullable() }).nullable(),
   custom_fields: z.array(customFieldWithAnswers),
   tags: z.array(tagSummary),
-  proposals: z.array(z.looseObject({})),
+  proposals: z.array(proposalSummarySchema),
   followers: z.array(follower),
   has_channel_chat: z.boolean(),
   channel_chats: z.array(z.looseObject({})),

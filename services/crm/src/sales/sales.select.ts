@@ -6,6 +6,7 @@ import { User } from '../companies/company.entity.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import { MarketingAcquisition, type MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import { proposalDates, proposalSummariesOf } from '../proposals/proposal.summary.js';
 import type {
   SalesFollower,
   SalesKind,
@@ -139,6 +140,8 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         from ${kind}_stage_periods sp where sp.${same} and sp.${fk} = ${alias}.id group by sp.stage_id) x
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount",
+      (select fc.files_count from record_file_counts fc where fc.${same} and fc.record_id = ${alias}.id) as "_filesCount",
+      ${proposalSummariesOf(kind, alias)} as "_proposals",
       ${NOW_US} as "_nowUs"`
       : '';
     return `${this.record.select(alias)}, ${this.stagesAndUsersSelect(alias)},
@@ -257,6 +260,8 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         openFromUs: (x.openFromUs as number[]).map(Number),
       })),
       notesCount: Number(row._notesCount ?? 0),
+      filesCount: Number(row._filesCount ?? 0),
+      proposals: ((row._proposals as Json[] | null) ?? []).map(proposalDates),
       nowUs: Number(row._nowUs),
     };
   }

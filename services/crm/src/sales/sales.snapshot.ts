@@ -49,6 +49,9 @@ export interface SalesRelations {
 export interface SalesDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
+  filesCount: number;
+  /** The live proposals' summaries, newest first. */
+  proposals: Record<string, unknown>[];
   nowUs: number;
 }
 

@@ -36,3 +36,7 @@ export function renderPrivateFileUrls(body: string, baseUrl: string, secret: str
     JSON.stringify(signFileUrl(baseUrl, secret, id, expiresAt)),
   );
 }
+
+/** The key of private file URLs: FILE_URL_SIGNING_SECRET when set, else derived from IDENTITY_TOKEN_SECRET (files and webhooks agree). */
+export const fileUrlSecret = (configured: string | undefined, identitySecret: string): string =>
+  configured ?? createHmac('sha256', identitySecret).update('svc-file-urls').digest('hex');

@@ -27,6 +27,11 @@ export interface RouteContract {
   /** Request headers the route reads (lower-case names). */
   headers?: z.ZodObject;
   body?: z.ZodType;
+  /**
+   * A body the handler reads itself from `req.raw` as it arrives (a multipart upload, served with `ApiRouter.stream`):
+   * the document shows it with this media type and schema (decision 0079).
+   */
+  streamedBody?: { contentType: string; schema: z.ZodType };
   /** Success responses; the error responses every route shares are added by the document. */
   responses: Readonly<Record<number, ResponseContract>>;
   /** Error statuses besides the shared ones (409 of an idempotent creation). */

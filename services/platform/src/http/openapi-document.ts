@@ -9,6 +9,7 @@ const ERRORS: Record<number, string> = {
   403: 'The key (or the user who created it) lacks the permission the operation needs.',
   404: 'The resource does not exist in the key’s company (another company’s record is 404, never 403).',
   409: 'An idempotent creation with this key is still processing, or failed after starting: use a new key.',
+  413: 'The uploaded file is larger than the documented limit; the upload ended as that byte arrived and nothing was stored.',
   429: 'The key’s per-minute request limit is exceeded; `Retry-After` says when to try again.',
   500: 'Internal failure or a failure talking to a provider.',
   503: 'A service behind the gateway is unavailable; retry later.',

@@ -92,7 +92,7 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
     };
   }
   const errors = new Set<number>([401, 429, 500, 503, ...(c.errors ?? [])]);
-  if (c.body || c.query || c.headers) errors.add(400);
+  if (c.body || c.streamedBody || c.query || c.headers) errors.add(400);
   if (c.permission) errors.add(403);
   if (c.path.includes('{')) errors.add(404);
   for (const status of [...errors].sort()) responses[status] = { $ref: `#/components/responses/Error${status}` };
@@ -104,6 +104,14 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
     ...(c.permission ? { 'x-permission': c.permission } : {}),
     parameters: parameters(c, sink),
     ...(c.body ? { requestBody: { required: true, content: { 'application/json': { schema: sink.convert(c.body, 'input') } } } } : {}),
+    ...(c.streamedBody
+      ? {
+          requestBody: {
+            required: true,
+            content: { [c.streamedBody.contentType]: { schema: sink.convert(c.streamedBody.schema, 'input') } },
+          },
+        }
+      : {}),
     responses,
   };
 }

@@ -1,0 +1,44 @@
+import { invalid } from '@svc/platform/errors';
+import type { ProposalItemInput } from './proposal.schema.js';
+
+export interface PricedItem extends ProposalItemInput {
+  total: number;
+}
+
+export interface Pricing {
+  items: PricedItem[];
+  subtotal: number;
+  total: number;
+}
+
+const cents = (v: number) => BigInt(Math.round(v * 100));
+const fromCents = (c: bigint) => Number(c) / 100;
+
+/** Rounds a/b to the nearest integer, halves away from zero (b > 0). */
+const roundDiv = (a: bigint, b: bigint) => (a >= 0n ? (2n * a + b) / (2n * b) : -((2n * -a + b) / (2n * b)));
+
+/**
+ * The server's prices of a proposal, in exact integer cents: each line is quantity × unit price rounded to the cent,
+ * the subtotal their sum, the total the subtotal less the discount (`percentage`: 0–100 % of the subtotal, rounded to
+ * the cent; `amount`: at most the subtotal). A discount needs both its type and value; a discount type of null or a
+ * value of 0 is no discount.
+ */
+export function price(items: ProposalItemInput[], discountType: 'percentage' | 'amount' | null, discountValue: number | null): Pricing {
+  const priced = items.map((item) => {
+    const quantity = BigInt(Math.round(item.quantity * 10_000));
+    return { ...item, total: fromCents(roundDiv(quantity * cents(item.unit_price), 10_000n)) };
+  });
+  const subtotal = priced.reduce((sum, i) => sum + cents(i.total), 0n);
+  if ((discountType === null) !== (discountValue === null)) {
+    throw invalid(discountType === null ? 'discount_type: required with discount_value' : 'discount_value: required with discount_type');
+  }
+  let discount = 0n;
+  if (discountType === 'percentage') {
+    if (discountValue! > 100) throw invalid('discount_value: a percentage must be 0 to 100');
+    discount = roundDiv(subtotal * cents(discountValue!), 10_000n);
+  } else if (discountType === 'amount') {
+    discount = cents(discountValue!);
+    if (discount > subtotal) throw invalid('discount_value: must not exceed the subtotal');
+  }
+  return { items: priced, subtotal: fromCents(subtotal), total: fromCents(subtotal - discount) };
+}

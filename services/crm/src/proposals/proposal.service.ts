@@ -1,0 +1,251 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { inTransaction, nativePool } from '@svc/platform/db/native';
+import { invalid, isUuid, notFound, requireUuid } from '@svc/platform/errors';
+import { v7 as uuidv7 } from 'uuid';
+import { price } from './proposal.rules.js';
+import { type CreateProposalBody, type ListProposalsQuery, ProposalStatus, type UpdateProposalBody } from './proposal.schema.js';
+import {
+  deleteProposal,
+  fileAttached,
+  hasPrimary,
+  insertAttachment,
+  insertDocument,
+  insertProposal,
+  itemsOf,
+  listProposals,
+  lockProposal,
+  lockRecordProposals,
+  type ProposalChanges,
+  type ProposalJson,
+  type ProposalRecord,
+  readDocument,
+  readProposal,
+  recordVisible,
+  removeAttachment,
+  removeFileAttachment,
+  replaceItems,
+  unsetPrimary,
+  updateProposal,
+} from './proposal.store.js';
+import { proposalDates } from './proposal.summary.js';
+
+/** The acting user of an integration key: the key's creator, in the key's company. */
+export interface ProposalActor {
+  companyId: string;
+  userId: string;
+}
+
+const recordOf = (p: {
+  crm_lead_id?: string | null;
+  crm_deal_id?: string | null;
+  lead_id?: string | null;
+  deal_id?: string | null;
+}): ProposalRecord => {
+  const lead = p.crm_lead_id ?? p.lead_id;
+  return lead ? { kind: 'lead', id: lead } : { kind: 'deal', id: (p.crm_deal_id ?? p.deal_id) as string };
+};
+
+/**
+ * Proposals of leads and deals (crm/proposals.*): prices computed here, one primary per record, status with approval
+ * and rejection, archive, logical removal; attachments that are files (uploaded through the files service, which
+ * registers them here over gRPC) or documents of the company's library. A proposal is visible when its lead or deal
+ * is (decision 0041's rule); anything else is not found. No proposal.* events exist (spec).
+ */
+export class Proposals {
+  constructor(private readonly orm: MikroORM) {}
+
+  private pool() {
+    return nativePool(this.orm);
+  }
+
+  private async requireRecord(actor: ProposalActor, ref: ProposalRecord): Promise<void> {
+    if (!(await recordVisible(await this.pool(), actor.companyId, actor.userId, ref)))
+      throw notFound(ref.kind === 'lead' ? 'Lead' : 'Deal');
+  }
+
+  async get(actor: ProposalActor, id: string): Promise<ProposalJson> {
+    const p = await readProposal(await this.pool(), actor.companyId, actor.userId, requireUuid(id, 'Proposal'));
+    if (!p) throw notFound('Proposal');
+    return proposalDates(p);
+  }
+
+  async list(actor: ProposalActor, q: ListProposalsQuery): Promise<{ total: number; records: ProposalJson[]; next_cursor: null }> {
+    const record = recordOf(q);
+    await this.requireRecord(actor, record);
+    const page = await listProposals(await this.pool(), {
+      companyId: actor.companyId,
+      userId: actor.userId,
+      record,
+      includeArchived: q.include_archived === 'true',
+      skip: q.skip,
+      take: q.take,
+    });
+    // Pages by skip and take only: a proposal list of one lead or deal is short.
+    return { total: page.total, records: page.records.map(proposalDates), next_cursor: null };
+  }
+
+  async create(actor: ProposalActor, body: CreateProposalBody): Promise<ProposalJson> {
+    const record = recordOf(body);
+    await this.requireRecord(actor, record);
+    const priced = price(body.items, body.discount_type ?? null, body.discount_value ?? null);
+    const id = uuidv7();
+    await inTransaction(await this.pool(), async (client) => {
+      await lockRecordProposals(client, actor.companyId, record.id);
+      // The first live proposal of a record is its primary unless the body says otherwise; a new primary replaces the old.
+      const isPrimary = body.is_primary ?? !(await hasPrimary(client, actor.companyId, record));
+      if (isPrimary) await unsetPrimary(client, actor.companyId, record);
+      await insertProposal(client, {
+        id,
+        companyId: actor.companyId,
+        record,
+        title: body.title,
+        isPrimary,
+        discountType: body.discount_type ?? null,
+        discountValue: body.discount_value ?? null,
+        subtotal: priced.subtotal,
+        total: priced.total,
+        validUntil: body.valid_until ?? null,
+        notes: body.notes ?? null,
+        createdById: actor.userId,
+      });
+      await replaceItems(
+        client,
+        actor.companyId,
+        id,
+        priced.items,
+        priced.items.map(() => uuidv7()),
+      );
+    });
+    return this.get(actor, id);
+  }
+
+  async update(actor: ProposalActor, id: string, body: UpdateProposalBody): Promise<ProposalJson> {
+    const visible = await this.get(actor, id);
+    const record = recordOf(visible);
+    await inTransaction(await this.pool(), async (client) => {
+      await lockRecordProposals(client, actor.companyId, record.id);
+      const current = await lockProposal(client, actor.companyId, visible.id);
+      if (!current) throw notFound('Proposal');
+      const changes: ProposalChanges = {};
+      if (body.title !== undefined) changes.title = body.title;
+      if (body.valid_until !== undefined) changes.valid_until = body.valid_until;
+      if (body.notes !== undefined) changes.notes = body.notes;
+      if (body.items !== undefined || body.discount_type !== undefined || body.discount_value !== undefined) {
+        const discountType = body.discount_type !== undefined ? body.discount_type : current.discount_type;
+        const discountValue =
+          body.discount_value !== undefined ? body.discount_value : current.discount_value === null ? null : Number(current.discount_value);
+        const items = body.items ?? (await itemsOf(client, actor.companyId, current.id));
+        const priced = price(items, discountType, discountValue);
+        Object.assign(changes, {
+          discount_type: discountType,
+          discount_value: discountValue,
+          subtotal: priced.subtotal,
+          total: priced.total,
+        });
+        if (body.items !== undefined)
+          await replaceItems(
+            client,
+            actor.companyId,
+            current.id,
+            priced.items,
+            priced.items.map(() => uuidv7()),
+          );
+      }
+      if (body.is_primary === true && !current.is_primary) {
+        await unsetPrimary(client, actor.companyId, record);
+        changes.is_primary = true;
+      } else if (body.is_primary === false) changes.is_primary = false;
+      if (body.status !== undefined && body.status !== current.status) Object.assign(changes, statusChanges(body.status, actor.userId));
+      if (body.archived !== undefined) changes.archived_at = body.archived ? (current.archived_at ? undefined : 'now') : null;
+      if (changes.archived_at === undefined) delete changes.archived_at;
+      await updateProposal(client, actor.companyId, current.id, changes);
+    });
+    return this.get(actor, id);
+  }
+
+  async remove(actor: ProposalActor, id: string): Promise<{ id: string }> {
+    const visible = await this.get(actor, id);
+    await inTransaction(await this.pool(), async (client) => {
+      await lockRecordProposals(client, actor.companyId, recordOf(visible).id);
+      if (!(await lockProposal(client, actor.companyId, visible.id))) throw notFound('Proposal');
+      await deleteProposal(client, actor.companyId, visible.id);
+    });
+    return { id: visible.id };
+  }
+
+  /** Attaches a document of the company's library. */
+  async attachDocument(actor: ProposalActor, id: string, documentId: string): Promise<ProposalJson> {
+    const visible = await this.get(actor, id);
+    const doc = await readDocument(await this.pool(), actor.companyId, documentId);
+    if (!doc) throw invalid('document_id: document not found');
+    await insertAttachment(await this.pool(), {
+      id: uuidv7(),
+      companyId: actor.companyId,
+      proposalId: visible.id,
+      kind: 'document',
+      fileId: null,
+      documentId: doc.id,
+      fileName: doc.file_name,
+      mimeType: doc.mime_type,
+      fileSize: Number(doc.file_size),
+      createdById: actor.userId,
+    });
+    return this.get(actor, id);
+  }
+
+  /** Registers a file the files service stored for the proposal (its gRPC call, after checking the proposal is visible). */
+  async attachFile(
+    actor: ProposalActor,
+    id: string,
+    file: { fileId: string; fileName: string; mimeType: string; fileSize: number },
+  ): Promise<{ attachmentId: string; createdAt: string }> {
+    const visible = await this.get(actor, id);
+    const attachmentId = uuidv7();
+    const createdAt = await insertAttachment(await this.pool(), {
+      id: attachmentId,
+      companyId: actor.companyId,
+      proposalId: visible.id,
+      kind: 'file',
+      documentId: null,
+      ...file,
+      createdById: actor.userId,
+    });
+    return { attachmentId, createdAt: new Date(createdAt).toISOString() };
+  }
+
+  /** Whether the actor may see the proposal (and, with `fileId`, whether that file is a live attachment of it). */
+  async access(actor: ProposalActor, id: string, fileId?: string): Promise<boolean> {
+    if (!isUuid(id) || (fileId !== undefined && !isUuid(fileId))) return false;
+    const pool = await this.pool();
+    if (!(await readProposal(pool, actor.companyId, actor.userId, id))) return false;
+    return fileId === undefined || fileAttached(pool, actor.companyId, id, fileId);
+  }
+
+  async detachFile(companyId: string, id: string, fileId: string): Promise<boolean> {
+    if (!isUuid(id) || !isUuid(fileId)) return false;
+    return removeFileAttachment(await this.pool(), companyId, id, fileId);
+  }
+
+  /** Removes an attachment (logically); answers the removed attachment's file id, when it was a file. */
+  async detach(actor: ProposalActor, id: string, attachmentId: string): Promise<{ fileId: string | null }> {
+    const visible = await this.get(actor, id);
+    const removed = await removeAttachment(await this.pool(), actor.companyId, visible.id, requireUuid(attachmentId, 'Attachment'));
+    if (!removed) throw notFound('Attachment');
+    return { fileId: removed.file_id };
+  }
+
+  async createDocument(companyId: string, body: { name: string; file_name: string; mime_type: string; file_size: number; url: string }) {
+    const id = uuidv7();
+    await insertDocument(await this.pool(), companyId, { id, ...body });
+    const doc = await readDocument(await this.pool(), companyId, id);
+    return { ...doc!, file_size: Number(doc!.file_size), created_at: new Date(doc!.created_at).toISOString() };
+  }
+}
+
+function statusChanges(status: number, userId: string): ProposalChanges {
+  if (status === ProposalStatus.approved)
+    return { status, approved_at: 'now', approved_by_id: userId, rejected_at: null, rejected_by_id: null };
+  if (status === ProposalStatus.rejected)
+    return { status, rejected_at: 'now', rejected_by_id: userId, approved_at: null, approved_by_id: null };
+  return { status, approved_at: null, approved_by_id: null, rejected_at: null, rejected_by_id: null };
+}

@@ -1,0 +1,340 @@
+import type { Pool, PoolClient } from 'pg';
+import { nextCodeSql } from '../companies/plan.js';
+import { dealVisibleSql } from '../deals/deal.sql.js';
+import { leadVisibleSql } from '../sales/sales.visibility.js';
+import type { PricedItem } from './proposal.rules.js';
+import { proposalSummaryJson } from './proposal.summary.js';
+
+export type ProposalRecordKind = 'lead' | 'deal';
+export interface ProposalRecord {
+  kind: ProposalRecordKind;
+  id: string;
+}
+type Db = Pool | PoolClient;
+
+const fk = (kind: ProposalRecordKind) => (kind === 'lead' ? 'lead_id' : 'deal_id');
+
+/**
+ * SQL truth value: proposal row `alias` belongs to a lead or deal that user `userParam` may see (decision 0041's rule,
+ * the same the lead and deal routes apply).
+ */
+export const proposalVisibleSql = (alias: string, userParam: string) => `(
+  exists (select 1 from leads l where l.company_id = ${alias}.company_id and l.id = ${alias}.lead_id and ${leadVisibleSql('l', userParam)})
+  or exists (select 1 from deals d where d.company_id = ${alias}.company_id and d.id = ${alias}.deal_id and ${dealVisibleSql('d', userParam)}))`;
+
+/** A whole proposal as JSON: the summary, its record, notes, items and live attachments. */
+const PROPOSAL_JSON = `${proposalSummaryJson('p')}::jsonb || jsonb_build_object('crm_lead_id', p.lead_id, 'crm_deal_id', p.deal_id,
+  'notes', p.notes, 'rejected_by', (select json_build_object('id', u.id, 'name', u.name) from users u
+    where u.company_id = p.company_id and u.id = p.rejected_by_id),
+  'items', coalesce((select json_agg(json_build_object('id', i.id, 'name', i.name, 'description', i.description,
+      'quantity', i.quantity, 'unit_price', i.unit_price, 'total', i.total) order by i.position)
+    from proposal_items i where i.company_id = p.company_id and i.proposal_id = p.id), '[]'),
+  'attachments', coalesce((select json_agg(json_build_object('id', a.id, 'kind', a.kind, 'file_id', a.file_id,
+      'document_id', a.document_id, 'file_name', a.file_name, 'mime_type', a.mime_type, 'file_size', a.file_size,
+      'created_at', a.created_at) order by a.created_at, a.id)
+    from proposal_attachments a where a.company_id = p.company_id and a.proposal_id = p.id and a.deleted_at is null), '[]'))`;
+
+export type ProposalJson = Record<string, unknown> & { id: string; crm_lead_id: string | null; crm_deal_id: string | null };
+
+/** Serialises the changes of one record's proposals (which one is primary) until the transaction ends. */
+export async function lockRecordProposals(client: PoolClient, companyId: string, recordId: string): Promise<void> {
+  await client.query({
+    name: 'crm_proposals_lock_record',
+    text: `select pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 11))`,
+    values: [companyId, recordId],
+  });
+}
+
+export async function recordVisible(db: Db, companyId: string, userId: string, ref: ProposalRecord): Promise<boolean> {
+  const table = ref.kind === 'lead' ? 'leads' : 'deals';
+  const visible = ref.kind === 'lead' ? leadVisibleSql('r', '$3') : dealVisibleSql('r', '$3');
+  const r = await db.query({
+    name: `crm_proposal_${ref.kind}_visible`,
+    text: `select 1 from ${table} r where r.company_id = $1 and r.id = $2 and ${visible}`,
+    values: [companyId, ref.id, userId],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** The proposal as the user may see it (its lead or deal visible to them), or null. */
+export async function readProposal(db: Db, companyId: string, userId: string, id: string): Promise<ProposalJson | null> {
+  const r = await db.query<{ p: ProposalJson }>({
+    name: 'crm_proposal_read',
+    text: `select ${PROPOSAL_JSON} as p from proposals p
+      where p.company_id = $1 and p.id = $2 and p.deleted_at is null and ${proposalVisibleSql('p', '$3')}`,
+    values: [companyId, id, userId],
+  });
+  return r.rows[0]?.p ?? null;
+}
+
+/** The columns an update starts from, locked until the transaction ends. */
+export interface ProposalState {
+  id: string;
+  lead_id: string | null;
+  deal_id: string | null;
+  status: number;
+  is_primary: boolean;
+  discount_type: 'percentage' | 'amount' | null;
+  discount_value: string | null;
+  archived_at: Date | null;
+}
+
+export async function lockProposal(client: PoolClient, companyId: string, id: string): Promise<ProposalState | null> {
+  const r = await client.query<ProposalState>({
+    name: 'crm_proposal_lock',
+    text: `select id, lead_id, deal_id, status, is_primary, discount_type, discount_value, archived_at from proposals
+      where company_id = $1 and id = $2 and deleted_at is null for update`,
+    values: [companyId, id],
+  });
+  return r.rows[0] ?? null;
+}
+
+export async function itemsOf(
+  client: PoolClient,
+  companyId: string,
+  id: string,
+): Promise<{ name: string; description: string | null; quantity: number; unit_price: number }[]> {
+  const r = await client.query({
+    name: 'crm_proposal_items_of',
+    text: `select name, description, quantity::float8 as quantity, unit_price::float8 as unit_price from proposal_items
+      where company_id = $1 and proposal_id = $2 order by position`,
+    values: [companyId, id],
+  });
+  return r.rows;
+}
+
+export async function hasPrimary(client: PoolClient, companyId: string, ref: ProposalRecord): Promise<boolean> {
+  const r = await client.query({
+    name: `crm_proposal_has_primary_${ref.kind}`,
+    text: `select 1 from proposals where company_id = $1 and ${fk(ref.kind)} = $2 and is_primary and deleted_at is null`,
+    values: [companyId, ref.id],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
+export async function unsetPrimary(client: PoolClient, companyId: string, ref: ProposalRecord): Promise<void> {
+  await client.query({
+    name: `crm_proposal_unset_primary_${ref.kind}`,
+    text: `update proposals set is_primary = false, updated_at = now()
+      where company_id = $1 and ${fk(ref.kind)} = $2 and is_primary and deleted_at is null`,
+    values: [companyId, ref.id],
+  });
+}
+
+export interface NewProposal {
+  id: string;
+  companyId: string;
+  record: ProposalRecord;
+  title: string;
+  isPrimary: boolean;
+  discountType: string | null;
+  discountValue: number | null;
+  subtotal: number;
+  total: number;
+  validUntil: string | null;
+  notes: string | null;
+  createdById: string;
+}
+
+export async function insertProposal(client: PoolClient, p: NewProposal): Promise<void> {
+  await client.query({
+    name: `crm_proposal_insert_${p.record.kind}`,
+    text: `with code as (${nextCodeSql('$2::uuid', 'proposal')})
+      insert into proposals (id, company_id, code, ${fk(p.record.kind)}, title, version, status, is_primary, discount_type,
+        discount_value, subtotal, total, valid_until, notes, created_by_id, created_at, updated_at)
+      select $1, $2, code.value, $3, $4, 1, 1, $5, $6, $7, $8, $9, $10, $11, $12, now(), now() from code`,
+    values: [
+      p.id,
+      p.companyId,
+      p.record.id,
+      p.title,
+      p.isPrimary,
+      p.discountType,
+      p.discountValue,
+      p.subtotal,
+      p.total,
+      p.validUntil,
+      p.notes,
+      p.createdById,
+    ],
+  });
+}
+
+export async function replaceItems(
+  client: PoolClient,
+  companyId: string,
+  proposalId: string,
+  items: PricedItem[],
+  ids: string[],
+): Promise<void> {
+  await client.query({
+    name: 'crm_proposal_items_delete',
+    text: 'delete from proposal_items where company_id = $1 and proposal_id = $2',
+    values: [companyId, proposalId],
+  });
+  if (items.length === 0) return;
+  await client.query({
+    name: 'crm_proposal_items_insert',
+    text: `insert into proposal_items (id, company_id, proposal_id, position, name, description, quantity, unit_price, total)
+      select id, $1, $2, position, name, description, quantity, unit_price, total
+      from unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[])
+        as i(id, position, name, description, quantity, unit_price, total)`,
+    values: [
+      companyId,
+      proposalId,
+      ids,
+      items.map((_, i) => i + 1),
+      items.map((i) => i.name),
+      items.map((i) => i.description ?? null),
+      items.map((i) => i.quantity),
+      items.map((i) => i.unit_price),
+      items.map((i) => i.total),
+    ],
+  });
+}
+
+/** Column values an update sets (`version` and `updated_at` always). */
+export type ProposalChanges = Partial<{
+  title: string;
+  is_primary: boolean;
+  discount_type: string | null;
+  discount_value: number | null;
+  subtotal: number;
+  total: number;
+  valid_until: string | null;
+  notes: string | null;
+  status: number;
+  approved_at: 'now' | null;
+  approved_by_id: string | null;
+  rejected_at: 'now' | null;
+  rejected_by_id: string | null;
+  archived_at: 'now' | null;
+}>;
+
+export async function updateProposal(client: PoolClient, companyId: string, id: string, changes: ProposalChanges): Promise<void> {
+  const sets: string[] = ['version = version + 1', 'updated_at = now()'];
+  const values: unknown[] = [companyId, id];
+  for (const [column, value] of Object.entries(changes)) {
+    if (value === 'now') sets.push(`${column} = now()`);
+    else {
+      values.push(value);
+      sets.push(`${column} = $${values.length}`);
+    }
+  }
+  await client.query(`update proposals set ${sets.join(', ')} where company_id = $1 and id = $2`, values);
+}
+
+export async function deleteProposal(client: PoolClient, companyId: string, id: string): Promise<void> {
+  await client.query({
+    name: 'crm_proposal_delete',
+    text: `update proposals set deleted_at = now(), is_primary = false, updated_at = now() where company_id = $1 and id = $2`,
+    values: [companyId, id],
+  });
+}
+
+export async function listProposals(
+  pool: Pool,
+  q: { companyId: string; userId: string; record: ProposalRecord; includeArchived: boolean; skip: number; take: number },
+): Promise<{ total: number; records: ProposalJson[] }> {
+  const where = `p.company_id = $1 and p.${fk(q.record.kind)} = $2 and p.deleted_at is null${q.includeArchived ? '' : ' and p.archived_at is null'}`;
+  const r = await pool.query<{ total: number; records: ProposalJson[] }>({
+    name: `crm_proposals_list_${q.record.kind}_${q.includeArchived}`,
+    text: `select (select count(*)::int from proposals p where ${where}) as total,
+      coalesce((select json_agg(x.p order by x.created_at desc, x.id desc) from (
+        select ${PROPOSAL_JSON} as p, p.created_at, p.id from proposals p where ${where}
+        order by p.created_at desc, p.id desc limit $3 offset $4) x), '[]') as records`,
+    values: [q.companyId, q.record.id, q.take, q.skip],
+  });
+  return r.rows[0]!;
+}
+
+export interface NewAttachment {
+  id: string;
+  companyId: string;
+  proposalId: string;
+  kind: 'file' | 'document';
+  fileId: string | null;
+  documentId: string | null;
+  fileName: string;
+  mimeType: string;
+  fileSize: number;
+  createdById: string;
+}
+
+export async function insertAttachment(db: Db, a: NewAttachment): Promise<Date | string> {
+  const r = await db.query<{ created_at: Date | string }>({
+    name: 'crm_proposal_attachment_insert',
+    text: `insert into proposal_attachments (id, company_id, proposal_id, kind, file_id, document_id, file_name, mime_type, file_size,
+      created_by_id, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now()) returning created_at`,
+    values: [a.id, a.companyId, a.proposalId, a.kind, a.fileId, a.documentId, a.fileName, a.mimeType, a.fileSize, a.createdById],
+  });
+  return r.rows[0]!.created_at;
+}
+
+/** Whether `fileId` is a live attachment of the proposal. */
+export async function fileAttached(db: Db, companyId: string, proposalId: string, fileId: string): Promise<boolean> {
+  const r = await db.query({
+    name: 'crm_proposal_file_attached',
+    text: `select 1 from proposal_attachments where company_id = $1 and proposal_id = $2 and file_id = $3 and deleted_at is null`,
+    values: [companyId, proposalId, fileId],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Removes the live attachment of a file; whether there was one. */
+export async function removeFileAttachment(db: Db, companyId: string, proposalId: string, fileId: string): Promise<boolean> {
+  const r = await db.query({
+    name: 'crm_proposal_file_detach',
+    text: `update proposal_attachments set deleted_at = now() where company_id = $1 and proposal_id = $2 and file_id = $3 and deleted_at is null`,
+    values: [companyId, proposalId, fileId],
+  });
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** Removes a live attachment of the proposal; its file id (a file attachment), or undefined when there was none. */
+export async function removeAttachment(
+  db: Db,
+  companyId: string,
+  proposalId: string,
+  id: string,
+): Promise<{ file_id: string | null } | undefined> {
+  const r = await db.query<{ file_id: string | null }>({
+    name: 'crm_proposal_attachment_remove',
+    text: `update proposal_attachments set deleted_at = now() where company_id = $1 and proposal_id = $2 and id = $3 and deleted_at is null
+      returning file_id`,
+    values: [companyId, proposalId, id],
+  });
+  return r.rows[0];
+}
+
+export interface DocumentRow {
+  id: string;
+  name: string;
+  file_name: string;
+  mime_type: string;
+  file_size: string;
+  url: string;
+  created_at: Date | string;
+}
+
+export async function readDocument(db: Db, companyId: string, id: string): Promise<DocumentRow | null> {
+  const r = await db.query<DocumentRow>({
+    name: 'crm_proposal_document_read',
+    text: 'select id, name, file_name, mime_type, file_size, url, created_at from proposal_documents where company_id = $1 and id = $2',
+    values: [companyId, id],
+  });
+  return r.rows[0] ?? null;
+}
+
+export async function insertDocument(
+  db: Db,
+  companyId: string,
+  d: Omit<DocumentRow, 'created_at' | 'file_size'> & { file_size: number },
+): Promise<void> {
+  await db.query({
+    name: 'crm_proposal_document_insert',
+    text: `insert into proposal_documents (id, company_id, name, file_name, mime_type, file_size, url, created_at)
+      values ($1, $2, $3, $4, $5, $6, $7, now())`,
+    values: [d.id, companyId, d.name, d.file_name, d.mime_type, d.file_size, d.url],
+  });
+}

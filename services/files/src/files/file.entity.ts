@@ -1,0 +1,55 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+
+/**
+ * A stored file: its metadata here, its bytes in the storage (`storageKey`, local disk or S3-compatible). It belongs
+ * to exactly one crm lead, deal or proposal, named by id and checked with crm over gRPC (no foreign keys across
+ * services). Removal is logical (`deletedAt`): the row and its bytes stay, the API no longer shows it. The service
+ * reads and writes these tables with SQL through the pg pool (file.store.ts); the entities are the schema the
+ * migrations are generated from.
+ */
+export const StoredFile = defineEntity({
+  name: 'StoredFile',
+  tableName: 'files',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    crmLeadId: p.uuid().nullable(),
+    crmDealId: p.uuid().nullable(),
+    crmProposalId: p.uuid().nullable(),
+    batchId: p.uuid(),
+    /** Sanitized (file.name.ts): no path, no control characters, at most 255 bytes of UTF-8. */
+    fileName: p.string().length(255),
+    /** Sniffed from the bytes (file.sniff.ts), never the client's. */
+    mimeType: p.string().length(255),
+    fileSize: p.bigint('number'),
+    storageKey: p.string().length(300),
+    createdById: p.uuid(),
+    createdAt: p.datetime(),
+    deletedAt: p.datetime().nullable(),
+    deletedById: p.uuid().nullable(),
+  },
+  indexes: [
+    { name: 'files_company_lead_idx', properties: ['companyId', 'crmLeadId', 'createdAt', 'id'] },
+    { name: 'files_company_deal_idx', properties: ['companyId', 'crmDealId', 'createdAt', 'id'] },
+    { name: 'files_company_proposal_idx', properties: ['companyId', 'crmProposalId', 'createdAt', 'id'] },
+  ],
+});
+export type StoredFile = InferEntity<typeof StoredFile>;
+
+/**
+ * Files uploaded together (an upload names an existing `batch_id` to join it, or starts a new batch): the live
+ * files' count and bytes, adjusted by every upload and removal.
+ */
+export const FileBatch = defineEntity({
+  name: 'FileBatch',
+  tableName: 'file_batches',
+  properties: {
+    id: p.uuid().primary(),
+    companyId: p.uuid(),
+    filesCount: p.integer(),
+    totalSize: p.bigint('number'),
+    createdAt: p.datetime(),
+    updatedAt: p.datetime(),
+  },
+});
+export type FileBatch = InferEntity<typeof FileBatch>;

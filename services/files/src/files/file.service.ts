@@ -1,0 +1,285 @@
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import { inTransaction } from '@svc/platform/db/native';
+import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { PRIVATE_FILE_URL_TTL_MS, signFileUrl, verifyFileUrl } from '@svc/platform/files/signed-url';
+import { parse } from '@svc/platform/http/parse';
+import type { Pool, PoolClient } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import type { CrmRecords, RecordRef } from '../links/crm-records.js';
+import type { FileStorage } from '../storage/storage.js';
+import { type ListFilesQuery, uploadFields } from './file.schema.js';
+import {
+  addToBatch,
+  batchExists,
+  countOf,
+  type FileRow,
+  insertFile,
+  listFiles,
+  lockRecordFiles,
+  readFile,
+  readFileForDownload,
+  removeFile,
+} from './file.store.js';
+import { receiveUpload } from './upload.js';
+
+/** The acting user of an integration key: the key's creator, in the key's company. */
+export interface FileActor {
+  companyId: string;
+  userId: string;
+}
+
+export interface FileServiceOptions {
+  pool: () => Promise<Pool>;
+  storage: FileStorage;
+  crm: CrmRecords;
+  maxBytes: number;
+  /** Where signed file URLs point (the gateway's public download route) and their key. */
+  signing: { baseUrl: string; secret: string };
+}
+
+export interface FileView {
+  id: string;
+  file_name: string;
+  mime_type: string;
+  file_size: number;
+  crm_lead_id: string | null;
+  crm_deal_id: string | null;
+  crm_proposal_id: string | null;
+  batch: { id: string; files_count: number; total_size: number };
+  /** A signed download URL, valid until `url_expires_at` (24 hours from the answer). */
+  url: string;
+  url_expires_at: string;
+  created_by: { id: string };
+  created_at: string;
+}
+
+/** An attachment of a proposal, as crm lists it, with the file's signed URL. */
+export interface ProposalAttachmentView {
+  id: string;
+  kind: 'file';
+  file_id: string;
+  document_id: null;
+  file_name: string;
+  mime_type: string;
+  file_size: number;
+  created_at: string;
+  url: string;
+  url_expires_at: string;
+}
+
+export interface Download {
+  body: Readable;
+  fileName: string;
+  mimeType: string;
+  size: number;
+}
+
+/** What a file belongs to: a lead or deal (counted in crm), or a proposal (an attachment of it in crm). */
+type Owner = RecordRef | { kind: 'proposal'; id: string };
+const ownerOf = (row: FileRow): Owner | null =>
+  row.crm_lead_id
+    ? { kind: 'lead', id: row.crm_lead_id }
+    : row.crm_deal_id
+      ? { kind: 'deal', id: row.crm_deal_id }
+      : row.crm_proposal_id
+        ? { kind: 'proposal', id: row.crm_proposal_id }
+        : null;
+
+const encodeCursor = (row: FileRow) => Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
+function decodeCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof createdAt === 'string' && !Number.isNaN(Date.parse(createdAt)) && typeof id === 'string')
+      return { createdAt, id: requireUuid(id, 'x') };
+  } catch {
+    // falls through to the 400
+  }
+  throw invalid('cursor: not a cursor of this list');
+}
+
+/**
+ * Files of leads and deals: uploads streamed to the storage, lookups, lists and logical removal. Every file belongs
+ * to a lead or deal the key's creator may see (asked of crm over gRPC); anything else is not found. crm keeps each
+ * record's live file count (its details show it), set within the transaction of every change (decision 0076).
+ */
+export class FileService {
+  constructor(private readonly o: FileServiceOptions) {}
+
+  private async requireVisible(actor: FileActor, ref: RecordRef): Promise<void> {
+    if (!(await this.o.crm.visible(actor.companyId, actor.userId, ref))) throw notFound(ref.kind === 'lead' ? 'Lead' : 'Deal');
+  }
+
+  /** Whether the actor may see the file's owner (for a proposal: also that the file is still attached to it). */
+  private ownerVisible(actor: FileActor, owner: Owner, fileId: string): Promise<boolean> {
+    if (owner.kind === 'proposal') return this.o.crm.proposalAccess(actor.companyId, actor.userId, owner.id, fileId);
+    return this.o.crm.visible(actor.companyId, actor.userId, owner);
+  }
+
+  /** crm's count of the record's live files, set from the transaction that changed them (which holds its lock). */
+  private async syncCount(client: PoolClient, companyId: string, ref: RecordRef): Promise<void> {
+    const { count, version } = await countOf(client, companyId, ref);
+    await this.o.crm.setFileCount(companyId, ref, count, version);
+  }
+
+  async upload(actor: FileActor, req: IncomingMessage): Promise<FileView> {
+    const id = uuidv7();
+    const storageKey = `${actor.companyId}/${id}`;
+    const received = await receiveUpload(req, {
+      storage: this.o.storage,
+      maxBytes: this.o.maxBytes,
+      key: storageKey,
+      accept: async (fields) => {
+        const f = parse(uploadFields, fields);
+        const ref: RecordRef = f.crm_lead_id ? { kind: 'lead', id: f.crm_lead_id } : { kind: 'deal', id: f.crm_deal_id as string };
+        await this.requireVisible(actor, ref);
+        if (f.batch_id && !(await batchExists(await this.o.pool(), actor.companyId, f.batch_id)))
+          throw invalid('batch_id: batch not found');
+        return { ref, batchId: f.batch_id };
+      },
+    });
+    const { ref, batchId } = received.accepted;
+    try {
+      const pool = await this.o.pool();
+      await inTransaction(pool, async (client) => {
+        await lockRecordFiles(client, actor.companyId, ref.id);
+        const batch = batchId ?? uuidv7();
+        if (!(await addToBatch(client, actor.companyId, batch, received.size, batchId === undefined)))
+          throw invalid('batch_id: batch not found');
+        await insertFile(client, {
+          id,
+          companyId: actor.companyId,
+          record: ref,
+          batchId: batch,
+          fileName: received.fileName,
+          mimeType: received.mimeType,
+          size: received.size,
+          storageKey,
+          createdById: actor.userId,
+        });
+        await this.syncCount(client, actor.companyId, ref);
+      });
+    } catch (err) {
+      await this.o.storage.delete(storageKey).catch(() => undefined);
+      throw err;
+    }
+    return this.get(actor, id);
+  }
+
+  /**
+   * A file uploaded to a proposal (`POST /proposals/{id}/attachments`): stored like any file, owned by the proposal, and
+   * registered with crm as an attachment of it in the same transaction (decision 0078).
+   */
+  async uploadToProposal(actor: FileActor, proposalId: string, req: IncomingMessage): Promise<ProposalAttachmentView> {
+    requireUuid(proposalId, 'Proposal');
+    const id = uuidv7();
+    const storageKey = `${actor.companyId}/${id}`;
+    const received = await receiveUpload(req, {
+      storage: this.o.storage,
+      maxBytes: this.o.maxBytes,
+      key: storageKey,
+      accept: async () => {
+        if (!(await this.o.crm.proposalAccess(actor.companyId, actor.userId, proposalId))) throw notFound('Proposal');
+      },
+    });
+    let attachment: { attachmentId: string; createdAt: string };
+    try {
+      attachment = await inTransaction(await this.o.pool(), async (client) => {
+        const batch = uuidv7();
+        await addToBatch(client, actor.companyId, batch, received.size, true);
+        const file = { id, fileName: received.fileName, mimeType: received.mimeType, size: received.size };
+        await insertFile(client, {
+          ...file,
+          companyId: actor.companyId,
+          record: { kind: 'proposal', id: proposalId },
+          batchId: batch,
+          storageKey,
+          createdById: actor.userId,
+        });
+        return this.o.crm.attachProposalFile(actor.companyId, actor.userId, proposalId, file);
+      });
+    } catch (err) {
+      await this.o.storage.delete(storageKey).catch(() => undefined);
+      throw err;
+    }
+    const { url, url_expires_at } = this.view((await readFile(await this.o.pool(), actor.companyId, id))!);
+    return {
+      id: attachment.attachmentId,
+      kind: 'file',
+      file_id: id,
+      document_id: null,
+      file_name: received.fileName,
+      mime_type: received.mimeType,
+      file_size: received.size,
+      created_at: attachment.createdAt,
+      url,
+      url_expires_at,
+    };
+  }
+
+  async get(actor: FileActor, id: string): Promise<FileView> {
+    const row = await readFile(await this.o.pool(), actor.companyId, requireUuid(id, 'File'));
+    const owner = row && ownerOf(row);
+    if (!row || !owner || !(await this.ownerVisible(actor, owner, row.id))) throw notFound('File');
+    return this.view(row);
+  }
+
+  async list(actor: FileActor, q: ListFilesQuery): Promise<{ total: number; records: FileView[]; next_cursor: string | null }> {
+    const ref: RecordRef = q.crm_lead_id ? { kind: 'lead', id: q.crm_lead_id } : { kind: 'deal', id: q.crm_deal_id as string };
+    await this.requireVisible(actor, ref);
+    const { total, rows } = await listFiles(await this.o.pool(), {
+      companyId: actor.companyId,
+      kind: ref.kind,
+      recordId: ref.id,
+      skip: q.skip,
+      take: q.take,
+      after: q.cursor ? decodeCursor(q.cursor) : undefined,
+    });
+    const last = rows.at(-1);
+    return { total, records: rows.map((r) => this.view(r)), next_cursor: last && rows.length === q.take ? encodeCursor(last) : null };
+  }
+
+  async remove(actor: FileActor, id: string): Promise<{ success: true }> {
+    requireUuid(id, 'File');
+    const pool = await this.o.pool();
+    const found = await readFile(pool, actor.companyId, id);
+    const owner = found && ownerOf(found);
+    if (!found || !owner || !(await this.ownerVisible(actor, owner, found.id))) throw notFound('File');
+    await inTransaction(pool, async (client) => {
+      await lockRecordFiles(client, actor.companyId, owner.id);
+      const row = await readFile(client, actor.companyId, id, true);
+      if (!row) throw notFound('File');
+      await removeFile(client, row, actor.userId);
+      if (owner.kind === 'proposal') await this.o.crm.detachProposalFile(actor.companyId, owner.id, row.id);
+      else await this.syncCount(client, actor.companyId, owner);
+    });
+    return { success: true };
+  }
+
+  /** The bytes of a file named by a signed URL; a wrong, expired or forged signature is not found. */
+  async download(id: string, expires: string | null, signature: string | null): Promise<Download> {
+    if (!verifyFileUrl(this.o.signing.secret, id, expires, signature)) throw notFound('File');
+    const row = await readFileForDownload(await this.o.pool(), requireUuid(id, 'File'));
+    const body = row && (await this.o.storage.get(row.storage_key));
+    if (!row || !body) throw notFound('File');
+    return { body, fileName: row.file_name, mimeType: row.mime_type, size: Number(row.file_size) };
+  }
+
+  private view(row: FileRow): FileView {
+    const expiresAt = new Date(Math.floor((Date.now() + PRIVATE_FILE_URL_TTL_MS) / 1000) * 1000);
+    return {
+      id: row.id,
+      file_name: row.file_name,
+      mime_type: row.mime_type,
+      file_size: Number(row.file_size),
+      crm_lead_id: row.crm_lead_id,
+      crm_deal_id: row.crm_deal_id,
+      crm_proposal_id: row.crm_proposal_id,
+      batch: { id: row.batch_id, files_count: row.batch_files_count, total_size: Number(row.batch_total_size) },
+      url: signFileUrl(this.o.signing.baseUrl, this.o.signing.secret, row.id, expiresAt),
+      url_expires_at: expiresAt.toISOString(),
+      created_by: { id: row.created_by_id },
+      created_at: new Date(row.created_at).toISOString(),
+    };
+  }
+}

@@ -1,0 +1,61 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import { fileTypeFromBuffer } from 'file-type';
+
+/** Bytes file-type reads to recognise a format (its own sample size). */
+const SAMPLE_BYTES = 4100;
+
+/**
+ * Passes a stream through unchanged while keeping its first bytes and counting them all: the content type is
+ * sniffed from those bytes once the stream is stored (`contentType()`), never taken from the client.
+ */
+export class SniffingCounter extends Transform {
+  bytes = 0;
+  private head: Buffer[] = [];
+  private headBytes = 0;
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.headBytes < SAMPLE_BYTES) {
+      const part = chunk.subarray(0, SAMPLE_BYTES - this.headBytes);
+      // A copy: the head must not pin the whole chunk it came from.
+      this.head.push(Buffer.from(part));
+      this.headBytes += part.length;
+    }
+    callback(null, chunk);
+  }
+
+  contentType(): Promise<string> {
+    return sniffContentType(Buffer.concat(this.head));
+  }
+}
+
+/**
+ * The media type of a file from its first bytes: a format file-type recognises by its signature; otherwise text
+ * (`text/plain`) when the sample is valid UTF-8 without control characters other than tab, line feed, form feed and
+ * carriage return; otherwise `application/octet-stream`.
+ */
+export async function sniffContentType(sample: Buffer): Promise<string> {
+  const found = await fileTypeFromBuffer(sample);
+  if (found) return found.mime;
+  if (sample.length > 0 && looksLikeText(sample)) return 'text/plain';
+  return 'application/octet-stream';
+}
+
+function looksLikeText(sample: Buffer): boolean {
+  // A sample cut inside a multi-byte character is still text: drop up to 3 trailing bytes of an unfinished one.
+  for (let trim = 0; trim <= 3 && trim < sample.length; trim++) {
+    const text = decodeUtf8(sample.subarray(0, sample.length - trim));
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what tells binary from text
+    if (text !== null) return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
+  }
+  return false;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+function decodeUtf8(bytes: Buffer): string | null {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,137 @@
+import type { IncomingMessage } from 'node:http';
+import { AppError, invalid, tooLarge } from '@svc/platform/errors';
+import busboy from 'busboy';
+import type { FileStorage } from '../storage/storage.js';
+import { sanitizeFileName } from './file.name.js';
+import { SniffingCounter } from './file.sniff.js';
+
+export interface UploadOptions<A> {
+  storage: FileStorage;
+  /** Largest file accepted, in bytes: one byte more ends the upload with 413 while it streams. */
+  maxBytes: number;
+  /** The storage key of the file. */
+  key: string;
+  /**
+   * Checks the form fields sent before the file (which record it belongs to, whether the caller may see it) before a
+   * byte of the file is stored; its error ends the upload.
+   */
+  accept: (fields: Record<string, string>) => Promise<A>;
+}
+
+export interface ReceivedFile<A> {
+  accepted: A;
+  fileName: string;
+  size: number;
+  mimeType: string;
+}
+
+const FIELD_LIMIT = 4096;
+
+/**
+ * Receives a multipart/form-data upload of one file (part `file`) and its fields, streaming the file into the
+ * storage: busboy parses the request as it arrives, the file part goes through a counter that keeps its first bytes
+ * (for the content type) into `storage.put`, and backpressure pauses the request while the storage is behind. Nothing
+ * is held whole in memory. Fields must come before the file, so they are checked before anything is stored.
+ *
+ * On any failure the stored bytes are removed, the rest of the request is read and discarded (so the client, which
+ * may still be sending, gets the answer instead of a reset connection), and the promise rejects with the error.
+ */
+export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>): Promise<ReceivedFile<A>> {
+  const { storage, maxBytes, key } = options;
+  return new Promise<ReceivedFile<A>>((resolve, reject) => {
+    const requestDone = new Promise<void>((r) => {
+      if (req.readableEnded) r();
+      req.once('end', r);
+      req.once('close', r);
+    });
+    let settled = false;
+    let stored: Promise<void> | undefined;
+    let storing: Promise<void> | undefined;
+    let sniffer: SniffingCounter | undefined;
+    let fileName = '';
+    let accepted: A | undefined;
+    const fields: Record<string, string> = {};
+
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: req.headers,
+        defParamCharset: 'utf8',
+        // busboy signals its limit when a file reaches it: one byte more tells a file of exactly maxBytes from a larger one.
+        limits: { fileSize: maxBytes + 1, files: 1, fields: 20, fieldSize: FIELD_LIMIT, parts: 21 },
+      });
+    } catch {
+      req.resume();
+      void requestDone.then(() => reject(invalid('body: must be multipart/form-data with a file part named file')));
+      return;
+    }
+
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      req.unpipe(parser);
+      req.resume();
+      const error = err instanceof AppError ? err : invalid('body: the upload could not be read');
+      sniffer?.destroy(error);
+      // The bytes already stored (all of them, or a partial file the storage removes itself on the stream's error).
+      void stored?.then(() => storage.delete(key)).catch(() => undefined);
+      void requestDone.then(() => reject(error));
+    };
+
+    parser.on('field', (name, value, info) => {
+      if (storing) return fail(invalid(`${name}: fields must come before the file`));
+      if (info.valueTruncated) return fail(invalid(`${name}: at most ${FIELD_LIMIT} bytes`));
+      fields[name] = value;
+    });
+    parser.on('file', (name, stream, info) => {
+      if (name !== 'file') {
+        stream.resume();
+        return fail(invalid(`${name}: unexpected file part; send the file as the part named file`));
+      }
+      fileName = sanitizeFileName(info.filename);
+      const counter = new SniffingCounter();
+      sniffer = counter;
+      // Destroyed with the upload's error on failure, maybe before the storage listens to it: the error is reported by fail.
+      counter.on('error', () => undefined);
+      stream.on('limit', () => fail(tooLarge(`file: larger than the limit of ${maxBytes} bytes`)));
+      const asked = { ...fields };
+      storing = Promise.resolve()
+        .then(() => options.accept(asked))
+        .then(
+          (a) => {
+            if (settled) return;
+            accepted = a;
+            stream.pipe(counter);
+            stored = storage.put(key, counter);
+            return stored;
+          },
+          (err: unknown) => {
+            stream.resume();
+            throw err;
+          },
+        );
+      storing.catch(fail);
+    });
+    parser.on('filesLimit', () => fail(invalid('file: exactly one file per upload')));
+    parser.on('fieldsLimit', () => fail(invalid('body: too many fields')));
+    parser.on('partsLimit', () => fail(invalid('body: too many parts')));
+    parser.on('error', () => fail(invalid('body: malformed multipart/form-data')));
+    parser.on('close', () => {
+      if (settled) return;
+      if (!storing || !sniffer) return fail(invalid('file: required (a part named file)'));
+      const counter = sniffer;
+      // The file part has ended; its last bytes may still be on their way to the storage.
+      const finish = async () => {
+        await storing;
+        if (settled) return;
+        const mimeType = await counter.contentType();
+        if (settled) return;
+        settled = true;
+        resolve({ accepted: accepted as A, fileName, size: counter.bytes, mimeType });
+      };
+      finish().catch(fail);
+    });
+    req.on('aborted', () => fail(invalid('body: the upload was interrupted')));
+    req.pipe(parser);
+  });
+}

@@ -1,0 +1,92 @@
+import type { Readable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import type { FileStorage } from './storage.js';
+
+export interface S3StorageOptions {
+  bucket: string;
+  region: string;
+  /** An S3-compatible endpoint (MinIO, Ceph, R2...); unset for AWS itself. */
+  endpoint?: string;
+  /** Path-style addressing (`endpoint/bucket/key`), which most S3-compatible servers need. */
+  forcePathStyle: boolean;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  /** Prefix of every key in the bucket. */
+  prefix: string;
+  /** Size of each part of a multipart upload (S3's minimum is 5 MiB). */
+  partSize: number;
+  /** Parts in flight at once: memory held by an upload is about partSize × queueSize. */
+  queueSize: number;
+}
+
+/**
+ * Files in an S3-compatible bucket through the AWS SDK. An upload is a multipart upload fed from the stream a part
+ * at a time (lib-storage's Upload), so memory stays at partSize × queueSize whatever the file's size; a failed
+ * upload is aborted, leaving no parts behind.
+ */
+export class S3Storage implements FileStorage {
+  readonly kind = 's3';
+  private readonly client: S3Client;
+
+  constructor(private readonly options: S3StorageOptions) {
+    const credentials =
+      options.accessKeyId && options.secretAccessKey
+        ? { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey }
+        : undefined;
+    this.client = new S3Client({
+      region: options.region,
+      endpoint: options.endpoint,
+      forcePathStyle: options.forcePathStyle,
+      credentials,
+      // Checksums on every request are this SDK's default since 2025; many S3-compatible servers refuse them.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  private key(key: string): string {
+    return `${this.options.prefix}${key}`;
+  }
+
+  async put(key: string, body: Readable): Promise<void> {
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.options.bucket, Key: this.key(key), Body: body, ContentType: 'application/octet-stream' },
+      partSize: this.options.partSize,
+      queueSize: this.options.queueSize,
+      leavePartsOnError: false,
+    });
+    // A stream that fails (a size limit, a client that went away) must fail the upload, not leave it waiting.
+    const failed = new Promise<never>((_resolve, reject) => body.once('error', reject));
+    failed.catch(() => undefined);
+    try {
+      await Promise.race([upload.done(), failed]);
+    } catch (err) {
+      await upload.abort().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Readable | null> {
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+      return (r.Body as Readable | undefined) ?? null;
+    } catch (err) {
+      if (err instanceof NoSuchKey || (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(key) }));
+  }
+
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.options.bucket }));
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
