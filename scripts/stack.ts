@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConsoleSink, consoleLine, defaultConsoleSink, delay, type ExitInfo, ManagedProcess, pinoClassifier } from './processes.js';
+import { DEFAULT_RESTART_POLICY, type RestartPolicy, Supervisor } from './supervisor.js';
 
 export const SERVICE_NAMES = ['crm', 'tasks', 'chat', 'files', 'webhooks'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -72,8 +73,12 @@ export interface StackOptions {
   stopGraceMs?: number;
   /** Where warnings and errors of the children go (one prefixed line each). Default stderr. */
   consoleSink?: ConsoleSink;
-  /** A child exited while the stack was up and nobody asked it to. */
+  /** A child exited while the stack was up and nobody asked it to: it is started again after `delayMs`. */
+  onRestart?: (name: ProcessName, info: ExitInfo, attempt: number, delayMs: number, logFile: string) => void;
+  /** A child kept exiting (more restarts than the policy allows within its window): it stays down. */
   onUnexpectedExit?: (name: ProcessName, info: ExitInfo, logFile: string) => void;
+  /** How crashed children are restarted. Default DEFAULT_RESTART_POLICY. */
+  restartPolicy?: RestartPolicy;
   /** Aborting while the stack starts stops what has started and rejects. */
   signal?: AbortSignal;
 }
@@ -85,7 +90,7 @@ export interface Stack {
   serviceUrls: Record<ServiceName, string>;
   /** host:port of each service's gRPC server. */
   grpcAddresses: Record<ServiceName, string>;
-  /** PID of each child process. */
+  /** PID of each child process (of its latest start, after a restart). */
   pids: Record<ProcessName, number>;
   logDir: string;
   /** The environment each child was started with. */
@@ -271,28 +276,42 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
     ...o.processEnv?.gateway,
   };
 
-  const procs = new Map<ProcessName, ManagedProcess>();
+  const supervisors = new Map<ProcessName, Supervisor>();
+  const pids = {} as Record<ProcessName, number>;
   let up = false;
   const spawnOne = (name: ProcessName) => {
     const main = name === 'gateway' ? path.join(root, 'gateway', 'src', 'main.ts') : path.join(root, 'services', name, 'src', 'main.ts');
-    const proc = new ManagedProcess({
-      name,
-      command: process.execPath,
-      args: ['--import', 'tsx', main],
-      cwd: root,
-      env: { ...process.env, ...envOf[name] },
-      logDir,
-      classify: pinoClassifier,
-      sink,
-      onUnexpectedExit: (p, info) => {
-        // Before the stack is up, waitReady reports the exit with the log's last lines.
-        if (!up) return;
-        if (o.onUnexpectedExit) o.onUnexpectedExit(name, info, p.log.file);
-        else sink(consoleLine(name, 'error', `${p.describeExit()} unexpectedly; see ${p.log.file}`));
+    const supervisor = new Supervisor(
+      (sup) => {
+        const proc = new ManagedProcess({
+          name,
+          command: process.execPath,
+          args: ['--import', 'tsx', main],
+          cwd: root,
+          env: { ...process.env, ...envOf[name] },
+          logDir,
+          classify: pinoClassifier,
+          sink,
+          // Before the stack is up, waitReady reports the exit with the log's last lines.
+          onUnexpectedExit: (p, info) => up && sup.exited(p, info),
+        });
+        pids[name] = proc.pid;
+        return proc;
       },
-    });
-    procs.set(name, proc);
-    return proc;
+      o.restartPolicy ?? DEFAULT_RESTART_POLICY,
+      {
+        onRestart: (p, info, attempt, delayMs) => {
+          if (o.onRestart) o.onRestart(name, info, attempt, delayMs, p.log.file);
+          else sink(consoleLine(name, 'warn', `${p.describeExit()} unexpectedly; restarting in ${delayMs} ms; see ${p.log.file}`));
+        },
+        onGiveUp: (p, info) => {
+          if (o.onUnexpectedExit) o.onUnexpectedExit(name, info, p.log.file);
+          else sink(consoleLine(name, 'error', `${p.describeExit()} unexpectedly and keeps crashing; see ${p.log.file}`));
+        },
+      },
+    );
+    supervisors.set(name, supervisor);
+    return supervisor.current;
   };
   const urlOf = (name: ProcessName) => (name === 'gateway' ? gatewayUrl : serviceUrls[name]);
   const startGroup = async (names: ProcessName[]) => {
@@ -304,9 +323,9 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      const gateway = procs.get('gateway');
+      const gateway = supervisors.get('gateway');
       if (gateway) await gateway.stop(stopGraceMs);
-      await Promise.all([...procs.values()].filter((p) => p !== gateway).map((p) => p.stop(stopGraceMs)));
+      await Promise.all([...supervisors.values()].filter((p) => p !== gateway).map((p) => p.stop(stopGraceMs)));
     })();
     return stopping;
   };
@@ -320,6 +339,5 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
     throw err;
   }
   up = true;
-  const pids = Object.fromEntries([...procs].map(([n, p]) => [n, p.pid])) as Record<ProcessName, number>;
   return { gatewayUrl, adminToken: o.adminToken, serviceUrls, grpcAddresses, pids, logDir, env: envOf, stop };
 }

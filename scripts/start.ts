@@ -7,6 +7,8 @@
  * - ADMIN_TOKEN and IDENTITY_TOKEN_SECRET from the environment, else kept in .data/dev-secrets.json.
  * - The five services and the gateway (PORT, default 8080) as child processes, logs in .data/logs/.
  * - A demo company with a key on first start; prints the URLs, tokens and curl commands.
+ * - A service or the gateway that dies is restarted after a backoff (0.5 s, doubling to 8 s); one that dies more
+ *   than 5 times within a minute stops everything (exit 1).
  * - Ctrl-C / SIGTERM stops everything started here and exits 0.
  *
  * Testing knobs: SVC_PROBE_PG_PORT, SVC_PROBE_NATS_PORT, SVC_PROBE_REDIS_PORT move the probed local
@@ -67,6 +69,9 @@ const onCrash = (name: string, detail: string) => {
     requestStop(`${name} stopped unexpectedly`);
   }, 300);
 };
+
+const describeExit = (info: { code: number | null; signal: string | null }) =>
+  info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
 
 function shellQuote(s: string): string {
   return /^[A-Za-z0-9_./:@=+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
@@ -147,8 +152,11 @@ async function main(): Promise<number> {
       logDir,
       consoleSink: sink,
       signal: abort.signal,
-      onUnexpectedExit: (name, info, logFile) =>
-        onCrash(name, `${info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`}; see ${logFile}`),
+      // A crashed service or gateway is started again with a backoff, as a process manager would; only one that
+      // keeps crashing stops the stack.
+      onRestart: (name, info, attempt, delayMs, logFile) =>
+        fail(`${name} ${describeExit(info)}; restarting it in ${delayMs / 1000} s (restart ${attempt} within a minute); see ${logFile}`),
+      onUnexpectedExit: (name, info, logFile) => onCrash(name, `${describeExit(info)} and keeps crashing; see ${logFile}`),
     });
     if (abort.signal.aborted) return crashed ? 1 : 0;
 

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
+import { hasBody } from '@svc/platform/http/body';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
@@ -25,16 +26,18 @@ export interface GatewayDeps {
 }
 
 const TOKEN_KEY = Symbol('identityToken');
+const WATCHED_KEY = Symbol('bodyWatched');
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string };
+type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [WATCHED_KEY]?: true };
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
   if (!(err instanceof AppError)) logger.error({ err }, 'gateway error');
+  else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind }, 'upstream failed');
   const body = errorBody(e.kind, e.message);
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
@@ -72,6 +75,11 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         proxyServer.on('proxyReq', (proxyReq, req) => {
           proxyReq.removeHeader('authorization');
           proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+          // A body the client stopped sending must not hold the service's socket: gone with the client's.
+          if (req[WATCHED_KEY])
+            req.once('close', () => {
+              if (!req.complete) proxyReq.destroy();
+            });
         });
         proxyServer.on('error', (err, _req, res) => {
           logger.warn({ err: err.message, upstream: name }, 'upstream failed');
@@ -98,8 +106,25 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }),
   ) as Record<Upstream, RequestHandler<ProxiedRequest, http.ServerResponse>>;
 
+  // A body that stops arriving is the client's timeout, not the service's: answered 408 after BODY_IDLE_TIMEOUT_MS
+  // without a byte, which closes the connection and so the upstream request. The socket's own idle timer does the
+  // watching (no timer or promise of ours), and only while a body is still coming: a GET never arms it.
+  const stalled = `body: nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`;
+  const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
+    req[WATCHED_KEY] = true;
+    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
+      if (req.complete) return;
+      logger.info({ method: req.method, path: req.url?.split('?')[0] }, 'request body stalled');
+      const body = JSON.stringify(errorBody('request_timeout', stalled));
+      if (res.headersSent) req.destroy();
+      else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
+    });
+    req.once('end', () => req.setTimeout(0));
+  };
+
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
     req[TOKEN_KEY] = token;
+    if (!req.complete && hasBody(req)) watchBody(req, res);
     proxies[upstream](req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
       sendError(res, err, logger),
     );

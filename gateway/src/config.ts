@@ -25,6 +25,8 @@ export const gatewayConfigSchema = z.object({
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
+  BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: env.logLevel.default('info'),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

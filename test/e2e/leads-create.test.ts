@@ -349,21 +349,54 @@ describe('POST /integrations/external/leads: the full contract', () => {
       const [note] = await rows('select content, is_pinned, automatic, created_by_id from crm.lead_notes where lead_id = $1', [lead.id]);
       expect(note).to.deep.equal({ content: 'Called on Monday', is_pinned: true, automatic: false, created_by_id: t.user.id });
     });
-    it('a follower failure answers an error while the lead stays created', async () => {
+    it('an unknown follower user or role is a 400 before anything is written', async () => {
       const before = await lastCode();
-      const res = await create({ title: 'Follower fails', followers: [{ user_id: other.user.id }], note: { content: 'n' } });
-      expect400(res, 'followers[0].user_id');
-      expect(await lastCode()).to.equal(before + 1);
-      const [lead] = await rows('select id from crm.leads where company_id = $1 and code = $2', [t.company.id, before + 1]);
-      expect(lead).to.not.equal(undefined);
-      const d = await detail(lead.id);
-      expect(d.title).to.equal('Follower fails');
-      expect(d.followers).to.deep.equal([]);
-      expect(d.associations_count.notes).to.equal(0);
+      expect400(
+        await create({ title: 'Follower fails', followers: [{ user_id: other.user.id }], note: { content: 'n' } }),
+        'followers[0].user_id',
+      );
+      expect400(
+        await create({ title: 'Role fails', followers: [{ user_id: ref.colleague.id, role_id: randomUUID() }] }),
+        'followers[0].role_id',
+      );
+      expect(await lastCode()).to.equal(before);
     });
-    it('an unknown follower role is the same kind of failure', async () => {
-      const res = await create({ title: 'Role fails', followers: [{ user_id: ref.colleague.id, role_id: randomUUID() }] });
-      expect400(res, 'followers[0].role_id');
+    it('a note with a NUL is a 400 before anything is written', async () => {
+      const before = await lastCode();
+      const res = await call('POST', '/integrations/external/leads', {
+        token: t.key.key,
+        rawBody: '{"title":"n","note":{"content":"\\u0000","is_pinned":false}}',
+      });
+      expect400(res, 'note.content');
+      expect(await lastCode()).to.equal(before);
+    });
+    it('followers and note failing after the record answer an error naming the created lead, which stays created', async () => {
+      // A real failure after the record: the database refuses this note (a trigger the test installs).
+      await db.query(`create or replace function crm.test_refuse_note() returns trigger language plpgsql as $$
+        begin if new.content = 'refused after the record' then raise exception 'note refused by the test'; end if; return new; end $$`);
+      await db.query('drop trigger if exists test_refuse_note on crm.lead_notes');
+      await db.query(
+        'create trigger test_refuse_note before insert on crm.lead_notes for each row execute function crm.test_refuse_note()',
+      );
+      try {
+        const key = `after-${randomUUID()}`;
+        const before = await lastCode();
+        const res = await create({ title: 'Note fails', note: { content: 'refused after the record' } }, { key });
+        expect(res.status, res.text).to.equal(500);
+        const [lead] = await rows('select id, code from crm.leads where company_id = $1 and code = $2', [t.company.id, before + 1]);
+        expect(lead, 'the lead stays created').to.not.equal(undefined);
+        expect(res.body).to.deep.equal({
+          statusCode: 500,
+          message: `the lead ${lead.id} (code ${before + 1}) was created, but its followers and note were not saved`,
+          error: 'Internal Server Error',
+        });
+        expect((await detail(lead.id)).associations_count.notes).to.equal(0);
+        const again = await create({ title: 'Note fails' }, { key });
+        expect(again.status, again.text).to.equal(409);
+        expect(again.body.message).to.contain('failed');
+      } finally {
+        await db.query('drop trigger if exists test_refuse_note on crm.lead_notes');
+      }
     });
   });
 

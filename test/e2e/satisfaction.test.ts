@@ -178,6 +178,21 @@ describe('satisfaction: links, the public form without a key, and satisfaction.p
     expect(event.crm_lead).to.equal(null);
   });
 
+  it('a NUL or a lone surrogate in an answer is a 400 naming the field, urlencoded or JSON, and the link stays usable (decision 0110)', async () => {
+    const l = await link({ crm_lead_id: lead.id });
+    const form = await answerForm(l.token, 'score=3&comment=a%00b');
+    expect(form.status).to.equal(400);
+    expect(await form.text()).to.contain('comment: must not contain NUL characters');
+    const json = await fetch(`${s.stack.gatewayUrl}${publicPath(l.token)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"score":3,"comment":"\\ud800"}',
+    });
+    expect(json.status).to.equal(400);
+    expect(((await json.json()) as { message: string }).message).to.contain('comment: must not contain');
+    expect((await s.call('POST', publicPath(l.token), { body: { score: 4 } })).status).to.equal(201);
+  });
+
   it('a bad answer is a 400 naming the field and leaves the link usable; unknown tokens are 404, in JSON or HTML', async () => {
     const l = await link({ crm_lead_id: lead.id });
     expectError(await s.call('POST', publicPath(l.token), { body: { score: 6 } }), 400, 'score: must be an integer from 1 to 5');

@@ -89,6 +89,8 @@ describe('task HTML against the OWASP XSS Filter Evasion Cheat Sheet', () => {
         description: vector,
         meeting_description: vector,
       });
+      // A NUL is refused before any sanitizing (decision 0110): nothing is stored, so nothing can run.
+      if (vector.includes('\0') && res.status === 400 && /NUL characters/.test(res.body.message)) continue;
       if (res.status !== 201) {
         failures.push(`#${i} ${JSON.stringify(vector)}: ${res.status} ${res.text}`);
         continue;

@@ -26,6 +26,7 @@ import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { attemptOwnerOf } from './sales/sales.attempts.js';
 import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
@@ -71,10 +72,15 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, satisfaction, proposals }) =>
+    (ctx, { leads, deals, deliveries, contracts, proposals }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
       app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
+    },
+  // The satisfaction form posts urlencoded as well as JSON (decision 0110).
+  httpOwnBody:
+    (ctx, { satisfaction }) =>
+    (app) => {
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
   api: (ctx, { leads, deals, dealList, satisfaction, proposals }) => [
@@ -93,10 +99,12 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     fileCountGrpc(ctx),
     proposalGrpc(ctx, proposals),
   ],
-  workers: async (_ctx, { leads, chatLinks }) => {
+  workers: async (ctx, { leads, chatLinks }) => {
     leads.views.start();
+    const owner = attemptOwnerOf(ctx);
     return async () => {
       await leads.views.stop();
+      await owner.stop();
       chatLinks.close();
     };
   },

@@ -14,7 +14,10 @@ export type ErrorKind =
   | 'gone'
   | 'rate_limited'
   | 'unavailable'
-  | 'internal';
+  | 'internal'
+  // What HTTP refuses before any route runs (decision 0110): a body of the wrong media type, or too slow.
+  | 'unsupported_media_type'
+  | 'request_timeout';
 
 export class AppError extends Error {
   constructor(
@@ -49,6 +52,8 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   rate_limited: { statusCode: 429, error: 'Too Many Requests' },
   unavailable: { statusCode: 503, error: 'Service Unavailable' },
   internal: { statusCode: 500, error: 'Internal Server Error' },
+  unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
+  request_timeout: { statusCode: 408, error: 'Request Timeout' },
 };
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
@@ -62,9 +67,18 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   rate_limited: GrpcStatus.RESOURCE_EXHAUSTED,
   unavailable: GrpcStatus.UNAVAILABLE,
   internal: GrpcStatus.INTERNAL,
+  unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
+  request_timeout: GrpcStatus.CANCELLED,
 };
 
-const kindOfGrpc = new Map<number, ErrorKind>(Object.entries(grpcOf).map(([k, v]) => [v, k as ErrorKind]));
+// The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code never
+// maps back to them.
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['unsupported_media_type', 'request_timeout']);
+const kindOfGrpc = new Map<number, ErrorKind>(
+  Object.entries(grpcOf)
+    .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))
+    .map(([k, v]) => [v, k as ErrorKind]),
+);
 
 export interface ErrorBody {
   statusCode: number;
@@ -79,10 +93,17 @@ export function errorBody(kind: ErrorKind, message: string): ErrorBody {
 
 export const grpcStatusOf = (kind: ErrorKind): GrpcStatus => grpcOf[kind];
 
-/** A gRPC failure from a peer turned back into our error set; deadline and connection failures become unavailable. */
+export const UNAVAILABLE_MESSAGE = 'A service this request needs is unavailable';
+
+/**
+ * A gRPC failure from a peer turned back into our error set. Deadline, connection and unknown failures become
+ * unavailable with a fixed message: their text names internal addresses, so it stays in `details.cause` for the
+ * log and never reaches a client.
+ */
 export function fromGrpcStatus(code: number, message: string): AppError {
-  if (code === GrpcStatus.DEADLINE_EXCEEDED) return unavailable(`upstream deadline exceeded: ${message}`);
-  return new AppError(kindOfGrpc.get(code) ?? 'unavailable', message);
+  const kind = kindOfGrpc.get(code);
+  if (kind === undefined || kind === 'unavailable') return new AppError('unavailable', UNAVAILABLE_MESSAGE, { cause: message });
+  return new AppError(kind, message);
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

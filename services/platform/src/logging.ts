@@ -1,17 +1,54 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 
 export type { Logger };
 
-/** Structured JSON logs on stdout; credentials are redacted wherever they appear in a logged request. */
-export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+/** Fields of an error that say what failed and where, never with what data: kept in the log. */
+const KEPT_FIELDS = ['code', 'severity', 'routine', 'constraint', 'table', 'column', 'schema', 'dataType', 'kind', 'statusCode'] as const;
+const QUOTED = /"[^"]*"|'[^']*'/g;
+const STATEMENT = /^\s*(?:select|insert|update|delete|with|merge)\b/i;
+
+/**
+ * An error as the log shows it. Postgres and driver errors echo what a request sent (the `where` context quotes
+ * the statement's JSON parameter, `detail` the duplicate value, the message the rejected input, a driver's message
+ * the statement with its parameters): those are dropped or their quoted parts redacted, so no person's name, title
+ * or note reaches the log; the error's code, routine, table and constraint stay.
+ */
+export function loggedError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const source = err as Error & Record<string, unknown>;
+  let message = err.message;
+  if (STATEMENT.test(message) && message.includes(' - ')) message = message.slice(message.lastIndexOf(' - ') + 3);
+  const fromDatabase = typeof source.code === 'string' && (typeof source.severity === 'string' || typeof source.routine === 'string');
+  if (fromDatabase || message !== err.message) message = message.replace(QUOTED, (q) => `${q[0]}[redacted]${q[0]}`);
+  const frames = (err.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+  const out: Record<string, unknown> = {
+    type: err.constructor?.name ?? err.name,
+    message,
+    stack: [`${err.name}: ${message}`, ...frames].join('\n'),
+  };
+  for (const field of KEPT_FIELDS) {
+    const value = source[field];
+    if (typeof value === 'string' || typeof value === 'number') out[field] = value;
+  }
+  if (err.cause !== undefined) out.cause = loggedError(err.cause);
+  return out;
+}
+
+/**
+ * Structured JSON logs on stdout (or `destination`); credentials are redacted wherever they appear in a logged
+ * request, and errors carry no request text (loggedError).
+ */
+export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+  const options = {
     name: service,
     level,
     base: { service },
     timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: loggedError, error: loggedError },
     redact: {
       paths: ['req.headers.authorization', 'req.headers["x-svc-identity"]', '*.secret', '*.password', '*.token', '*.key'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -52,6 +52,8 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
   /** Builds the service's own components once; http, grpc and workers receive them. */
   setup?: (ctx: ServiceContext<z.infer<S>>) => D;
   http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
+  /** Express routes that read their own bodies (not only JSON: uploads, form posts), mounted before `http`'s. */
+  httpOwnBody?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
   /**
    * Integration routes served without Express (decision 0014), each router at its prefix (usually
    * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
@@ -188,7 +190,15 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     fragment ??= documentedFragment(def.name, mounts, def.events ?? []);
     return fragment;
   };
-  const app = createHttpApp({ logger, metrics, verifier, readiness, openapi, mount: def.http?.(ctx, deps) ?? (() => undefined) });
+  const app = createHttpApp({
+    logger,
+    metrics,
+    verifier,
+    readiness,
+    openapi,
+    mount: def.http?.(ctx, deps) ?? (() => undefined),
+    mountOwnBody: def.httpOwnBody?.(ctx, deps),
+  });
   const api = createApiDispatcher({ mounts, verifier, logger, metrics });
   const open = def.unauthenticated?.(ctx, deps);
   const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {

@@ -95,7 +95,7 @@ describe('API routes without Express (createApiDispatcher)', () => {
     }
   });
 
-  it('parses a JSON body; a bad one is a 400 naming the field, malformed JSON and too large bodies are 400s', async () => {
+  it('parses a JSON body; a bad one is a 400 naming the field, malformed JSON a 400, too large a 413, not JSON a 415', async () => {
     const json = { 'content-type': 'application/json' };
     const ok = await call('POST', '/things', { body: '{"name":"n"}', headers: json });
     expect(ok.status).to.equal(201);
@@ -107,15 +107,18 @@ describe('API routes without Express (createApiDispatcher)', () => {
     const malformed = await call('POST', '/things', { body: '{"name":', headers: json });
     expect(malformed.body).to.deep.equal({ statusCode: 400, message: 'body: malformed JSON', error: 'Bad Request' });
     const large = await call('POST', '/things', { body: JSON.stringify({ name: 'x'.repeat(2000) }), headers: json });
-    expect(large.status).to.equal(400);
-    expect(large.body.message).to.equal('body: too large');
+    expect(large.status).to.equal(413);
+    expect(large.body.message).to.equal('body: larger than 1kb');
     const notJson = await call('POST', '/things', { body: 'name=n', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    expect(notJson.status).to.equal(400); // no JSON body: the schema sees nothing
-    expect(notJson.body.message).to.contain('name');
+    expect(notJson.status).to.equal(415);
   });
 
   it('maps our errors to their status and anything else to a 500 with the spec body', async () => {
-    expect((await call('PUT', '/things/1')).body).to.deep.equal({ statusCode: 409, message: 'Busy', error: 'Conflict' });
+    expect((await call('PUT', '/things/1', { body: '{}', headers: { 'content-type': 'application/json' } })).body).to.deep.equal({
+      statusCode: 409,
+      message: 'Busy',
+      error: 'Conflict',
+    });
     expect((await call('DELETE', '/things/1')).body).to.deep.equal({
       statusCode: 500,
       message: 'Internal server error',

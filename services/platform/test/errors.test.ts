@@ -22,6 +22,25 @@ describe('the closed error set', () => {
       expect(back).to.be.instanceOf(AppError);
     });
   }
+  for (const [kind, code, error] of [
+    ['unsupported_media_type', 415, 'Unsupported Media Type'],
+    ['request_timeout', 408, 'Request Timeout'],
+  ] as [ErrorKind, number, string][]) {
+    it(`maps the HTTP-only ${kind} to ${code}, and never reads a peer's gRPC code back as it`, () => {
+      expect(errorBody(kind, 'm')).to.deep.equal({ statusCode: code, message: 'm', error });
+      expect(fromGrpcStatus(grpcStatusOf(kind), 'm').kind).to.not.equal(kind);
+    });
+  }
+  it('answers a fixed message for a transport failure and keeps its detail (an address) for the log only', () => {
+    const detail = 'No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:9081';
+    for (const code of [status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.UNKNOWN, status.CANCELLED]) {
+      const e = fromGrpcStatus(code, detail);
+      expect(e.kind).to.equal('unavailable');
+      expect(e.message).to.equal('A service this request needs is unavailable');
+      expect(e.details).to.deep.equal({ cause: detail });
+    }
+    expect(fromGrpcStatus(status.NOT_FOUND, 'Lead not found').message).to.equal('Lead not found');
+  });
   it('turns a peer deadline into unavailable', () => {
     expect(fromGrpcStatus(status.DEADLINE_EXCEEDED, 'slow').kind).to.equal('unavailable');
   });

@@ -58,6 +58,8 @@ export const LeadIdempotencyKey = defineEntity({
     title: p.string().length(150).nullable(),
     createdAt: p.datetime(),
     finishedAt: p.datetime().nullable(),
+    /** The AttemptOwner.id of the crm process whose attempt reserved the key (decision 0111). */
+    attemptOwner: p.integer().nullable(),
   },
 });
 export type LeadIdempotencyKey = InferEntity<typeof LeadIdempotencyKey>;

@@ -14,6 +14,7 @@ import { Migration20261125123751__deliveries } from './Migration20261125123751__
 import { Migration20261125124548__contracts } from './Migration20261125124548__contracts.js';
 import { Migration20261125125318__satisfaction } from './Migration20261125125318__satisfaction.js';
 import { Migration20261125132316__files_and_proposals } from './Migration20261125132316__files_and_proposals.js';
+import { Migration20261125140229__attempt_owner } from './Migration20261125140229__attempt_owner.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -31,4 +32,5 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261125124548__contracts,
   Migration20261125125318__satisfaction,
   Migration20261125132316__files_and_proposals,
+  Migration20261125140229__attempt_owner,
 ];

@@ -1,5 +1,5 @@
 import { inTransaction, run } from '@svc/platform/db/native';
-import { invalid } from '@svc/platform/errors';
+import { AppError, invalid } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
@@ -8,10 +8,11 @@ import type { MarketingAcquisition, MeasurementConsent } from '../marketing/acqu
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
 import { type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
+import { attemptOwnerOf } from './sales.attempts.js';
 import { type Actor, SalesBase } from './sales.base.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { type CreationAnswer, createOnce } from './sales.idempotency.js';
-import { creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
+import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
 import { effectiveConsent, noRelations, type SalesRelations } from './sales.snapshot.js';
@@ -49,7 +50,10 @@ export abstract class SalesCreation<
     const key = headerKey ?? body.idempotency_key;
     try {
       if (!key) return await this.createRecord(actor, body, marketing, false);
-      return await createOnce(await this.pool, this.sql.keys, actor.companyId, key, () => this.createRecord(actor, body, marketing, true));
+      const owner = attemptOwnerOf(this.ctx);
+      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, () =>
+        this.createRecord(actor, body, marketing, true),
+      );
     } catch (err) {
       throw withoutSensitiveText(err, marketing.sensitive);
     }
@@ -98,6 +102,7 @@ export abstract class SalesCreation<
       await write(pool);
     } else {
       const plans = this.checkReferences(refs, body, record);
+      checkFollowers(refs, body.followers ?? []);
       await inTransaction(pool, async (client) => {
         await this.writeRelations(client, record, rel, body, refs, plans, now);
         if (handedOver) {
@@ -113,7 +118,18 @@ export abstract class SalesCreation<
         }
         await write(client);
       });
-      if (body.followers?.length || body.note) await this.afterCreation(actor, record, body, refs);
+      if (body.followers?.length || body.note) {
+        try {
+          await this.afterCreation(actor, record, body);
+        } catch (err) {
+          // Spec rule 6: the record stays created; the answer names it so a client need not create it again.
+          this.ctx.logger.error({ err, kind: this.kind, id: record.id }, 'followers and note failed after the record');
+          throw new AppError(
+            'internal',
+            `the ${this.kind} ${record.id} (code ${record.code}) was created, but its followers and note were not saved`,
+          );
+        }
+      }
     }
     return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
   }
@@ -230,18 +246,12 @@ export abstract class SalesCreation<
   }
 
   /**
-   * Followers and note, saved after the record (spec rule 6): a failure is an error answer while the record stays
-   * created (and the idempotency key consumed). Duplicate users count once. The record's followers change its
-   * snapshot, so `<kind>.updated` is written with them.
+   * Followers and note, saved after the record (spec rule 6), checked before it (checkFollowers): what still fails
+   * here is an error answer naming the record, which stays created (and the idempotency key consumed). Duplicate
+   * users count once. The record's followers change its snapshot, so `<kind>.updated` is written with them.
    */
-  protected async afterCreation(actor: Actor, record: R, body: CB, refs: RichReads) {
+  protected async afterCreation(actor: Actor, record: R, body: CB) {
     const followers = body.followers ?? [];
-    const failure = `the ${this.kind} ${record.code} was created without followers and note`;
-    followers.forEach((f, i) => {
-      if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user; ${failure}`);
-      if (f.role_id && !refs.roles.some((r) => r.id === f.role_id))
-        throw invalid(`followers[${i}].role_id: unknown follower role; ${failure}`);
-    });
     const users = new Set<string>();
     const rows = followers.flatMap((f) => {
       if (users.has(f.user_id)) return [];

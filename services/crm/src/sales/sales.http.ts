@@ -1,6 +1,6 @@
 import { requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
+import { parse, parseQuery } from '@svc/platform/http/parse';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { SalesRecord } from './sales.entity.js';
@@ -71,7 +71,7 @@ export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelati
     res.json(answer(await records.addTags(cid, id, body.user_id, body.tag_ids)));
   });
   r.delete(route('/tags/:tagId'), async (req, res) => {
-    const { user_id } = parse(userQuery, req.query);
+    const { user_id } = parseQuery(userQuery, req.query);
     const { cid, id } = target(req);
     res.json(answer(await records.removeTag(cid, id, user_id, param(req, 'tagId'))));
   });
@@ -81,7 +81,7 @@ export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelati
     res.json(answer(await records.setCustomField(cid, id, user_id, { id: param(req, 'fieldId'), ...rest })));
   });
   r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
-    const { user_id } = parse(userQuery, req.query);
+    const { user_id } = parseQuery(userQuery, req.query);
     const { cid, id } = target(req);
     res.json(answer(await records.removeCustomField(cid, id, user_id, param(req, 'fieldId'))));
   });

@@ -13,7 +13,7 @@ import type { Actor, Loaded } from './sales.base.js';
 import type { SalesParticipant } from './sales.entity.js';
 import { type SalesRecord, SalesStatus } from './sales.entity.js';
 import type { CreateSalesBody } from './sales.schema.js';
-import type { CreateReads } from './sales.select.js';
+import type { CreateReads, RichReads } from './sales.select.js';
 import type { SalesRelations } from './sales.snapshot.js';
 import type { SalesSql } from './sales.sql.js';
 
@@ -150,4 +150,12 @@ export function responsibleOf(reads: CreateReads, id: string): { user: User; han
   const master = reads.users.find((u) => u.id === reads.masterUserId);
   if (!master) throw new Error(`company ${reads.masterUserId} has no master user`);
   return { user: master, handedOver: true };
+}
+
+/** The followers a creation names must be users and follower roles of the company: a 400 before anything is written. */
+export function checkFollowers(refs: RichReads, followers: readonly { user_id: string; role_id?: string | null | undefined }[]): void {
+  followers.forEach((f, i) => {
+    if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user`);
+    if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalid(`followers[${i}].role_id: unknown follower role`);
+  });
 }

@@ -1,6 +1,6 @@
 import { errorBody, forbidden } from '@svc/platform/errors';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationOf } from '@svc/platform/http/app';
+import { integrationOf, jsonBody } from '@svc/platform/http/app';
 import { toAppError } from '@svc/platform/http/errors';
 import { parse } from '@svc/platform/http/parse';
 import type { Logger } from '@svc/platform/logging';
@@ -24,6 +24,8 @@ export function satisfactionRoutes(satisfaction: Satisfaction, publicBaseUrl: st
   });
 }
 
+const URLENCODED = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+
 /** The HTML form's post is urlencoded; anything else is answered as JSON. */
 const wantsHtml = (req: Request) =>
   req.method === 'GET' || req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
@@ -40,6 +42,7 @@ export function satisfactionPublicRoutes(satisfaction: Satisfaction, logger: Log
     next();
   });
   r.use(express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 10 }));
+  r.use(jsonBody('16kb', URLENCODED));
   const fail = (req: Request, res: Response, err: unknown) => {
     const e = toAppError(err, logger, { method: req.method, path: req.path });
     const body = errorBody(e.kind, e.message);

@@ -1,15 +1,15 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { parse as parseQuery } from 'node:querystring';
+import { parse as parseQueryString } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import getRawBody from 'raw-body';
-import { errorBody, invalid } from '../errors.js';
+import { errorBody } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { integrationWith } from './app.js';
+import { checkPath, checkQuery, readBody, UNREAD } from './body.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
-import { parse } from './parse.js';
+import { parse, parseQuery } from './parse.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -71,7 +71,7 @@ export class ApiRouter {
       if (permission) integrationWith(req, permission);
       const input = {
         params: params ? parse(params, req.params) : req.params,
-        query: query ? parse(query, req.query) : undefined,
+        query: query ? parseQuery(query, req.query) : undefined,
         body: body ? parse(body, req.body) : undefined,
         headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
       };
@@ -80,9 +80,9 @@ export class ApiRouter {
     return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
   }
   /**
-   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route`; any other body
-   * (multipart/form-data) is left unread on `req.raw` for the handler, and `input.body` is the contract's schema
-   * applied to nothing.
+   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route` (decision 0110);
+   * any other body (multipart/form-data) is left unread on `req.raw` for the handler, which refuses with 415 what
+   * it cannot read, and `input.body` is the contract's schema applied to nothing.
    */
   stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
     this.route(contract, handler);
@@ -143,26 +143,6 @@ class NodeApiResponse implements ApiResponse {
   }
 }
 
-const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-const isJson = (req: IncomingMessage) => /^application\/(?:[\w.+-]+\+)?json\b/i.test(req.headers['content-type'] ?? '');
-
-async function readJson(req: IncomingMessage, limit: string): Promise<unknown> {
-  if (!hasBody(req)) return undefined;
-  let text: string;
-  try {
-    text = await getRawBody(req, { limit, encoding: 'utf8', length: req.headers['content-length'] });
-  } catch (err) {
-    if (err && typeof err === 'object' && 'type' in err && err.type === 'entity.too.large') throw invalid('body: too large');
-    throw invalid('body: could not be read');
-  }
-  if (!isJson(req)) return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw invalid('body: malformed JSON');
-  }
-}
-
 /**
  * A request listener step: serves the request and returns true when an API route matches its method and
  * path, returns false (touching nothing) otherwise.
@@ -195,12 +175,16 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     const response = new NodeApiResponse(res);
     try {
       const identity = await verifier.verify(req.headers[IDENTITY_HEADER] as string | undefined);
-      const body = store.streams && !isJson(req) ? undefined : await readJson(req, limit);
+      const query = search ? parseQueryString(search) : {};
+      if (search) checkQuery(query);
+      if (path.includes('%')) checkPath(path);
+      const read = await readBody(req, { limit, streams: store.streams });
+      const body = read === UNREAD ? undefined : read;
       const request: ApiRequest = {
         method: req.method ?? 'GET',
         path,
         params: params as Record<string, string>,
-        query: search ? parseQuery(search) : {},
+        query,
         headers: req.headers,
         body,
         identity,

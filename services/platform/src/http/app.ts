@@ -1,8 +1,16 @@
-import express, { type ErrorRequestHandler, type Express as ExpressApp, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express as ExpressApp,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import { AppError, errorBody, forbidden, unauthorized } from '../errors.js';
 import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { checkPath, checkQuery, checkText, readBody } from './body.js';
 import { toAppError, zodToInvalid } from './errors.js';
 
 declare global {
@@ -24,6 +32,11 @@ export interface HttpAppOptions {
   openapi?: () => unknown;
   /** Routes of the service; every one of them requires a verified identity. */
   mount: (app: ExpressApp) => void;
+  /**
+   * Routes that read their own bodies (multipart uploads, an HTML form's urlencoded post): mounted before the JSON
+   * body rule of decision 0110, they apply it themselves to the JSON they also take (`jsonBody`).
+   */
+  mountOwnBody?: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
@@ -80,7 +93,19 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
       next(err);
     }
   });
-  app.use(express.json({ limit: options.bodyLimit ?? '1mb' }));
+  // Every request's path, query and body under the rules of decision 0110, as on the integration routes.
+  app.use((req, _res, next) => {
+    try {
+      if (req.path.includes('%')) checkPath(req.path);
+      checkQuery(req.query);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    next();
+  });
+  options.mountOwnBody?.(app);
+  app.use(jsonBody(options.bodyLimit ?? '1mb'));
   options.mount(app);
   app.use((req, _res, next) => next(new AppError('not_found', `Cannot ${req.method} ${req.path}`)));
   app.use(errorHandler(logger));
@@ -88,6 +113,30 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
 }
 
 export { zodToInvalid };
+
+/**
+ * The JSON body rule of decision 0110 as Express middleware (`req.body`); a body whose media type matches `other`
+ * is left to a parser of the route's own run before it (express.urlencoded), whose text is checked all the same.
+ */
+export function jsonBody(limit: string, other?: RegExp): RequestHandler {
+  return (req, _res, next) => {
+    if (other?.test(req.headers['content-type'] ?? '')) {
+      // Parsed by the route's own parser before this: its text follows the same rule.
+      try {
+        checkText(req.body);
+      } catch (err) {
+        next(err);
+        return;
+      }
+      next();
+      return;
+    }
+    readBody(req, { limit }).then((body) => {
+      req.body = body;
+      next();
+    }, next);
+  };
+}
 
 function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {

@@ -1,10 +1,17 @@
 import { z } from 'zod';
-import { zodToInvalid } from './app.js';
+import { zodToInvalid } from './errors.js';
 
-/** Parse at the edge: a request part becomes a typed value or a 400 naming the fields. */
+/** Parse at the edge: a request body becomes a typed value or a 400 naming the fields. */
 export function parse<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value ?? {});
   if (!result.success) throw zodToInvalid(result.error);
+  return result.data;
+}
+
+/** `parse` for the query string: an error about the whole of it names the query, not the body. */
+export function parseQuery<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = schema.safeParse(value ?? {});
+  if (!result.success) throw zodToInvalid(result.error, 'query');
   return result.data;
 }
 

@@ -1,7 +1,7 @@
 import { invalid, notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { iso } from '@svc/platform/http/json';
-import { parse } from '@svc/platform/http/parse';
+import { parse, parseQuery } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
 import { Router } from 'express';
 import { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
@@ -63,7 +63,7 @@ export function webhookAdminRoutes(
   r.get('/companies/:cid/webhooks/:id/deliveries', async (req, res) => {
     const e = em();
     const sub = await subs.require(e, req.params.cid, req.params.id);
-    const q = parse(listDeliveriesQuery, req.query);
+    const q = parseQuery(listDeliveriesQuery, req.query);
     const where = {
       subscriptionId: sub.id,
       companyId: sub.companyId,

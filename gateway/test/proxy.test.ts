@@ -1,0 +1,159 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
+import { eventually, TEST_REDIS_URL } from '@svc/platform/testing';
+import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
+import { expect } from 'chai';
+import { type RunningGateway, startGateway } from '../src/gateway.js';
+
+const PLAIN = `svc_${'p'.repeat(43)}`;
+const HASH = createHash('sha256').update(PLAIN).digest('hex');
+const ADMIN = 'admin-token-0123456789';
+const BODY_IDLE_MS = 400;
+
+async function closedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+/** One raw HTTP/1.1 exchange over a socket the test controls: headers and part of a body, then silence. */
+function stalledRequest(
+  port: number,
+  head: string,
+  partialBody: string,
+): { socket: Socket; answer: Promise<{ text: string; ms: number }> } {
+  const started = Date.now();
+  const socket = connect(port, '127.0.0.1');
+  socket.write(head + partialBody);
+  let text = '';
+  socket.on('data', (d) => (text += d.toString()));
+  const answer = new Promise<{ text: string; ms: number }>((resolve) =>
+    socket.on('close', () => resolve({ text, ms: Date.now() - started })),
+  );
+  return { socket, answer };
+}
+
+/** The gateway in front of services it cannot reach or that hold requests: what a client sees, and what the services see. */
+describe('gateway proxy: unreachable services and stalled request bodies', () => {
+  let crmGrpc: RunningGrpcServer;
+  let upstream: Server;
+  const upstreamRequests: { req: IncomingMessage; aborted: boolean; bytes: number }[] = [];
+  let down: RunningGateway;
+  let gateway: RunningGateway;
+  const env = (over: Record<string, string>) => ({
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: `g${randomBytes(4).toString('hex')}:`,
+    ADMIN_TOKEN: ADMIN,
+    IDENTITY_TOKEN_SECRET: 'i'.repeat(32),
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    BODY_IDLE_TIMEOUT_MS: String(BODY_IDLE_MS),
+    UPSTREAM_TIMEOUT_MS: '20000',
+    ...over,
+  });
+
+  before(async () => {
+    crmGrpc = await startGrpcServer('127.0.0.1', 0, [
+      {
+        definition: CrmServiceService,
+        implementation: {
+          resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) =>
+            done(
+              null,
+              call.request.key_hash === HASH
+                ? {
+                    key: { id: 'key-1', company_id: 'c-1', created_by_user_id: 'u-1', permissions: ['*'], active: true, deleted: false },
+                    creator: { id: 'u-1', company_id: 'c-1', name: 'U', email: 'u@x.test', active: true, archived: false },
+                  }
+                : {},
+            ),
+          getCompany: () => undefined,
+          getUser: () => undefined,
+        },
+      },
+    ]);
+    // A service that reads whatever body it gets, slowly or not, and answers once it has all of it.
+    upstream = createServer((req, res) => {
+      const seen = { req, aborted: false, bytes: 0 };
+      upstreamRequests.push(seen);
+      req.on('data', (d: Buffer) => (seen.bytes += d.length));
+      req.on('close', () => (seen.aborted = !req.complete));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const up = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    const closed = `http://127.0.0.1:${await closedPort()}`;
+    gateway = await startGateway(
+      env({ CRM_URL: up, TASKS_URL: up, CHAT_URL: up, FILES_URL: up, WEBHOOKS_URL: up, CRM_GRPC_URL: `127.0.0.1:${crmGrpc.port}` }),
+    );
+    down = await startGateway(
+      env({
+        CRM_URL: closed,
+        TASKS_URL: closed,
+        CHAT_URL: closed,
+        FILES_URL: closed,
+        WEBHOOKS_URL: closed,
+        CRM_GRPC_URL: `127.0.0.1:${await closedPort()}`,
+      }),
+    );
+  });
+  after(async () => {
+    await gateway?.stop();
+    await down?.stop();
+    await new Promise<void>((r) => upstream.close(() => r()));
+    await crmGrpc.stop(100);
+  });
+
+  it('answers 503 with a fixed message, never an internal address, when crm cannot be reached for the key or the route', async () => {
+    for (const [path, token] of [
+      ['/integrations/external/leads', PLAIN],
+      ['/admin/v1/companies/c-1/tags', ADMIN],
+    ] as const) {
+      const res = await fetch(`${down.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      const text = await res.text();
+      expect(res.status, text).to.equal(503);
+      expect(text).to.not.match(/127\.0\.0\.1|ECONNREFUSED|connect|Last error/i);
+      expect(JSON.parse(text)).to.have.keys('statusCode', 'message', 'error');
+    }
+  });
+
+  for (const [name, path, token] of [
+    ['an integration route', '/integrations/external/leads', PLAIN],
+    ['an admin route', '/admin/v1/companies/c-1/tags', ADMIN],
+  ] as const) {
+    it(`answers 408 to a body that stalls on ${name}, long before the upstream timeout, and frees the upstream socket`, async () => {
+      upstreamRequests.length = 0;
+      const head = `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n`;
+      const { answer } = stalledRequest(gateway.port, head, '{"title":"slow');
+      const { text, ms } = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 408 /);
+      expect(text).to.contain('"statusCode":408').and.to.contain('"error":"Request Timeout"');
+      expect(ms).to.be.below(5000);
+      await eventually(() => expect(upstreamRequests.map((r) => r.aborted)).to.deep.equal([true]));
+    });
+  }
+
+  it('lets a body through that arrives slowly but never stalls as long as the idle limit', async () => {
+    upstreamRequests.length = 0;
+    const body = '{"title":"a slow but steady body"}';
+    const socket = connect(gateway.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    const closed = new Promise<void>((r) => socket.on('close', () => r()));
+    socket.write(
+      `POST /integrations/external/leads HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${PLAIN}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n`,
+    );
+    for (let i = 0; i < body.length; i += 6) {
+      socket.write(body.slice(i, i + 6));
+      await new Promise((r) => setTimeout(r, BODY_IDLE_MS / 3));
+    }
+    await closed;
+    expect(text, text).to.match(/^HTTP\/1\.1 200 /);
+    expect(upstreamRequests.map((r) => [r.aborted, r.bytes])).to.deep.equal([[false, body.length]]);
+  });
+});

@@ -1,0 +1,116 @@
+import type { IncomingMessage } from 'node:http';
+import getRawBody from 'raw-body';
+import { AppError, invalid } from '../errors.js';
+
+/**
+ * What text and bodies every service accepts (decision 0110), in one place both HTTP stacks (the integration
+ * routes without Express and the Express admin app) call, so every service answers alike:
+ * - a body is read only when the request has one; it must be `application/json` (or `+json`, charset utf-8 if
+ *   named), with no content encoding: else 415. A streaming route (ApiRouter.stream) gets any other body unread.
+ * - over the size limit: 413; bytes that are not UTF-8, malformed JSON, or JSON that is not an object: 400.
+ * - no string or key anywhere in it (nor in the query) may hold a NUL or an unpaired UTF-16 surrogate: Postgres
+ *   stores neither in text or jsonb, so they are refused at the edge with a 400 naming the field.
+ * - PUT and PATCH carry a body; a POST without one (an action such as `/read`) reaches its route with none.
+ */
+
+export const TEXT_RULE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
+export const NOT_JSON = 'content-type: must be application/json';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)"?/i;
+const BODY_REQUIRED = new Set(['PUT', 'PATCH']);
+
+export const hasBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+const unsupported = (message: string) => new AppError('unsupported_media_type', message);
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** True when `text` can be stored as Postgres text: no NUL, no unpaired surrogate. */
+export const isStorableText = (text: string) => !UNSTORABLE.test(text);
+const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+const fieldName = (key: string) => (isStorableText(key) ? key : JSON.stringify(key).slice(1, -1));
+
+/** Throws a 400 naming the first string or key of `value` that Postgres cannot store. */
+export function checkText(value: unknown, path = ''): void {
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) throw invalid(`${path || 'body'}: ${TEXT_RULE}`, { fields: [path] });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) checkText(value[i], path ? `${path}.${i}` : String(i));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      const at = path ? `${path}.${fieldName(key)}` : fieldName(key);
+      if (!isStorableText(key)) throw invalid(`${at}: ${TEXT_RULE}`, { fields: [at] });
+      checkText(inner, at);
+    }
+  }
+}
+
+export interface BodyOptions {
+  /** Largest accepted body, as raw-body takes it ('1mb'). */
+  limit: string;
+  /** A streaming route: a body that is not JSON (a multipart upload) is left unread for it to read or refuse. */
+  streams?: boolean;
+}
+
+/** The request's body is the route's to read (a body that is not JSON on a streaming route). */
+export const UNREAD = Symbol('unread');
+
+/** Reads and checks the request's body: the parsed JSON object, undefined without a body, or UNREAD. */
+export async function readBody(req: IncomingMessage, options: BodyOptions): Promise<unknown> {
+  if (!hasBody(req)) {
+    if (BODY_REQUIRED.has(req.method ?? '')) throw invalid('body: must be a JSON object');
+    return undefined;
+  }
+  const type = req.headers['content-type'] ?? '';
+  if (options.streams && !JSON_TYPE.test(type)) return UNREAD;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+    throw unsupported('content-encoding: only identity is accepted');
+  if (!JSON_TYPE.test(type)) throw unsupported(NOT_JSON);
+  const charset = CHARSET.exec(type)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') throw unsupported('content-type: charset must be utf-8');
+  let bytes: Buffer;
+  try {
+    bytes = await getRawBody(req, { limit: options.limit, length: req.headers['content-length'] });
+  } catch (err) {
+    const kind = err && typeof err === 'object' && 'type' in err ? err.type : undefined;
+    if (kind === 'entity.too.large') throw new AppError('too_large', `body: larger than ${options.limit}`);
+    throw invalid('body: could not be read');
+  }
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw invalid('body: must be UTF-8');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw invalid('body: malformed JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be a JSON object');
+  // A NUL or a surrogate reaches a JSON string only as a \u escape; text without one needs no walk.
+  if (text.includes('\\u')) checkText(body);
+  return body;
+}
+
+export const MALFORMED_PATH = 'path: malformed percent-encoding';
+
+/** Throws a 400 for a path whose percent-encoding is broken or decodes to text Postgres cannot store. */
+export function checkPath(path: string): void {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    throw invalid(MALFORMED_PATH);
+  }
+  if (!isStorableText(decoded)) throw invalid(`path: ${TEXT_RULE}`);
+}
+
+/** Throws a 400 naming the first query parameter whose name or value Postgres cannot store. */
+export function checkQuery(query: Record<string, unknown>): void {
+  checkText(query);
+}
