@@ -13,6 +13,7 @@ import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import { PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
+import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 
 export interface GatewayDeps {
@@ -23,16 +24,21 @@ export interface GatewayDeps {
   keys: KeyAuthenticator;
   limiter: KeyRateLimiter;
   signer: IdentitySigner;
+  revocations: KeyRevocations;
 }
 
 const TOKEN_KEY = Symbol('identityToken');
+const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [WATCHED_KEY]?: true };
+type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
+
+/** Response headers that belong to the upstream connection, not to the client's. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
@@ -69,42 +75,58 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // hpm's default plugins are ejected: its logger plugin builds a URL and walks the agent's sockets on every
   // response even with logging off, and httpxy already ends the upstream response when the client goes away.
   // The target is a URL object, which neither hpm nor httpxy parse again per request (decision 0017).
-  const proxies = Object.fromEntries(
-    Object.entries(upstreamUrl).map(([name, target]) => {
-      const plugin: Plugin<ProxiedRequest, http.ServerResponse> = (proxyServer) => {
-        proxyServer.on('proxyReq', (proxyReq, req) => {
-          proxyReq.removeHeader('authorization');
-          proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
-          // A body the client stopped sending must not hold the service's socket: gone with the client's.
-          if (req[WATCHED_KEY])
-            req.once('close', () => {
-              if (!req.complete) proxyReq.destroy();
-            });
+  const proxyTo = (name: string, target: string, answersAfterRevocation: boolean) => {
+    const plugin: Plugin<ProxiedRequest, http.ServerResponse> = (proxyServer) => {
+      proxyServer.on('proxyReq', (proxyReq, req) => {
+        proxyReq.removeHeader('authorization');
+        proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        // A body the client stopped sending must not hold the service's socket: gone with the client's.
+        if (req[WATCHED_KEY])
+          req.once('close', () => {
+            if (!req.complete) proxyReq.destroy();
+          });
+      });
+      proxyServer.on('error', (err, _req, res) => {
+        logger.warn({ err: err.message, upstream: name }, 'upstream failed');
+        if (res instanceof http.ServerResponse && !res.headersSent) {
+          const body = errorBody('unavailable', `The ${name} service is unavailable`);
+          res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        } else if (res && !(res instanceof http.ServerResponse)) {
+          res.destroy();
+        }
+      });
+      // An admin change of keys is answered only after every gateway was told to drop the company's keys, so the
+      // operator's next request with a revoked key is refused wherever it lands (decision 0120).
+      if (answersAfterRevocation) {
+        proxyServer.on('proxyRes', (proxyRes, req, res) => {
+          const status = proxyRes.statusCode ?? 502;
+          const companyId = req[REVOKES_KEY];
+          const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId) : Promise.resolve();
+          void revoked.then(() => {
+            const headers: http.OutgoingHttpHeaders = {};
+            for (const [k, v] of Object.entries(proxyRes.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = v;
+            res.writeHead(status, headers);
+            proxyRes.pipe(res);
+          });
         });
-        proxyServer.on('error', (err, _req, res) => {
-          logger.warn({ err: err.message, upstream: name }, 'upstream failed');
-          if (res instanceof http.ServerResponse && !res.headersSent) {
-            const body = errorBody('unavailable', `The ${name} service is unavailable`);
-            res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-          } else if (res && !(res instanceof http.ServerResponse)) {
-            res.destroy();
-          }
-        });
-      };
-      return [
-        name,
-        createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
-          target: new URL(target),
-          agent,
-          changeOrigin: false,
-          xfwd: true,
-          proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
-          ejectPlugins: true,
-          plugins: [plugin],
-        }),
-      ];
-    }),
-  ) as Record<Upstream, RequestHandler<ProxiedRequest, http.ServerResponse>>;
+      }
+    };
+    return createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
+      target: new URL(target),
+      agent,
+      changeOrigin: false,
+      xfwd: true,
+      proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
+      ejectPlugins: true,
+      selfHandleResponse: answersAfterRevocation,
+      plugins: [plugin],
+    });
+  };
+  const proxies = Object.fromEntries(Object.entries(upstreamUrl).map(([name, target]) => [name, proxyTo(name, target, false)])) as Record<
+    Upstream,
+    RequestHandler<ProxiedRequest, http.ServerResponse>
+  >;
+  const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
   // A body that stops arriving is the client's timeout, not the service's: answered 408 after BODY_IDLE_TIMEOUT_MS
   // without a byte, which closes the connection and so the upstream request. The socket's own idle timer does the
@@ -125,7 +147,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
     req[TOKEN_KEY] = token;
     if (!req.complete && hasBody(req)) watchBody(req, res);
-    proxies[upstream](req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
+    const proxy = req[REVOKES_KEY] && upstream === 'crm' ? keyChangeProxy : proxies[upstream];
+    proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
       sendError(res, err, logger),
     );
   };
@@ -238,6 +261,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         adminToken = { value: await deps.signer.sign({ kind: 'admin' }), refreshAt: Date.now() + deps.signer.lifetimeMs / 2 };
       }
       req.url = req.originalUrl;
+      (req as ProxiedRequest)[REVOKES_KEY] = companyOfKeyChange(req.method, req.originalUrl);
       forward(upstream, adminToken.value, req, res);
     } catch (err) {
       sendError(res, err, logger);

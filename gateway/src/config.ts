@@ -19,7 +19,10 @@ export const gatewayConfigSchema = z.object({
   CRM_GRPC_URL: env.hostPort,
   /** Requests per minute per key when the key sets no rate_limit_per_minute. */
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-  /** How long a key look-up is reused; a revoked key stops working within this time. At most 1 s. */
+  /**
+   * How long a key look-up is reused. Keys changed through the admin API are dropped at once on every gateway
+   * (decision 0120); this bounds a revocation whose broadcast was lost. At most 1 s.
+   */
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
   /** The public satisfaction form: requests per minute per client address, and per token (decision 0082). */
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),

@@ -36,6 +36,8 @@ interface Token {
  */
 interface CacheEntry {
   expiresAt: number;
+  /** The key's company, so that a revocation in the company drops the entry (unknown keys have none). */
+  companyId?: string;
   /** Rules 1-2 that fail whatever the request: unknown, deleted or inactive key. */
   refused?: string;
   validFrom: number;
@@ -55,14 +57,16 @@ const USABLE_SHARE = 0.6;
 
 /**
  * Authenticates integration keys exactly as the spec's Authentication part says (rules 1 to 4). Look-ups
- * by key hash are cached for at most KEY_CACHE_TTL_MS (and concurrent misses share one gRPC call), so a
- * revoked key stops working within that time. A key found in the cache is checked without a promise or a
+ * by key hash are cached for at most KEY_CACHE_TTL_MS (and concurrent misses share one gRPC call); a key changed
+ * through the admin API is dropped at once (forgetCompany, decision 0120), the TTL bounds a lost broadcast. A key found in the cache is checked without a promise or a
  * timer: this runs on every proxied request (decision 0017).
  */
 export class KeyAuthenticator {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly client: CrmServiceClient;
+  /** Bumped by every revocation: a look-up that started before one answers its own request but is not cached. */
+  private epoch = 0;
 
   constructor(
     crmGrpcUrl: string,
@@ -75,6 +79,23 @@ export class KeyAuthenticator {
 
   close(): void {
     this.client.close();
+  }
+
+  /**
+   * Drops every cached look-up of a company's keys, and forgets the look-ups under way, so that the next request
+   * of any of its keys asks crm: called when a key or a user of the company changed (decision 0120).
+   */
+  forgetCompany(companyId: string): void {
+    this.epoch++;
+    this.inflight.clear();
+    for (const [keyHash, entry] of this.cache) if (entry.companyId === companyId) this.cache.delete(keyHash);
+  }
+
+  /** Drops every cached look-up: revocations may have been missed (the broadcast was disconnected). */
+  forgetAll(): void {
+    this.epoch++;
+    this.inflight.clear();
+    this.cache.clear();
   }
 
   /** The key of a request, or a 401 (thrown, or the promise rejected when the key had to be looked up). */
@@ -96,14 +117,19 @@ export class KeyAuthenticator {
   private lookup(keyHash: string, stale: CacheEntry | undefined): Promise<CacheEntry> {
     const pending = this.inflight.get(keyHash);
     if (pending) return pending;
-    const p = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000)
+    const epoch = this.epoch;
+    const p: Promise<CacheEntry> = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000)
       .then((resolved) => {
         const entry = this.entryOf(resolved, stale?.token);
+        // crm may have answered before a revocation that happened since: only its own request may use the answer.
+        if (epoch !== this.epoch) return entry;
         if (this.cache.size > 50_000) this.cache.clear();
         this.cache.set(keyHash, entry);
         return entry;
       })
-      .finally(() => this.inflight.delete(keyHash));
+      .finally(() => {
+        if (this.inflight.get(keyHash) === p) this.inflight.delete(keyHash);
+      });
     this.inflight.set(keyHash, p);
     return p;
   }
@@ -114,6 +140,7 @@ export class KeyAuthenticator {
     const refused = key.deleted ? 'The integration key was deleted' : !key.active ? 'The integration key is inactive' : undefined;
     const entry: CacheEntry = {
       expiresAt,
+      companyId: key.company_id,
       refused,
       validFrom: key.valid_from ? Date.parse(key.valid_from) : 0,
       validUntil: key.valid_until ? Date.parse(key.valid_until) : Infinity,

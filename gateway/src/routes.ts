@@ -1,6 +1,7 @@
 export type Upstream = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
 
-const EXTERNAL: Record<string, Upstream> = {
+/** The external API's resources and their owners; the reliability suite checks that each served one has rows. */
+export const EXTERNAL: Record<string, Upstream> = {
   leads: 'crm',
   deals: 'crm',
   'custom-fields': 'crm',

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
 import { type Identity, IdentitySigner } from '@svc/platform/identity';
+import { eventually } from '@svc/platform/testing';
 import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import { expect } from 'chai';
 import { type AuthenticatedKey, KeyAuthenticator } from '../src/keys.js';
@@ -32,6 +33,8 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
   let crm: RunningGrpcServer;
   let answer: ResolveKeyResponse;
   let lookups = 0;
+  /** While set, crm's answers (as they were when asked) wait here until the test sends them. */
+  let heldAnswers: (() => void)[] | undefined;
   let clock = 1_000_000;
   let signer: HeldSigner;
   let keys: KeyAuthenticator;
@@ -50,7 +53,9 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
         implementation: {
           resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) => {
             lookups++;
-            done(null, call.request.key_hash === HASH ? answer : {});
+            const now = call.request.key_hash === HASH ? answer : {};
+            if (heldAnswers) heldAnswers.push(() => done(null, now));
+            else done(null, now);
           },
           getCompany: () => undefined,
           getUser: () => undefined,
@@ -62,6 +67,7 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
   beforeEach(() => {
     answer = keyAnswer(['*']);
     lookups = 0;
+    heldAnswers = undefined;
     signer = new HeldSigner();
     keys = new KeyAuthenticator(`127.0.0.1:${crm.port}`, TTL_MS, signer, () => clock);
   });
@@ -159,4 +165,42 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
     );
     expect(lookups).to.equal(2);
   });
+
+  it("forgets a company's cached keys at once on a revocation, and only that company's", async () => {
+    await authenticate();
+    expect(authenticate()).not.to.be.instanceOf(Promise);
+    keys.forgetCompany('another-company');
+    expect(authenticate(), 'another company changed: still cached').not.to.be.instanceOf(Promise);
+    answer.key!.active = false;
+    keys.forgetCompany('c-1');
+    await (authenticate() as Promise<AuthenticatedKey>).then(
+      () => expect.fail('accepted'),
+      (err: Error) => expect(err.message).to.equal('The integration key is inactive'),
+    );
+    expect(lookups).to.equal(2);
+  });
+
+  it('does not cache an answer crm gave before a revocation, nor hand it to requests made after it', async () => {
+    heldAnswers = [];
+    const before = authenticate() as Promise<AuthenticatedKey>;
+    await eventuallyHeld(1);
+    answer = keyAnswer(['*']);
+    answer.key!.deleted = true;
+    keys.forgetCompany('c-1'); // the key was deleted while crm's older answer was on its way
+    const after = authenticate() as Promise<AuthenticatedKey>;
+    expect(after, 'a new look-up, not the one under way').to.be.instanceOf(Promise);
+    await eventuallyHeld(2);
+    for (const send of heldAnswers.splice(0)) send();
+    heldAnswers = undefined;
+    expect((await before).keyId, 'the request made before the revocation').to.equal('key-1');
+    await after.then(
+      () => expect.fail('accepted after the revocation'),
+      (err: Error) => expect(err.message).to.equal('The integration key was deleted'),
+    );
+    expect(() => authenticate()).to.throw('The integration key was deleted');
+    keys.forgetAll();
+    expect(authenticate()).to.be.instanceOf(Promise);
+  });
+
+  const eventuallyHeld = (n: number) => eventually(() => heldAnswers?.length === n, 2000, 5);
 });

@@ -68,9 +68,9 @@ describe('scheduled messages: rules, cancel, list and the scheduler with two cha
       [
         open.id,
         { scheduled_at: inSeconds(2 * 24 * 3600), body: 'x' },
-        /^scheduled_at: text can only be scheduled inside session_expires_at/,
+        /^scheduled_at: text or attachments can only be scheduled inside session_expires_at/,
       ],
-      [closed.id, { scheduled_at: inSeconds(60), body: 'x' }, /^scheduled_at: text can only be scheduled/],
+      [closed.id, { scheduled_at: inSeconds(60), body: 'x' }, /^scheduled_at: text or attachments can only be scheduled/],
       [closed.id, { scheduled_at: inSeconds(60), template, body: 'x' }, /^body: must not be sent with a template/],
       [closed.id, { scheduled_at: inSeconds(60), template: { name: 'missing', language: 'en_US' } }, /^template: /],
     ];

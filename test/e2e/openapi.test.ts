@@ -48,6 +48,10 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
       schema: { type: 'string' },
       description: 'The lead’s UUID or its numeric per-company code.',
     });
+    // A route taking JSON or a streamed multipart body documents both.
+    const scheduled = p('/chats/{id}/scheduled-messages').post.requestBody.content;
+    expect(Object.keys(scheduled)).to.have.members(['application/json', 'multipart/form-data']);
+    expect(scheduled['multipart/form-data'].schema.properties).to.include.keys('scheduled_at', 'files');
   });
 
   it('has a webhook per event key the services issue, in the spec envelope', () => {

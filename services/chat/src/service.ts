@@ -22,6 +22,7 @@ import { CrmPeople } from './people/crm-people.js';
 import { providerConfigShape } from './providers/config.js';
 import { createProviderRegistry } from './providers/registry.js';
 import { providerWebhooks } from './providers/webhook.js';
+import { DirFileStore } from './scheduled/scheduled.files.js';
 import { ScheduledService } from './scheduled/scheduled.service.js';
 import { Scheduler } from './scheduled/scheduler.js';
 
@@ -32,6 +33,15 @@ const chatConfig = serviceConfigSchema.extend({
   SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(50).default(1000),
   /** A scheduled message left PROCESSING this long is closed as FAILED (its replica died mid-send). */
   SCHEDULER_STALE_MS: z.coerce.number().int().min(1000).default(300_000),
+  /** Where the files of scheduled messages wait until sent (decision 0067); every replica must see the same folder. */
+  SCHEDULED_FILES_DIR: z.string().min(1).default('.data/chat-scheduled'),
+  /** How often stored files no live scheduled message names are swept, and how old they must be (longer than an upload). */
+  SCHEDULED_FILES_SWEEP_MS: z.coerce.number().int().min(100).default(600_000),
+  SCHEDULED_FILES_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(6 * 3_600_000),
 });
 
 interface Components {
@@ -62,17 +72,21 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const chats = new ChatService(pool, people);
     const providers = createProviderRegistry(ctx.config);
     const sender = new MessageSender({ pool, chats, people, outbox: ctx.outbox, providers });
+    const files = new DirFileStore(ctx.config.SCHEDULED_FILES_DIR);
     return {
       actions: new ChatActions(pool, chats, people, providers, ctx.logger),
       creation: new ChatCreation(pool, chats, people, sender),
-      scheduled: new ScheduledService(pool, chats, sender),
+      scheduled: new ScheduledService(pool, chats, sender, files),
       scheduler: new Scheduler(pool, sender, {
+        files,
+        sweepMs: ctx.config.SCHEDULED_FILES_SWEEP_MS,
+        graceMs: ctx.config.SCHEDULED_FILES_GRACE_MS,
         intervalMs: ctx.config.SCHEDULER_INTERVAL_MS,
         staleMs: ctx.config.SCHEDULER_STALE_MS,
         batch: 20,
         logger: ctx.logger,
       }),
-      inbound: new ChatInbound({ pool, people, outbox: ctx.outbox, logger: ctx.logger }),
+      inbound: new ChatInbound({ pool, people, outbox: ctx.outbox, logger: ctx.logger, files }),
       sender,
       crm,
       people,

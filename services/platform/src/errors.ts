@@ -17,7 +17,9 @@ export type ErrorKind =
   | 'internal'
   // What HTTP refuses before any route runs (decision 0110): a body of the wrong media type, or too slow.
   | 'unsupported_media_type'
-  | 'request_timeout';
+  | 'request_timeout'
+  // The request line and headers did not fit the HTTP parser's limit (the gateway's clientError, decision 0122).
+  | 'headers_too_large';
 
 export class AppError extends Error {
   constructor(
@@ -54,6 +56,7 @@ const httpOf: Record<ErrorKind, { statusCode: number; error: string }> = {
   internal: { statusCode: 500, error: 'Internal Server Error' },
   unsupported_media_type: { statusCode: 415, error: 'Unsupported Media Type' },
   request_timeout: { statusCode: 408, error: 'Request Timeout' },
+  headers_too_large: { statusCode: 431, error: 'Request Header Fields Too Large' },
 };
 
 const grpcOf: Record<ErrorKind, GrpcStatus> = {
@@ -69,11 +72,12 @@ const grpcOf: Record<ErrorKind, GrpcStatus> = {
   internal: GrpcStatus.INTERNAL,
   unsupported_media_type: GrpcStatus.INVALID_ARGUMENT,
   request_timeout: GrpcStatus.CANCELLED,
+  headers_too_large: GrpcStatus.INVALID_ARGUMENT,
 };
 
 // The HTTP-only kinds share a gRPC code with another kind or mean nothing between services: a peer's code never
 // maps back to them.
-const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['unsupported_media_type', 'request_timeout']);
+const HTTP_ONLY: ReadonlySet<ErrorKind> = new Set(['unsupported_media_type', 'request_timeout', 'headers_too_large']);
 const kindOfGrpc = new Map<number, ErrorKind>(
   Object.entries(grpcOf)
     .filter(([k]) => !HTTP_ONLY.has(k as ErrorKind))
@@ -113,4 +117,27 @@ export const isUuid = (value: unknown): value is string => typeof value === 'str
 export function requireUuid(value: string, what: string): string {
   if (!isUuid(value)) throw notFound(what);
   return value;
+}
+
+/** Postgres SQLSTATEs of a server that is going away or not accepting connections yet (class 08, 57P01-57P03). */
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+/** pg's own messages for a connection that broke or never came (it sets no code on these). */
+const STORE_UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection error and is not queryable|timeout exceeded when trying to connect|Connection is closed|the database system is (shutting down|starting up|in recovery mode|not yet accepting connections)/i;
+
+/**
+ * A database that is down or restarting is the service's temporary unavailability (503, which clients retry), not
+ * an internal error (500): the driver's error, or one an ORM wrapped around it, is recognised by its SQLSTATE,
+ * its errno code or pg's message (decision 0123).
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; depth++) {
+    for (const code of [(e as { code?: unknown }).code, (e as { sqlState?: unknown }).sqlState])
+      if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+    if (STORE_UNAVAILABLE_MESSAGE.test(e.message)) return true;
+    if (e instanceof AggregateError && e.errors.some((inner) => isStoreUnavailable(inner))) return true;
+    e = (e as { cause?: unknown; previous?: unknown }).cause ?? (e as { previous?: unknown }).previous;
+  }
+  return false;
 }

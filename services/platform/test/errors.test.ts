@@ -25,6 +25,7 @@ describe('the closed error set', () => {
   for (const [kind, code, error] of [
     ['unsupported_media_type', 415, 'Unsupported Media Type'],
     ['request_timeout', 408, 'Request Timeout'],
+    ['headers_too_large', 431, 'Request Header Fields Too Large'],
   ] as [ErrorKind, number, string][]) {
     it(`maps the HTTP-only ${kind} to ${code}, and never reads a peer's gRPC code back as it`, () => {
       expect(errorBody(kind, 'm')).to.deep.equal({ statusCode: code, message: 'm', error });

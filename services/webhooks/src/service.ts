@@ -41,6 +41,8 @@ const webhooksConfig = serviceConfigSchema.extend({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
   /** The first retry wait (the spec's 3 s); later ones double. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(3000),
+  /** The longest single retry wait, a receiver's Retry-After included (decision 0121). */
+  WEBHOOK_RETRY_MAX_WAIT_MS: z.coerce.number().int().min(1).max(86_400_000).default(3_600_000),
   /** A subscription is disabled after this many consecutive deliveries ended failed (0: never) ... */
   WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(0).default(20),
   /** ... over at least this long. */
@@ -81,6 +83,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
         concurrency: ctx.config.WEBHOOK_CONCURRENCY,
         perSubscription: ctx.config.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
         retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
+        retryMaxWaitMs: ctx.config.WEBHOOK_RETRY_MAX_WAIT_MS,
         health: { disableAfterFailures: ctx.config.WEBHOOK_DISABLE_AFTER_FAILURES, disableAfterMs: ctx.config.WEBHOOK_DISABLE_AFTER_MS },
         metrics,
       }),

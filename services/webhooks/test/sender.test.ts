@@ -3,7 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Delivery } from '../src/deliveries/delivery.entity.js';
-import { buildHeaders, nextWaitMs, WebhookSender } from '../src/deliveries/sender.js';
+import { buildHeaders, nextWaitMs, RETRY_MAX_WAIT_MS, retrySchedule, WebhookSender } from '../src/deliveries/sender.js';
+import { DEFAULT_MAX_RETRIES, MAX_RETRIES_LIMIT } from '../src/subscriptions/subscription.schema.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
@@ -183,5 +184,25 @@ describe('webhook retry waits', () => {
   it('start from WEBHOOK_RETRY_BASE_MS when it is given', () => {
     expect([1, 2, 3].map((n) => nextWaitMs(n, null, () => 0, 50))).to.deep.equal([50, 100, 200]);
     expect(nextWaitMs(1, 2, () => 0, 50)).to.equal(2000);
+  });
+  it('never wait longer than one hour, jitter and Retry-After included, however many attempts were made', () => {
+    expect(RETRY_MAX_WAIT_MS).to.equal(3_600_000);
+    expect(nextWaitMs(11, null, () => 0)).to.equal(3_072_000); // the last uncapped wait: 51.2 min
+    expect(nextWaitMs(11, null, () => 0.999)).to.equal(3_600_000); // its jitter would pass the hour
+    expect(nextWaitMs(12, null, () => 0)).to.equal(3_600_000);
+    expect(nextWaitMs(1000, null, () => 0.5)).to.equal(3_600_000);
+    expect(nextWaitMs(2, 86_400, () => 0)).to.equal(3_600_000);
+    expect(nextWaitMs(1, null, () => 0, 50, 120)).to.equal(50);
+    expect(nextWaitMs(3, null, () => 0, 50, 120)).to.equal(120);
+  });
+  it('by default keep resending for at least a day: 3 s doubling to 51.2 min, then hourly, 35 resends over 25.7 h', () => {
+    const waits = retrySchedule(DEFAULT_MAX_RETRIES);
+    expect(waits.slice(0, 4)).to.deep.equal([3000, 6000, 12_000, 24_000]);
+    expect(waits.filter((w) => w === RETRY_MAX_WAIT_MS)).to.have.length(DEFAULT_MAX_RETRIES - 11);
+    const total = waits.reduce((a, b) => a + b, 0);
+    expect(total).to.be.at.least(24 * 3_600_000);
+    expect(total).to.equal(92_541_000);
+    // The longest schedule a subscription may ask for stays within days, not weeks.
+    expect(retrySchedule(MAX_RETRIES_LIMIT).reduce((a, b) => a + b, 0) / 3_600_000).to.be.within(90, 100);
   });
 });

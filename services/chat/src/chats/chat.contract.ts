@@ -2,7 +2,7 @@ import { type EventContract, event, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listMessagesQuery } from '../messages/message.schema.js';
 import { sendMessageBody } from '../messages/send.schema.js';
-import { cancelBody, listScheduledQuery, scheduleBody } from '../scheduled/scheduled.schema.js';
+import { cancelBody, listScheduledQuery, scheduleBody, scheduleMultipart } from '../scheduled/scheduled.schema.js';
 import { responsibleBody, templatesQuery, typingBody } from './chat.actions.js';
 import { createChatBody } from './chat.create.js';
 import { CHAT_PERMISSIONS } from './chat.permissions.js';
@@ -180,11 +180,14 @@ export const scheduleMessage = route({
   method: 'post',
   path: '/chats/{id}/scheduled-messages',
   operationId: 'scheduleMessage',
-  summary: 'Schedule a WhatsApp message',
+  summary: 'Schedule a WhatsApp message (JSON, or multipart/form-data with files kept until the send)',
+  description:
+    'Multipart: the same fields (template, template_fields and cancel_on_inbound as JSON text) before the files; each file up to 100 MB, audio 16 MB; files are sent as open messages, so inside session_expires_at.',
   tags,
   permission: P.write,
   params: chatId,
   body: scheduleBody,
+  streamedBody: { contentType: 'multipart/form-data', schema: scheduleMultipart },
   responses: { 201: { description: 'The scheduled message (PENDING).' } },
 });
 

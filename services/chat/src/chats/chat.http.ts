@@ -4,6 +4,7 @@ import { hasPermission, type Identity } from '@svc/platform/identity';
 import { sendRoute } from '../messages/message.http.js';
 import type { MessageSender } from '../messages/message.send.js';
 import type { MessageService } from '../messages/message.service.js';
+import { scheduleRoute } from '../scheduled/scheduled.http.js';
 import type { ScheduledService } from '../scheduled/scheduled.service.js';
 import type { ChatActions } from './chat.actions.js';
 import * as c from './chat.contract.js';
@@ -27,7 +28,7 @@ export interface ChatRouteDeps {
 
 /** The external chat routes (served without Express, decision 0014), described by their contracts (decision 0100). */
 export function chatRoutes(d: ChatRouteDeps): ApiRouter {
-  return sendRoute(apiRouter(), d.sender, actor)
+  return scheduleRoute(sendRoute(apiRouter(), d.sender, actor), d.scheduled, actor)
     .route(c.listChats, async (req, res, { query }) => res.json(await d.chats.list(actor(req), query)))
     .route(c.createChat, async (req, res, { body }) => res.status(201).json(await d.creation.create(actor(req), body)))
     .route(c.unreadSummary, async (req, res) => res.json(await d.actions.unreadSummary(actor(req))))
@@ -45,9 +46,6 @@ export function chatRoutes(d: ChatRouteDeps): ApiRouter {
     )
     .route(c.listTemplates, async (req, res, { params, query }) => res.json(await d.actions.templates(actor(req), params.id, query)))
     .route(c.listScheduled, async (req, res, { params, query }) => res.json(await d.scheduled.list(actor(req), params.id, query.status)))
-    .route(c.scheduleMessage, async (req, res, { params, body }) =>
-      res.status(201).json(await d.scheduled.schedule(actor(req), params.id, body)),
-    )
     .route(c.cancelScheduled, async (req, res, { params, body }) =>
       res.json(await d.scheduled.cancel(actor(req), params.id, params.sid, body.reason)),
     );

@@ -9,6 +9,7 @@ import { chatAfterInbound, chatAfterOutbound, insertMessage, messageIdByWamid, r
 import { messageView, usersOf } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import type { InboundEvent, InboundMessage, InboundSink, InboundStatus } from '../providers/provider.js';
+import type { ScheduledFileStore } from '../scheduled/scheduled.files.js';
 import { cancelOnInbound } from '../scheduled/scheduled.store.js';
 
 /** Types that are media: chat.message_received skips them on first receipt (spec, Chat payloads). */
@@ -29,6 +30,8 @@ export interface InboundDeps {
   people: CrmPeople;
   outbox: OutboxWriter;
   logger: Logger;
+  /** The files of scheduled messages a contact's message cancels are removed from it (decision 0067). */
+  files: ScheduledFileStore;
 }
 
 /**
@@ -115,6 +118,7 @@ export class ChatInbound implements InboundSink {
       : null;
     const fires = !e.isHistory && !SILENT_TYPES.has(e.type) && !(media || MEDIA_TYPES.has(e.type));
     const associated = fires ? await associatedRecords(this.d.people, account.company_id, chat.person_id) : {};
+    let canceledFiles: string[] = [];
     await inTransaction(pool, async (tx) => {
       const quoted = e.quotedMessageId ? await messageIdByWamid(tx, chat.id, e.quotedMessageId) : null;
       const id = uuidv7();
@@ -145,7 +149,7 @@ export class ChatInbound implements InboundSink {
         if (e.fromMe) await chatAfterOutbound(tx, chat.id, id, e.timestamp);
         else {
           await chatAfterInbound(tx, chat.id, id, e.timestamp, e.contact.profileName ?? null);
-          await cancelOnInbound(tx, chat.id, new Date());
+          canceledFiles = await cancelOnInbound(tx, chat.id, new Date());
         }
       }
       if (!fires) return;
@@ -158,6 +162,7 @@ export class ChatInbound implements InboundSink {
       );
       await this.d.outbox.write(tx, [{ companyId: account.company_id, eventKey: 'chat.message_received', payload }]);
     });
+    await this.d.files.remove(canceledFiles);
   }
 
   /** A contact's reaction replaces the contact's earlier one on that message; no emoji removes it. */

@@ -21,7 +21,7 @@ interface Multipart {
  * A multipart body read as it arrives (busboy): fields first, then each file handed on as a stream the moment it
  * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first).
  */
-function readMultipart(req: IncomingMessage): Multipart {
+export function readMultipart(req: IncomingMessage): Multipart {
   const bb = busboy({ headers: req.headers, limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 } });
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];
@@ -76,7 +76,7 @@ function readMultipart(req: IncomingMessage): Multipart {
   };
 }
 
-const jsonField = (fields: Record<string, string>, name: string): unknown => {
+export const jsonField = (fields: Record<string, string>, name: string): unknown => {
   const v = fields[name];
   if (v === undefined) return undefined;
   try {
@@ -86,7 +86,7 @@ const jsonField = (fields: Record<string, string>, name: string): unknown => {
   }
 };
 
-const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
+export const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
 
 /**
  * POST /chats/{id}/messages: JSON, or multipart read as it arrives and each file streamed on to the provider

@@ -23,6 +23,18 @@ export const scheduleBody = z
   .transform((b) => ({ ...b, type: b.type ?? (b.template ? 'template' : 'text') }));
 export type ScheduleBody = z.infer<typeof scheduleBody>;
 
+/** The multipart form of POST /chats/{id}/scheduled-messages, as documented: the fields as text, then the files. */
+export const scheduleMultipart = z.object({
+  scheduled_at: z.string(),
+  type: z.string().optional(),
+  body: z.string().optional(),
+  template: z.string().optional().describe('JSON text of {name, language}'),
+  template_fields: z.string().optional().describe('JSON text of the template fields'),
+  reference_wamid: z.string().optional(),
+  cancel_on_inbound: z.string().optional().describe('true or false'),
+  files: z.array(z.string().describe('a file part (binary)')).optional(),
+});
+
 export const cancelBody = z.strictObject({
   reason: z.string().max(500, 'must be at most 500 characters').optional(),
 });

@@ -1,8 +1,9 @@
 import { AppError } from '@svc/platform/errors';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
-import type { MessageSender } from '../messages/message.send.js';
+import type { IncomingFile, MessageSender } from '../messages/message.send.js';
 import type { SendMessageBody } from '../messages/send.schema.js';
+import { type Attachment, attachmentIds, type ScheduledFileStore } from './scheduled.files.js';
 import type { ScheduledRow } from './scheduled.view.js';
 
 export interface SchedulerOptions {
@@ -11,6 +12,11 @@ export interface SchedulerOptions {
   staleMs: number;
   batch: number;
   logger: Logger;
+  /** Where the files of scheduled messages wait (decision 0067); removed once the row is settled. */
+  files: ScheduledFileStore;
+  /** How often the files no PENDING or PROCESSING row names are swept, and how old they must be (an upload's time). */
+  sweepMs: number;
+  graceMs: number;
 }
 
 /**
@@ -23,6 +29,7 @@ export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
+  private sweptAt = 0;
 
   constructor(
     private readonly pool: () => Promise<Pool>,
@@ -53,12 +60,13 @@ export class Scheduler {
   /** One pass: close stale claims, then claim and send what is due. */
   async tick(now = new Date()): Promise<number> {
     const pool = await this.pool();
-    await pool.query({
+    const stale = await pool.query<{ attachments: unknown[] }>({
       name: 'scheduled_close_stale',
       text: `update scheduled_messages set status = 'FAILED', failure_reason = 'interrupted while sending; not sent again', updated_at = now()
-        where status = 'PROCESSING' and processed_at < $1`,
+        where status = 'PROCESSING' and processed_at < $1 returning attachments`,
       values: [new Date(now.getTime() - this.o.staleMs)],
     });
+    await this.o.files.remove(stale.rows.flatMap(attachmentIds));
     const { rows } = await pool.query<ScheduledRow>({
       name: 'scheduled_claim',
       text: `update scheduled_messages set status = 'PROCESSING', processed_at = now(), updated_at = now()
@@ -67,7 +75,22 @@ export class Scheduler {
       values: [now, this.o.batch],
     });
     for (const row of rows) await this.sendOne(pool, row);
+    if (now.getTime() - this.sweptAt >= this.o.sweepMs) await this.sweep(pool, now);
     return rows.length;
+  }
+
+  /**
+   * Files left by a replica that died between storing them and writing their row (or before removing them): none
+   * of a live row, and older than an upload can take, so an upload in progress is never swept.
+   */
+  private async sweep(pool: Pool, now: Date): Promise<void> {
+    this.sweptAt = now.getTime();
+    const { rows } = await pool.query<{ id: string }>({
+      name: 'scheduled_live_files',
+      text: `select a->>'id' as id from scheduled_messages, jsonb_array_elements(attachments) a
+        where status in ('PENDING', 'PROCESSING') and attachments <> '[]'::jsonb`,
+    });
+    await this.o.files.sweep(new Set(rows.map((r) => r.id)), new Date(now.getTime() - this.o.graceMs));
   }
 
   private async sendOne(pool: Pool, row: ScheduledRow): Promise<void> {
@@ -89,7 +112,7 @@ export class Scheduler {
     let outcome: { status: 'SENT' | 'FAILED' | 'CANCELED'; ids: string[]; reason: string | null; cancel: string | null };
     try {
       const chat = await this.sender.prepare(actor, row.chat_id, body);
-      const { records } = await this.sender.send(actor, chat, body);
+      const { records } = await this.sender.send(actor, chat, body, this.filesOf(row));
       const failed = records.find((r) => r.status === 'failed');
       outcome = failed
         ? {
@@ -116,5 +139,13 @@ export class Scheduler {
         where id = $1 and status = 'PROCESSING'`,
       values: [row.id, outcome.status, outcome.ids, outcome.reason, outcome.cancel],
     });
+    await this.o.files.remove(attachmentIds(row));
+  }
+
+  /** The row's files, each opened from the store only when the sender reaches it. */
+  private async *filesOf(row: ScheduledRow): AsyncIterable<IncomingFile> {
+    for (const a of row.attachments as Attachment[]) {
+      yield { stream: this.o.files.open(a.id), fileName: a.file_name, mimeType: a.mime_type };
+    }
   }
 }

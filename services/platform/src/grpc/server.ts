@@ -10,7 +10,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
-import { AppError, fromGrpcStatus, grpcStatusOf } from '../errors.js';
+import { AppError, fromGrpcStatus, grpcStatusOf, isStoreUnavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 
 export interface GrpcServiceRegistration {
@@ -62,6 +62,12 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
       (err: unknown) => {
         if (err instanceof AppError) {
           callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: new Metadata() }, null);
+          return;
+        }
+        if (isStoreUnavailable(err)) {
+          // The caller may retry: a database restarting is UNAVAILABLE, as the HTTP side answers 503 (decision 0123).
+          logger.warn({ err }, 'grpc handler: a dependency is unavailable');
+          callback({ code: grpcStatusOf('unavailable'), details: 'temporarily unavailable', metadata: new Metadata() }, null);
           return;
         }
         logger.error({ err }, 'grpc handler failed');

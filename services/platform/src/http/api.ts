@@ -53,6 +53,8 @@ interface Route {
   streams?: boolean;
 }
 
+const isMultipart = (req: ApiRequest) => /^multipart\/form-data\b/i.test(String(req.headers['content-type'] ?? ''));
+
 /** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
@@ -64,7 +66,11 @@ export class ApiRouter {
    * A documented route (decision 0100): the permission is checked first, then the path parameters, query, body and
    * headers are parsed by the contract's schemas (a 400 naming the fields), and the handler gets them typed.
    */
-  route<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
+  route<C extends RouteContract>(
+    contract: C,
+    handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown,
+    streams = false,
+  ): this {
     const { permission, params, query, body, headers } = contract;
     const headerNames = headers ? Object.keys(headers.shape) : [];
     const checked: ApiHandler = (req, res) => {
@@ -72,7 +78,8 @@ export class ApiRouter {
       const input = {
         params: params ? parse(params, req.params) : req.params,
         query: query ? parseQuery(query, req.query) : undefined,
-        body: body ? parse(body, req.body) : undefined,
+        // A multipart body a streaming route left unread is the handler's to parse, with its own fields.
+        body: body && !(streams && isMultipart(req)) ? parse(body, req.body) : undefined,
         headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
       };
       return handler(req, res, input as ContractInput<C>);
@@ -82,10 +89,10 @@ export class ApiRouter {
   /**
    * A documented route whose body may be streamed: a JSON body is read and parsed as by `route` (decision 0110);
    * any other body (multipart/form-data) is left unread on `req.raw` for the handler, which refuses with 415 what
-   * it cannot read, and `input.body` is the contract's schema applied to nothing.
+   * it cannot read, and `input.body` is undefined for a multipart body.
    */
   stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
-    this.route(contract, handler);
+    this.route(contract, handler, true);
     const added = this.routes[this.routes.length - 1]!;
     added.streams = true;
     return this;

@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import { AppError, invalid } from '../errors.js';
+import { AppError, invalid, isStoreUnavailable, unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { MALFORMED_PATH } from './body.js';
 
@@ -23,6 +23,10 @@ export function toAppError(err: unknown, logger: Logger, where: { method?: strin
   if (err instanceof ZodError) return zodToInvalid(err);
   // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
   if (err instanceof URIError) return invalid(MALFORMED_PATH);
+  if (isStoreUnavailable(err)) {
+    logger.warn({ err, method: where.method, path: where.path }, 'a dependency is unavailable');
+    return unavailable('The service is temporarily unavailable; retry later');
+  }
   logger.error({ err, method: where.method, path: where.path }, 'unhandled error');
   return new AppError('internal', 'Internal server error');
 }

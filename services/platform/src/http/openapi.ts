@@ -103,12 +103,14 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
     tags: [...c.tags],
     ...(c.permission ? { 'x-permission': c.permission } : {}),
     parameters: parameters(c, sink),
-    ...(c.body ? { requestBody: { required: true, content: { 'application/json': { schema: sink.convert(c.body, 'input') } } } } : {}),
-    ...(c.streamedBody
+    ...(c.body || c.streamedBody
       ? {
           requestBody: {
             required: true,
-            content: { [c.streamedBody.contentType]: { schema: sink.convert(c.streamedBody.schema, 'input') } },
+            content: {
+              ...(c.body ? { 'application/json': { schema: sink.convert(c.body, 'input') } } : {}),
+              ...(c.streamedBody ? { [c.streamedBody.contentType]: { schema: sink.convert(c.streamedBody.schema, 'input') } } : {}),
+            },
           },
         }
       : {}),

@@ -3,7 +3,7 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
-import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, type WebhookSender } from './sender.js';
+import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
 // Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
@@ -16,6 +16,8 @@ interface DispatcherOptions {
   perSubscription: number;
   /** The first retry wait; later ones double. */
   retryBaseMs?: number;
+  /** The longest single wait. */
+  retryMaxWaitMs?: number;
   health?: HealthPolicy;
   /** How often Postgres is asked for deliveries nobody told this process about (other replicas' retries, expired leases). */
   idlePollMs?: number;
@@ -317,7 +319,14 @@ export class Dispatcher {
       else if (result.outcome === 'failed' || attemptCount > delivery.maxRetries) status = 'failed';
       else {
         nextAttemptAt = new Date(
-          at.getTime() + nextWaitMs(attemptCount, result.retryAfterSeconds, Math.random, this.o.retryBaseMs ?? RETRY_BASE_MS),
+          at.getTime() +
+            nextWaitMs(
+              attemptCount,
+              result.retryAfterSeconds,
+              Math.random,
+              this.o.retryBaseMs ?? RETRY_BASE_MS,
+              this.o.retryMaxWaitMs ?? RETRY_MAX_WAIT_MS,
+            ),
         );
         retries.push(nextAttemptAt.getTime());
       }

@@ -138,11 +138,28 @@ export class WebhookSender {
 
 /** The spec's first retry wait (WEBHOOK_RETRY_BASE_MS). */
 export const RETRY_BASE_MS = 3000;
+/** The longest single wait (WEBHOOK_RETRY_MAX_WAIT_MS), a Retry-After included: one hour (decision 0121). */
+export const RETRY_MAX_WAIT_MS = 3_600_000;
 
-/** Exponential from 3 s, plus up to 25 % jitter (never below the base); a longer Retry-After from the receiver wins. */
-export function nextWaitMs(attemptsSoFar: number, retryAfterSeconds: number | null, random = Math.random, baseMs = RETRY_BASE_MS): number {
-  const base = baseMs * 2 ** Math.max(0, attemptsSoFar - 1);
+/**
+ * Exponential from 3 s, plus up to 25 % jitter (never below the base); a longer Retry-After from the receiver wins;
+ * no wait is longer than maxWaitMs, so a day's outage is retried every hour rather than once more after days.
+ */
+export function nextWaitMs(
+  attemptsSoFar: number,
+  retryAfterSeconds: number | null,
+  random = Math.random,
+  baseMs = RETRY_BASE_MS,
+  maxWaitMs = RETRY_MAX_WAIT_MS,
+): number {
+  // The exponent stops growing long after the cap is reached, so a large attempt count cannot overflow to Infinity.
+  const base = baseMs * 2 ** Math.min(Math.max(0, attemptsSoFar - 1), 40);
   const jittered = Math.round(base * (1 + 0.25 * random()));
   const asked = retryAfterSeconds === null ? 0 : retryAfterSeconds * 1000;
-  return Math.max(jittered, asked);
+  return Math.min(maxWaitMs, Math.max(jittered, asked));
+}
+
+/** The waits before each of maxRetries resends, without jitter or Retry-After: the shortest schedule a delivery has. */
+export function retrySchedule(maxRetries: number, baseMs = RETRY_BASE_MS, maxWaitMs = RETRY_MAX_WAIT_MS): number[] {
+  return Array.from({ length: maxRetries }, (_, i) => nextWaitMs(i + 1, null, () => 0, baseMs, maxWaitMs));
 }

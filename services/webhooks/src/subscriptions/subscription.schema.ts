@@ -35,13 +35,21 @@ const auth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('api_key'), header: headerName, value: headerValue.min(1) }),
 ]);
 
-export const DEFAULT_MAX_RETRIES = 5;
+/** Resends of a delivery unless the subscription says otherwise: with the capped waits, at least 25.7 h (0121). */
+export const DEFAULT_MAX_RETRIES = 35;
+/** With one-hour waits, about four days of resends. */
+export const MAX_RETRIES_LIMIT = 100;
 
 export const createSubscriptionBody = z.strictObject({
   url,
   events,
   secret: z.string().min(16, 'must be at least 16 characters').max(200).optional(),
-  max_retries: z.number().int().min(0, 'must be 0 to 20').max(20, 'must be 0 to 20').optional(),
+  max_retries: z
+    .number()
+    .int()
+    .min(0, `must be 0 to ${MAX_RETRIES_LIMIT}`)
+    .max(MAX_RETRIES_LIMIT, `must be 0 to ${MAX_RETRIES_LIMIT}`)
+    .optional(),
   headers: z.record(headerName, headerValue).optional(),
   auth: auth.nullable().optional(),
   active: z.boolean().optional(),
