@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { TEST_REDIS_URL } from '@svc/platform/testing';
+import { eventually, TEST_REDIS_URL } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { KeyRateLimiter } from '../src/rate-limit.js';
 
 /** The limiter against a real Redis, two "gateway processes" (two limiters, two connections) sharing it. */
@@ -10,6 +11,10 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
   const prefix = `t${randomBytes(4).toString('hex')}:`;
   const pair = () => redis.map((r) => new KeyRateLimiter(r, prefix, 600));
   const key = () => randomBytes(6).toString('hex');
+  /** The points Redis has counted for a key under a limit, read without consuming any. */
+  const counted = async (k: string, limit: number) =>
+    (await new RateLimiterRedis({ storeClient: redis[1]!, keyPrefix: `${prefix}rl:${limit}`, points: limit, duration: 60 }).get(k))
+      ?.consumedPoints ?? 0;
 
   before(async () => {
     redis = [new Redis(TEST_REDIS_URL), new Redis(TEST_REDIS_URL)];
@@ -39,9 +44,9 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     const second = a!.consume(k, 1000);
     expect(second).not.to.be.instanceOf(Promise);
     expect(second).to.include({ allowed: true, remaining: 998 });
-    await new Promise((r) => setTimeout(r, 50));
-    const counted = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 1000);
-    expect(counted.remaining).to.equal(997); // the second consumption reached Redis
+    await eventually(async () => (await counted(k, 1000)) === 2, 5000, 5); // the second consumption reached Redis
+    const third = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 1000);
+    expect(third.remaining).to.equal(997);
   });
 
   it('sends the fast-path consumptions of a key together: one Redis command for a burst, every request counted', async () => {
@@ -61,10 +66,10 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
       expect(burst.every((d) => !(d instanceof Promise) && d.allowed)).to.equal(true);
       expect((burst.at(-1) as { remaining: number }).remaining).to.equal(9_899);
       expect(commands).to.equal(0); // nothing sent while the burst is served
-      await new Promise((r) => setTimeout(r, 30));
+      await eventually(async () => (await counted(k, 10_000)) === 101, 5000, 5); // Redis counted all 101
       expect(commands).to.be.within(1, 2); // the burst's 100 points in one command (a script load at most)
-      const counted = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 10_000);
-      expect(counted.remaining).to.equal(9_898); // Redis counted all 101, and this one
+      const next = await new KeyRateLimiter(redis[1]!, prefix, 600).consume(k, 10_000);
+      expect(next.remaining).to.equal(9_898);
     } finally {
       own.disconnect();
     }
@@ -81,7 +86,7 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     }
     const bound = 2 * (KeyRateLimiter.margin(limit) / 2);
     expect(allowed).to.be.within(limit, limit + bound);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(async () => (await counted(k, limit)) === 30 * 50, 5000, 5); // every consumption reached Redis
     const after = await (a!.consume(k, limit) as Promise<unknown>);
     expect(after).to.include({ allowed: false, remaining: 0 });
   });

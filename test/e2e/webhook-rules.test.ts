@@ -1,3 +1,4 @@
+import type { CrmPeer } from '@svc/platform/peers/crm';
 import { eventually } from '@svc/platform/testing';
 import { verifyWebhook } from '@svc/webhook-verify';
 import { expect } from 'chai';
@@ -117,8 +118,10 @@ describe('webhook delivery rules through the whole system', () => {
     expect(Number(row!.n)).to.equal(0);
     // The plan is renewed; only what happens from now on is issued.
     await admin('PATCH', `/companies/${t.company.id}`, { plan_valid_until: null });
-    // The webhooks service's own check (events issued before an expiry but consumed after it) caches a company 2 s.
-    await new Promise((r) => setTimeout(r, 2500));
+    // The webhooks service's own check (events issued before an expiry but consumed after it) caches a company 2 s:
+    // ask its crm peer until the renewal shows.
+    const { crm } = stack.services.webhooks!.deps as { crm: CrmPeer };
+    await eventually(async () => !(await crm.getCompany(t.company.id)).plan_valid_until, 5000);
     const inside = await createLead(t, 'Inside the plan');
     const got = await eventually(() => receiver.received.find((r) => r.path === `/${t.company.id}/plan`));
     expect(got.body.payload.lead.id).to.equal(inside.id);

@@ -19,7 +19,6 @@ import { deliveryEvents } from './deliveries/delivery.events.js';
 import { deliveryAdminRoutes } from './deliveries/delivery.http.js';
 import { Deliveries } from './deliveries/delivery.service.js';
 import { fileCountGrpc } from './files/file-count.grpc.js';
-import { attemptOwnerOf } from './leads/attempts.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
 import { personGrpc } from './persons/person.grpc.js';
@@ -27,6 +26,7 @@ import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
+import { attemptOwnerOf } from './sales/sales.attempts.js';
 import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
@@ -74,7 +74,7 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   http:
     (ctx, { leads, deals, deliveries, contracts, proposals }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads, deals), dealAdminRoutes(deals));
+      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
       app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
     },
   // The satisfaction form posts urlencoded as well as JSON (decision 0110).

@@ -8,7 +8,7 @@ import { serviceTestEnv } from '@svc/platform/testing-suite';
 import { RecordServiceClient, RecordType } from '@svc/proto/crm/v1/records';
 import { expect } from 'chai';
 import pg from 'pg';
-import { canSeeLead, LeadVisibility, leadVisibleSql } from '../src/leads/lead.visibility.js';
+import { canSeeLead, LeadVisibility, leadVisibleSql } from '../src/sales/sales.visibility.js';
 import { crmService } from '../src/service.js';
 
 /** crm.v1.RecordService: what tasks (and later other contexts) learn of crm's records, and lead visibility. */

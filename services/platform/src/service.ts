@@ -82,8 +82,10 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
   workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
 }
 
-export interface RunningService<C extends ServiceConfig = ServiceConfig> {
+export interface RunningService<C extends ServiceConfig = ServiceConfig, D = unknown> {
   ctx: ServiceContext<C>;
+  /** The components `setup` built (tests reach a service's own state through them, e.g. its crm peer's cache). */
+  deps: D;
   httpPort: number;
   grpcPort: number;
   httpUrl: string;
@@ -98,7 +100,7 @@ export const platformEntities = [OutboxEvent];
 export async function startService<S extends typeof serviceConfigSchema, D>(
   def: ServiceDefinition<S, D>,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<RunningService<z.infer<S>>> {
+): Promise<RunningService<z.infer<S>, D>> {
   const schemaOfConfig = (def.configSchema ?? serviceConfigSchema) as S;
   const config = loadConfig(schemaOfConfig, { ...def.defaults, ...env }) as z.infer<S>;
   const logger = createLogger(def.name, config.LOG_LEVEL);
@@ -230,6 +232,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
 
   return {
     ctx,
+    deps,
     httpPort,
     grpcPort: grpcServer.port,
     httpUrl: `http://${config.HOST}:${httpPort}`,

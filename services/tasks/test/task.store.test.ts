@@ -4,9 +4,9 @@ import { Task } from '../src/tasks/task.entity.js';
 import { pgTypeOf, TASK_COLUMNS } from '../src/tasks/task.store.js';
 
 /**
- * task.store.ts writes and reads `tasks` with SQL whose column list and bound types are written out by hand (one
- * multi-row insert statement needs them at module load, before any ORM exists). The entity is the schema's
- * source (migrations are generated from it): these checks keep the two from drifting apart.
+ * task.store.ts writes and reads `tasks` with SQL whose column list and bound types come from the entity's
+ * definition (`definedColumns`: one multi-row insert statement needs them at module load, before any ORM exists).
+ * These checks keep them equal to what the ORM discovers from the same entity (its naming, its column types).
  */
 describe('task store statements against the Task entity', () => {
   let columns: { column: string; type: string }[];

@@ -1,7 +1,7 @@
 import type { RunningService } from '@svc/platform/service';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { shouldDisable } from '../src/deliveries/dispatcher.js';
+import { shouldDisable } from '../src/deliveries/subscription-health.js';
 import { type Harness, Receiver, startHarness } from './harness.js';
 
 describe('webhooks: disabling a subscription whose deliveries keep failing', () => {

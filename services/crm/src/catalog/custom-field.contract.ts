@@ -1,6 +1,5 @@
-import { route } from '@svc/platform/http/contract';
+import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
-import { page } from '../sales/sales.responses.js';
 import { listCustomFieldsQuery } from './catalog.service.js';
 
 const customField = z

@@ -1,6 +1,5 @@
+import { iso } from '@svc/platform/http/json';
 import type { Company, IntegrationKey, User } from './company.entity.js';
-
-export const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export const companyView = (company: Company, master: User) => ({
   id: company.id,

@@ -6,8 +6,8 @@ import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { type UserSummary, userSummary } from '../leads/lead.summaries.js';
 import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
+import { type UserSummary, userSummary } from '../sales/sales.summaries.js';
 import { Contract, ContractRenewal, ContractStatus } from './contract.entity.js';
 import type {
   CreateContractBody,

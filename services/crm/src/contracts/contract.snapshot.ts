@@ -1,5 +1,5 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { iso } from '../companies/company.views.js';
+import { iso } from '@svc/platform/http/json';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
 import { type Contract, ContractRenewal } from './contract.entity.js';
 

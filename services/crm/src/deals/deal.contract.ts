@@ -1,7 +1,7 @@
-import { route } from '@svc/platform/http/contract';
+import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { idempotencyHeader } from '../leads/lead.contract.js';
-import { creationAnswer, dealDetailSchema, dealSnapshotSchema, page, updateAnswer } from '../sales/sales.responses.js';
+import { creationAnswer, dealDetailSchema, dealSnapshotSchema, updateAnswer } from '../sales/sales.responses.js';
 import { createDealBody, listDealsQuery, updateDealBody } from './deal.schema.js';
 
 /** The external deal routes' contracts (decision 0100). */

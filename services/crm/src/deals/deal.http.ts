@@ -2,8 +2,9 @@ import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { Router } from 'express';
-import { adminRouter, companyParam, dealWinBody, salesActionRoutes } from '../sales/sales.http.js';
+import { adminRouter, companyParam, salesActionRoutes } from '../sales/sales.http.js';
 import { createDeal, getDeal, updateDeal } from './deal.contract.js';
+import { dealWinBody, leadWinBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
 /** The external deal routes (served without Express, decision 0014), described by their contracts (decision 0100). */
@@ -27,6 +28,12 @@ export function dealAdminRoutes(deals: Deals): Router {
     const body = parse(dealWinBody, req.body);
     const cid = companyParam(req.params.cid);
     res.json(deals.snapshotOf(await deals.win(cid, req.params.id, body.user_id, body.gain_reason_ids ?? [], body.description ?? null)));
+  });
+  // A lead's win lives with deals because a win with `deal` creates one (decision 0057); leads know nothing of deals.
+  r.post('/companies/:cid/leads/:id/win', async (req, res) => {
+    const body = parse(leadWinBody, req.body);
+    const won = await deals.winLead(companyParam(req.params.cid), req.params.id, body.user_id, body.deal);
+    res.json(deals.leads.snapshotOf(won));
   });
   salesActionRoutes(r, deals);
   return r;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { createLeadFields, organizationConflict, updateConflicts, updateLeadFields } from '../leads/lead.schema.js';
+import { description, userId, uuids } from '../sales/sales.http.js';
 import { dateTimeParam, numberParam, salesListQueryShape } from '../sales/sales.list.js';
+import { createSalesFields, organizationConflict, updateConflicts, updateSalesFields } from '../sales/sales.schema.js';
 
 /** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
 export const dealFields = {
@@ -20,11 +21,11 @@ export const dealFields = {
 };
 
 /** POST /deals: the body of POST /leads plus `value`, `expected_close_date` and `temperature` (spec). */
-export const createDealBody = createLeadFields.extend(dealFields).superRefine(organizationConflict);
+export const createDealBody = createSalesFields.extend(dealFields).superRefine(organizationConflict);
 export type CreateDealBody = z.infer<typeof createDealBody>;
 
 /** PUT /deals/{id} (decision 0052): the body of PUT /leads plus the deal's own fields and `status`. */
-export const updateDealBody = updateLeadFields
+export const updateDealBody = updateSalesFields
   .extend({
     ...dealFields,
     tags: z.array(z.uuid('must be a UUID')).max(100).optional(),
@@ -32,6 +33,16 @@ export const updateDealBody = updateLeadFields
   })
   .superRefine(updateConflicts);
 export type UpdateDealBody = z.infer<typeof updateDealBody>;
+
+/** The admin API's lead win (decision 0057): with `deal`, a deal is created from the lead (the creation's title and value rules). */
+export const leadWinBody = z.strictObject({
+  user_id: userId,
+  deal: z.strictObject({ title: createSalesFields.shape.title, value: dealFields.value }).optional(),
+});
+export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
+
+/** The admin API's deal win (decision 0056): gain reasons in the order sent, and a description. */
+export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
 
 /** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
 export const listDealsQuery = z.strictObject({

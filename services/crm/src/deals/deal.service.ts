@@ -4,16 +4,17 @@ import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
-import { LeadStatus } from '../leads/lead.entity.js';
 import type { Leads } from '../leads/lead.service.js';
-import { effectiveConsent, type LeadRelations, noRelations } from '../leads/lead.snapshot.js';
-import { namedSummary } from '../leads/lead.summaries.js';
-import { LeadVisibility } from '../leads/lead.visibility.js';
 import { effectiveLeadSourceId } from '../marketing/acquisition.view.js';
-import type { WonLeadDeal } from '../sales/sales.http.js';
-import { type Actor, type Loaded, type NewSalesRecord, newSalesRecord, responsibleOf, SalesRecords } from '../sales/sales.service.js';
+import type { Actor, Loaded } from '../sales/sales.base.js';
+import { SalesStatus } from '../sales/sales.entity.js';
+import { type NewSalesRecord, newSalesRecord, responsibleOf } from '../sales/sales.rules.js';
+import { SalesRecords } from '../sales/sales.service.js';
+import { effectiveConsent, noRelations, type SalesRelations } from '../sales/sales.snapshot.js';
+import { namedSummary } from '../sales/sales.summaries.js';
+import { LeadVisibility } from '../sales/sales.visibility.js';
 import type { Deal } from './deal.entity.js';
-import type { CreateDealBody, UpdateDealBody } from './deal.schema.js';
+import type { CreateDealBody, UpdateDealBody, WonLeadDeal } from './deal.schema.js';
 import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
 import { DealSql } from './deal.sql.js';
 
@@ -25,7 +26,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
 
   constructor(
     ctx: ServiceContext,
-    private readonly leads: Leads,
+    readonly leads: Leads,
   ) {
     super(ctx, new DealSql(ctx.orm));
   }
@@ -45,7 +46,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     };
   }
 
-  protected newRelations(shared: LeadRelations): DealRelations {
+  protected newRelations(shared: SalesRelations): DealRelations {
     return { ...shared, gainReasons: [], lead: null };
   }
 
@@ -68,9 +69,9 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     if (body.status === undefined || body.status === before.record.status) return;
     const now = new Date();
     deal.status = body.status;
-    deal.wonDate = body.status === LeadStatus.won ? now : null;
-    deal.lostDate = body.status === LeadStatus.lost ? now : null;
-    if (body.status !== LeadStatus.won) {
+    deal.wonDate = body.status === SalesStatus.won ? now : null;
+    deal.lostDate = body.status === SalesStatus.lost ? now : null;
+    if (body.status !== SalesStatus.won) {
       deal.wonReasonDescription = null;
       await this.setGainReasons(client, deal, []);
     }
@@ -120,9 +121,11 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    * The admin API's lead win with `deal` (decision 0057): the lead is won and, in the same transaction, a deal is
    * created from it: first stage of the primary pipeline, the lead's responsible (the master user when that one is
    * inactive or archived), the acting user as creator, the lead's visibility, effective consent, effective origin
-   * and organization, the `value` sent. deal.created fires with it; lead.won carries its DealSnapshot.
+   * and organization, the `value` sent. deal.created fires with it; lead.won carries its DealSnapshot. Without
+   * `deal`, the lead's plain win.
    */
-  winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal) {
+  winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal | undefined) {
+    if (!body) return this.leads.win(companyId, ref, userId);
     return this.leads.win(companyId, ref, userId, async (client, { record: lead, rel: leadRel }, by) => {
       const [row] = await run(client, this.sql.createReads, [companyId, null, lead.responsibleId, by.id]);
       const reads = this.sql.createReadsFromRow(row ?? {});

@@ -1,11 +1,12 @@
+import { iso } from '@svc/platform/http/json';
 import type { NamedItem } from '../catalog/catalog.entity.js';
-import { iso } from '../companies/company.views.js';
-import { type LeadRelations, leadSnapshot } from '../leads/lead.snapshot.js';
-import { namedSummary } from '../leads/lead.summaries.js';
+import { leadSnapshot } from '../leads/lead.snapshot.js';
+import type { SalesRelations } from '../sales/sales.snapshot.js';
+import { namedSummary } from '../sales/sales.summaries.js';
 import type { Deal } from './deal.entity.js';
 
 /** What a deal's snapshot shows besides its columns: the lead's relations plus its gain reasons and the lead it came from. */
-export interface DealRelations extends LeadRelations {
+export interface DealRelations extends SalesRelations {
   gainReasons: NamedItem[];
   lead: { id: string; code: number; title: string } | null;
 }

@@ -1,8 +1,8 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { type Statement, statement } from '@svc/platform/db/native';
-import type { LeadRelations } from '../leads/lead.snapshot.js';
-import { salesRecordVisibleSql } from '../leads/lead.visibility.js';
+import type { SalesRelations } from '../sales/sales.snapshot.js';
 import { SalesSql } from '../sales/sales.sql.js';
+import { salesRecordVisibleSql } from '../sales/sales.visibility.js';
 import { Deal, DealRelationEntities } from './deal.entity.js';
 import type { DealRelations } from './deal.snapshot.js';
 
@@ -39,7 +39,7 @@ export class DealSql extends SalesSql<Deal, DealRelations> {
       ${this.reasonsSelect(alias, 'gain')} as "_gainReasons"`;
   }
 
-  protected override relationsOf(row: Json, shared: LeadRelations): DealRelations {
+  protected override relationsOf(row: Json, shared: SalesRelations): DealRelations {
     return {
       ...shared,
       gainReasons: this.namedFromRows((row._gainReasons as Json[] | null) ?? []),

@@ -5,9 +5,9 @@ import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { userSummary } from '../leads/lead.summaries.js';
 import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
 import { toDate } from '../records/record.schema.js';
+import { userSummary } from '../sales/sales.summaries.js';
 import { Delivery, DeliveryPipeline, DeliveryStage, DeliveryStatus } from './delivery.entity.js';
 import type {
   CreateDeliveryBody,

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { iso } from '../companies/company.views.js';
-import type { StageSummary } from '../leads/lead.summaries.js';
+import { iso } from '@svc/platform/http/json';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
+import type { StageSummary } from '../sales/sales.summaries.js';
 import { type Delivery, DeliveryPipeline, DeliveryStage } from './delivery.entity.js';
 
 export type DeliverySnapshot = Awaited<ReturnType<typeof deliverySnapshots>>[number];

@@ -1,7 +1,8 @@
-import { route } from '@svc/platform/http/contract';
+import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
-import { creationAnswer, leadDetailSchema, leadSnapshotSchema, page, updateAnswer } from '../sales/sales.responses.js';
-import { createLeadBody, idempotencyKey, listLeadsQuery, updateLeadBody } from './lead.schema.js';
+import { creationAnswer, leadDetailSchema, leadSnapshotSchema, updateAnswer } from '../sales/sales.responses.js';
+import { idempotencyKey } from '../sales/sales.schema.js';
+import { createLeadBody, listLeadsQuery, updateLeadBody } from './lead.schema.js';
 
 /** The external lead routes' contracts (decision 0100): what lead.http.ts serves and the OpenAPI document shows. */
 const tags = ['Leads'];

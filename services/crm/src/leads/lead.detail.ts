@@ -3,9 +3,9 @@ import { isUuid } from '@svc/platform/errors';
 import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import type { DetailParts } from '../sales/sales.service.js';
+import type { DetailParts } from '../sales/sales.base.js';
+import { type SalesDetailExtras, stageDurationsAt } from '../sales/sales.snapshot.js';
 import type { Lead } from './lead.entity.js';
-import { type LeadDetailExtras, stageDurationsAt } from './lead.snapshot.js';
 import type { LeadSql } from './lead.sql.js';
 
 type Json = Record<string, unknown>;
@@ -19,7 +19,7 @@ interface CachedDetail {
   /** The JSON up to (without) `stage_durations`, and from `associations_count` to the end. */
   head: string;
   tail: string;
-  stagePeriods: LeadDetailExtras['stagePeriods'];
+  stagePeriods: SalesDetailExtras['stagePeriods'];
   /** The lead's persons, whose chats the chat fields show (asked of chat per read, never cached). */
   persons: LeadPerson[];
 }

@@ -1,11 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
-export const MEASUREMENT_CONSENTS = ['GRANTED', 'DENIED', 'UNSPECIFIED'] as const;
-export type MeasurementConsent = (typeof MEASUREMENT_CONSENTS)[number];
-
-export const LeadStatus = { open: 1, won: 2, lost: 3 } as const;
-
 export const Lead = defineEntity({
   name: 'Lead',
   tableName: 'leads',

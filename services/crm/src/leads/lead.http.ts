@@ -3,8 +3,7 @@ import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
-import type { Deals } from '../deals/deal.service.js';
-import { adminRouter, companyParam, leadWinBody, salesActionRoutes } from '../sales/sales.http.js';
+import { adminRouter, salesActionRoutes } from '../sales/sales.http.js';
 import { createLead, getLead, listLeads, updateLead } from './lead.contract.js';
 import type { Leads } from './lead.service.js';
 
@@ -26,17 +25,9 @@ export function leadRoutes(leads: Leads): ApiRouter {
     });
 }
 
-/** The CRM's dedicated lead actions of the management API (admin-api.md); each answers the LeadSnapshot. */
-export function leadAdminRoutes(leads: Leads, deals: Deals): Router {
+/** The CRM's dedicated lead actions of the management API (admin-api.md); each answers the LeadSnapshot. `win` is deals' (deal.http.ts). */
+export function leadAdminRoutes(leads: Leads): Router {
   const r = adminRouter();
-  r.post('/companies/:cid/leads/:id/win', async (req, res) => {
-    const body = parse(leadWinBody, req.body);
-    const cid = companyParam(req.params.cid);
-    const won = body.deal
-      ? await deals.winLead(cid, req.params.id, body.user_id, body.deal)
-      : await leads.win(cid, req.params.id, body.user_id);
-    res.json(leads.snapshotOf(won));
-  });
   salesActionRoutes(r, leads);
   return r;
 }

@@ -1,153 +1,22 @@
 import { z } from 'zod';
-import { contactInput, createOrganizationBody } from '../contacts/contact.service.js';
-import { marketingBody } from '../marketing/marketing.schema.js';
 import { salesListQueryShape } from '../sales/sales.list.js';
-import { MEASUREMENT_CONSENTS } from './lead.entity.js';
+import { createSalesFields, organizationConflict, updateConflicts, updateSalesFields } from '../sales/sales.schema.js';
 
-const uuid = z.uuid('must be a UUID');
-const title = z.string().trim().min(1, 'must be 1 to 150 characters').max(150, 'must be 1 to 150 characters');
-const qualityRating = z.number().int().min(1, 'must be an integer from 1 to 5').max(5, 'must be an integer from 1 to 5');
-const qualityReason = z.string().trim().max(2000, 'must be at most 2000 characters');
-const visibility = z.union([z.literal(0), z.literal(1)], { message: 'must be 0 or 1' });
-const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
-
-/** The Person object of lead create and update (spec "Person object"); contacts go in `contacts`, never phone/email. */
-export const personInput = z.strictObject({
-  name: text(200).min(1, 'must not be empty').optional(),
-  birth_date: z.iso.datetime({ offset: true }).or(z.iso.date()).nullable().optional(),
-  gender: z.number().int().min(0, 'must be 0 to 3').max(3, 'must be 0 to 3').nullable().optional(),
-  notes: text(10_000).nullable().optional(),
-  contacts: z.array(contactInput).max(50).optional(),
-  avoid_duplicate: z.boolean().optional(),
-  duplicate_check_types: z.array(z.number().int().min(1).max(4)).max(4).optional(),
-});
-export type PersonInput = z.infer<typeof personInput>;
-
-/** The Organization object (input): name, legal_name, document, industry, description, phone, email, site. */
-export const organizationInput = createOrganizationBody.omit({ logo: true });
-
-/** A custom field answer: `{id, value, option_id, option_ids}`; an answer with none of them clears the field (update). */
-export const customFieldAnswer = z.strictObject({
-  id: uuid,
-  value: z.union([z.string(), z.number()]).nullable().optional(),
-  option_id: uuid.nullable().optional(),
-  option_ids: z.array(uuid).max(500).nullable().optional(),
-});
-export type CustomFieldAnswerInput = z.infer<typeof customFieldAnswer>;
-
-const uniqueIds = <T>(items: T[], id: (t: T) => string) => new Set(items.map(id)).size === items.length;
-
-/** The `custom_fields` of a create or update body: each field answered at most once. */
-const customFieldAnswers = z
-  .array(customFieldAnswer)
-  .max(500)
-  .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice');
-
-/**
- * POST /leads. Strict: a field the contract forbids (top-level phone, email, lead_source) or does not
- * know is a 400 naming it, never silently dropped.
- */
-export const createLeadFields = z.strictObject({
-  title,
-  stage_id: uuid.optional(),
-  responsible_id: uuid.optional(),
-  quality_rating: qualityRating.optional(),
-  quality_reason: qualityReason.nullable().optional(),
-  visibility: visibility.optional(),
-  tags: z.array(uuid).max(100).optional(),
-  persons_id: z.array(uuid).max(100).optional(),
-  person: personInput.nullable().optional(),
-  organization_id: uuid.nullable().optional(),
-  organization: organizationInput.nullable().optional(),
-  custom_fields: customFieldAnswers.optional(),
-  measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
-  /** The marketing tracking object; null is the same as not sending it. */
-  marketing: marketingBody.nullable().optional(),
-  /** The only manual origin: a lead source of the company (else 400). */
-  crm_lead_source_id: uuid.nullable().optional(),
-  followers: z
-    .array(z.strictObject({ user_id: uuid, role_id: uuid.nullable().optional() }))
-    .max(100)
-    .optional(),
-  note: z
-    .strictObject({ content: z.string().trim().min(1, 'must not be empty').max(20_000), is_pinned: z.boolean().optional() })
-    .nullable()
-    .optional(),
-  idempotency_key: idempotencyKey().optional(),
-});
-
-/** organization_id and organization together are a 400 on organization_id (creation of a lead or a deal). */
-export function organizationConflict(b: { organization_id?: string | null | undefined; organization?: unknown }, ctx: z.RefinementCtx) {
-  if (b.organization_id && b.organization) {
-    ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
-  }
-}
-
-export const createLeadBody = createLeadFields.superRefine(organizationConflict);
+/** POST /leads: the shared creation body (sales.schema.ts). */
+export const createLeadBody = createSalesFields.superRefine(organizationConflict);
 export type CreateLeadBody = z.infer<typeof createLeadBody>;
 
-export function idempotencyKey() {
-  return z.string().trim().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
-}
-
-/** PUT /leads/{id} (spec): title required; omitted fields keep their value. PUT /deals/{id} extends it. */
-export const updateLeadFields = z.strictObject({
-  title,
-  stage_id: uuid.optional(),
-  responsible_id: uuid.optional(),
-  quality_rating: qualityRating.nullable().optional(),
-  quality_reason: qualityReason.nullable().optional(),
-  phone: text(100).min(1, 'must not be empty').optional(),
-  email: z.email('must be an e-mail address').max(320).optional(),
-  visibility: visibility.optional(),
-  persons_id: z
-    .array(z.strictObject({ person_id: uuid, delete: z.boolean().optional() }))
-    .max(100)
-    .refine((a) => uniqueIds(a, (x) => x.person_id), 'must not name a person twice')
-    .optional(),
-  person: personInput.nullable().optional(),
-  organization_id: uuid.nullable().optional(),
-  organization: organizationInput.nullable().optional(),
-  custom_fields: customFieldAnswers.optional(),
-  marketing: marketingBody.nullable().optional(),
-  crm_lead_source_id: uuid.nullable().optional(),
-  lead_source: z
-    .strictObject({ name: text(200).min(1, 'must not be empty') })
-    .nullable()
-    .optional(),
-});
-
-/** An update's conflicting pairs: organization_id with organization, crm_lead_source_id with lead_source. */
-export function updateConflicts(
-  b: {
-    organization_id?: string | null | undefined;
-    organization?: unknown;
-    crm_lead_source_id?: string | null | undefined;
-    lead_source?: unknown;
-  },
-  ctx: z.RefinementCtx,
-) {
-  if (b.organization_id !== undefined && b.organization) {
-    ctx.addIssue({ code: 'custom', path: ['organization_id'], message: 'conflicts with organization; send one of them' });
-  }
-  if (b.crm_lead_source_id && b.lead_source) {
-    ctx.addIssue({ code: 'custom', path: ['lead_source'], message: 'conflicts with crm_lead_source_id; send one of them' });
-  }
-}
-
-export const updateLeadBody = updateLeadFields.superRefine(updateConflicts);
+/** PUT /leads/{id}: the shared update body. */
+export const updateLeadBody = updateSalesFields.superRefine(updateConflicts);
 export type UpdateLeadBody = z.infer<typeof updateLeadBody>;
 
 /** GET /leads query (decision 0045). Unknown parameters are a 400 like unknown body fields. */
 export const listLeadsQuery = z.strictObject({
   ...salesListQueryShape,
-  lead_source_id: uuid.optional(),
+  lead_source_id: z.uuid('must be a UUID').optional(),
   only_new: z
     .enum(['true', 'false'], { message: 'must be true or false' })
     .transform((v) => v === 'true')
     .optional(),
 });
 export type ListLeadsQuery = z.infer<typeof listLeadsQuery>;
-
-/** A lead is addressed by its UUID or by its numeric per-company code. */
-export const leadRef = z.union([z.uuid(), z.string().regex(/^[1-9]\d{0,9}$/)]);

@@ -4,20 +4,23 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { ChatLinks } from '../chats/chat-links.js';
 import type { User } from '../companies/company.entity.js';
-import { type Actor, type Loaded, type NewSalesRecord, SalesRecords } from '../sales/sales.service.js';
+import type { Actor, Loaded } from '../sales/sales.base.js';
+import type { NewSalesRecord } from '../sales/sales.rules.js';
+import { SalesRecords } from '../sales/sales.service.js';
+import type { SalesRelations } from '../sales/sales.snapshot.js';
 import { LeadDetails, type LeadPerson } from './lead.detail.js';
 import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
-import { type LeadRelations, type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
+import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
 import { LeadSql } from './lead.sql.js';
 import { LeadViewFolder } from './lead.views.js';
 
-export type LoadedLead = Loaded<Lead, LeadRelations>;
+export type LoadedLead = Loaded<Lead, SalesRelations>;
 
 type Json = Record<string, unknown>;
 
 /** crm's lead operations: the ones leads share with deals (SalesRecords), the detail with views, the list, win. */
-export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
+export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
   declare readonly sql: LeadSql;
   readonly views: LeadViewFolder;
   readonly details: LeadDetails;
@@ -28,7 +31,7 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
     this.details = new LeadDetails(this.pool, this.sql, (row) => this.detailParts(row));
   }
 
-  snapshot(lead: Lead, rel: LeadRelations): LeadSnapshot {
+  snapshot(lead: Lead, rel: SalesRelations): LeadSnapshot {
     return leadSnapshot(lead, rel);
   }
 
@@ -36,7 +39,7 @@ export class Leads extends SalesRecords<Lead, LeadRelations, LeadSnapshot> {
     return { ...shared, viewsCount: 0, detailVersion: 0 };
   }
 
-  protected newRelations(shared: LeadRelations): LeadRelations {
+  protected newRelations(shared: SalesRelations): SalesRelations {
     return shared;
   }
 

@@ -1,12 +1,13 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, type Statement, statement } from '@svc/platform/db/native';
-import { Deal } from '../deals/deal.entity.js';
+import { SALES_RECORD_PROPERTIES, type SalesRecord } from '../sales/sales.entity.js';
 import { listed, originFilter, SalesList, salesRecordFilters, VIEWER } from '../sales/sales.list.js';
-import { NOW_US, SalesSql } from '../sales/sales.sql.js';
+import { NOW_US } from '../sales/sales.select.js';
+import type { SalesRelations } from '../sales/sales.snapshot.js';
+import { SalesSql } from '../sales/sales.sql.js';
+import { leadVisibleSql } from '../sales/sales.visibility.js';
 import { Lead, LeadRelationEntities } from './lead.entity.js';
 import type { ListLeadsQuery } from './lead.schema.js';
-import type { LeadRelations } from './lead.snapshot.js';
-import { leadVisibleSql } from './lead.visibility.js';
 
 type Json = Record<string, unknown>;
 
@@ -14,7 +15,7 @@ type Json = Record<string, unknown>;
  * The lead statements: the ones leads share with deals (SalesSql) plus the detail that records a view, the view
  * folding (decision 0012) and the list (decision 0045), as named statements (decision 0010).
  */
-export class LeadSql extends SalesSql<Lead, LeadRelations> {
+export class LeadSql extends SalesSql<Lead, SalesRelations> {
   /**
    * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): records the view ($3 view id),
    * returns the lead, its relations, its views (`_viewsCount`) and the versions its cached copy is checked against
@@ -39,12 +40,12 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
   /** GET /leads (sales.list.ts): the shared filters, the effective origin and only_new. */
   readonly list: SalesList<ListLeadsQuery>;
 
-  /** The columns of the lead's deals (`_deals`). */
-  private readonly deal: EntityColumns<Deal>;
+  /** The columns of the lead's deals (`_deals`): those leads and deals share, so leads need not know the deal entity. */
+  private readonly deal: EntityColumns<SalesRecord>;
 
   constructor(orm: MikroORM) {
     super(orm, 'lead', Lead, LeadRelationEntities);
-    this.deal = new EntityColumns(orm, Deal);
+    this.deal = new EntityColumns(orm, Lead, SALES_RECORD_PROPERTIES);
 
     // A read records its views in lead_views and adds them to leads.views_count in its own statement (decision 0015:
     // crm sends one statement per lead at a time, for all the reads of that lead waiting, so reads of one lead do not
@@ -120,7 +121,7 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
   /** The deals that came from the lead (decision 0057), oldest first, with their stage, pipeline and responsible. */
   protected override extraSelect(alias: string): string {
     // Called by the base constructor, before this class's fields are set.
-    const deal = new EntityColumns(this.orm, Deal);
+    const deal = new EntityColumns(this.orm, Lead, SALES_RECORD_PROPERTIES);
     const same = `company_id = ${alias}.company_id`;
     const row = (x: string, columns: EntityColumns<object>) => `case when ${x}.id is null then null else ${columns.json(x)} end`;
     return `,
@@ -131,7 +132,7 @@ export class LeadSql extends SalesSql<Lead, LeadRelations> {
         where ld.${same} and ld.lead_id = ${alias}.id) as "_deals"`;
   }
 
-  protected override relationsOf(row: Json, shared: LeadRelations): LeadRelations {
+  protected override relationsOf(row: Json, shared: SalesRelations): SalesRelations {
     const deals = ((row._deals as Json[] | null) ?? []).map((x) => ({
       deal: this.deal.hydrate(x.deal as Json),
       stage: x.stage ? this.stage.hydrate(x.stage as Json) : null,

@@ -1,5 +1,12 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
+/** A record's measurement consent (spec "Measurement consent"): canonical on the record, else its acquisitions'. */
+export const MEASUREMENT_CONSENTS = ['GRANTED', 'DENIED', 'UNSPECIFIED'] as const;
+export type MeasurementConsent = (typeof MEASUREMENT_CONSENTS)[number];
+
+/** The two kinds of record an acquisition belongs to (a lead or a deal; SalesKind seen from marketing). */
+export type AcquiredKind = 'lead' | 'deal';
+
 /**
  * One acquisition snapshot: the normalized marketing tracking a lead or a deal arrived with (exactly one of
  * `leadId` and `dealId`). The latest active one is the record's `marketing_lead_source`; its lead source is the

@@ -1,15 +1,13 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { LeadSource } from '../catalog/catalog.entity.js';
-import type { Lead, MeasurementConsent } from '../leads/lead.entity.js';
-import type { SalesKind } from '../sales/sales.entity.js';
-import type { MarketingAcquisition } from './acquisition.entity.js';
+import type { AcquiredKind, MarketingAcquisition, MeasurementConsent } from './acquisition.entity.js';
 import type { Origin } from './origin.js';
 import type { AcquisitionDraft } from './tracking.js';
 
 /** The acquisition snapshot of a lead or a deal, to be written with it. */
 export function acquisitionOf(
-  kind: SalesKind,
-  record: Pick<Lead, 'id' | 'companyId'>,
+  kind: AcquiredKind,
+  record: { id: string; companyId: string },
   draft: AcquisitionDraft,
   origin: Origin,
   at: Date,

@@ -1,6 +1,5 @@
 import type { LeadSource } from '../catalog/catalog.entity.js';
-import type { MeasurementConsent } from '../leads/lead.entity.js';
-import type { MarketingAcquisition } from './acquisition.entity.js';
+import type { MarketingAcquisition, MeasurementConsent } from './acquisition.entity.js';
 
 /** `lead_source` of the lead detail and LeadSnapshot: `{id, name, logo}`. */
 export const leadSourceSummary = (s: LeadSource | null | undefined) => (s ? { id: s.id, name: s.name, logo: s.logo } : null);

@@ -3,8 +3,7 @@
  * kept, null (or blank) clears. Rules 1 to 5 apply to what is sent; the URL fills only what is still missing.
  * Pure, like tracking.ts: the caller stores the result.
  */
-import type { MeasurementConsent } from '../leads/lead.entity.js';
-import type { MarketingAcquisition } from './acquisition.entity.js';
+import type { MarketingAcquisition, MeasurementConsent } from './acquisition.entity.js';
 import {
   type AcquisitionDraft,
   agreedConsent,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MEASUREMENT_CONSENTS } from '../leads/lead.entity.js';
+import { MEASUREMENT_CONSENTS } from './acquisition.entity.js';
 import { type MarketingInput, type StoredTrackingField, TRACKING_MAX_LENGTH } from './tracking.js';
 
 const text = (field: StoredTrackingField | 'url_conversion') => {

@@ -4,7 +4,7 @@
  * anything, so a consent divergence is a 400 with nothing created.
  */
 import { invalid } from '@svc/platform/errors';
-import { MEASUREMENT_CONSENTS, type MeasurementConsent } from '../leads/lead.entity.js';
+import { MEASUREMENT_CONSENTS, type MeasurementConsent } from './acquisition.entity.js';
 
 export const SVC_FIELDS = [
   'svc_code',

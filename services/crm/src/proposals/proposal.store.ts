@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
 import { dealVisibleSql } from '../deals/deal.sql.js';
-import { leadVisibleSql } from '../leads/lead.visibility.js';
+import { leadVisibleSql } from '../sales/sales.visibility.js';
 import type { PricedItem } from './proposal.rules.js';
 import { proposalSummaryJson } from './proposal.summary.js';
 

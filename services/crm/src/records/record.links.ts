@@ -5,7 +5,7 @@ import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
 import { Deal } from '../deals/deal.entity.js';
 import { Delivery } from '../deliveries/delivery.entity.js';
-import type { UserSummary } from '../leads/lead.summaries.js';
+import type { UserSummary } from '../sales/sales.summaries.js';
 
 /**
  * What deliveries and contracts share: the acting user of an admin action, a record named by id or code, the

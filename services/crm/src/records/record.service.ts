@@ -13,7 +13,7 @@ import {
 } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { dealVisibleSql } from '../deals/deal.sql.js';
-import { leadVisibleSql } from '../leads/lead.visibility.js';
+import { leadVisibleSql } from '../sales/sales.visibility.js';
 
 const MAX_REFS = 5000;
 

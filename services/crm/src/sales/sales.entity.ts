@@ -1,7 +1,10 @@
-import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { defineEntity, type InferEntity, type InferEntityFromProperties, p } from '@mikro-orm/core';
 
 /** Leads and deals: the two kinds of sales record. Each has its own table and relation tables named after it. */
 export type SalesKind = 'lead' | 'deal';
+
+/** A lead's or deal's `status`. */
+export const SalesStatus = { open: 1, won: 2, lost: 3 } as const;
 
 /**
  * The columns a lead and a deal share (a deal adds its own, deal.entity.ts): one definition, so both tables and
@@ -142,3 +145,9 @@ export type SalesFollower = InferEntity<Relations['Follower']>;
 export type SalesNote = InferEntity<Relations['Note']>;
 export type SalesLossReason = InferEntity<Relations['LossReason']>;
 export type SalesStagePeriod = InferEntity<Relations['StagePeriod']>;
+
+/** The names of the properties a lead and a deal share. */
+export const SALES_RECORD_PROPERTIES = Object.keys(salesRecordProperties());
+
+/** The columns a lead and a deal share (salesRecordProperties), as a record's runtime type. */
+export type SalesRecord = Omit<InferEntityFromProperties<ReturnType<typeof salesRecordProperties>>, symbol>;

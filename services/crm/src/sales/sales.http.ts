@@ -3,22 +3,20 @@ import { requireAdmin } from '@svc/platform/http/app';
 import { parse, parseQuery } from '@svc/platform/http/parse';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
-import { dealFields } from '../deals/deal.schema.js';
-import { createLeadFields, customFieldAnswer } from '../leads/lead.schema.js';
-import type { LeadRelations, SalesRecord } from '../leads/lead.snapshot.js';
+import type { SalesRecord } from './sales.entity.js';
+import { customFieldAnswer, idempotencyKey } from './sales.schema.js';
 import type { SalesRecords } from './sales.service.js';
+import type { SalesRelations } from './sales.snapshot.js';
 
-const userId = z.uuid('must be a UUID');
-const uuids = z.array(z.uuid('must be a UUID')).max(50);
-const description = z.string().trim().max(2000).nullable().optional();
+/** The `x-idempotency-key` header of a creation (decision 0042). */
+export const headerKey = z.object({ 'x-idempotency-key': idempotencyKey().optional() });
 
-export const leadWinBody = z.strictObject({
-  user_id: userId,
-  /** The deal created with the win (decision 0057): the creation's title and value rules. */
-  deal: z.strictObject({ title: createLeadFields.shape.title, value: dealFields.value }).optional(),
-});
-export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
-export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
+/** The acting user of an admin action: `user_id` of its body. */
+export const userId = z.uuid('must be a UUID');
+/** The ids of named items (loss or gain reasons) an action names. */
+export const uuids = z.array(z.uuid('must be a UUID')).max(50);
+/** The free text of a win or a loss. */
+export const description = z.string().trim().max(2000).nullable().optional();
 const loseBody = z.strictObject({ user_id: userId, loss_reason_ids: uuids.optional(), description });
 const moveBody = z.strictObject({ user_id: userId, stage_id: z.uuid('must be a UUID') });
 const tagsBody = z.strictObject({ user_id: userId, tag_ids: z.array(z.uuid('must be a UUID')).min(1, 'must name a tag').max(100) });
@@ -47,7 +45,7 @@ export const companyParam = (cid: string) => requireUuid(cid, 'Company');
  * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<kind>s/{id}/…`: lose, move,
  * tags, custom fields and quality. Each answers the record's snapshot. `win` differs per kind.
  */
-export function salesActionRoutes<R extends SalesRecord, Rel extends LeadRelations, S extends { updated_at: string }>(
+export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }>(
   r: Router,
   records: SalesRecords<R, Rel, S>,
 ): void {

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { MEASUREMENT_CONSENTS } from '../leads/lead.entity.js';
+import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
 import { proposalSummarySchema } from '../proposals/proposal.responses.js';
 
 /**
  * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
- * test read them. Built after lead.summaries.ts and lead.snapshot.ts, which produce these shapes; the contract test
+ * test read them. Built after sales.summaries.ts and sales.snapshot.ts, which produce these shapes; the contract test
  * fails when the two drift.
  */
 const uuid = z.string().meta({ format: 'uuid' });
@@ -206,7 +206,3 @@ export const updateAnswer = z
     lost_reason_description: z.string().nullable(),
   })
   .meta({ id: 'UpdateResponse' });
-
-/** `{total, records, next_cursor}` of every list (architecture, Conventions). */
-export const page = <T extends z.ZodType>(records: T, id: string) =>
-  z.object({ total: z.number().int(), records: z.array(records), next_cursor: z.string().nullable() }).meta({ id });

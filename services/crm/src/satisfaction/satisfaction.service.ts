@@ -3,16 +3,16 @@ import { LockMode } from '@mikro-orm/core';
 import { nativePool } from '@svc/platform/db/native';
 import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, gone, invalid, notFound } from '@svc/platform/errors';
+import { iso } from '@svc/platform/http/json';
 import type { ServiceContext } from '@svc/platform/service';
 import { RecordType } from '@svc/proto/crm/v1/records';
 import { v7 as uuidv7 } from 'uuid';
 import { User } from '../companies/company.entity.js';
-import { iso } from '../companies/company.views.js';
 import { Deal } from '../deals/deal.entity.js';
 import { Delivery } from '../deliveries/delivery.entity.js';
 import { Lead } from '../leads/lead.entity.js';
-import { userSummary } from '../leads/lead.summaries.js';
 import { RecordSummaries } from '../records/record.service.js';
+import { userSummary } from '../sales/sales.summaries.js';
 import { SatisfactionLink, SatisfactionSubmission } from './satisfaction.entity.js';
 import type { CreateLinkBody, SubmissionBody } from './satisfaction.schema.js';
 

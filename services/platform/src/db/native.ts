@@ -1,4 +1,4 @@
-import type { EntityName } from '@mikro-orm/core';
+import { type EntityName, UnderscoreNamingStrategy } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 
@@ -77,15 +77,22 @@ interface ColumnProp {
 export class EntityColumns<T> {
   private readonly props: ColumnProp[];
 
-  constructor(orm: MikroORM, entity: EntityName<T>) {
+  /** `only`: these properties alone (the columns another table shares with this entity's, read from that table). */
+  constructor(orm: MikroORM, entity: EntityName<T>, only?: readonly string[]) {
     const meta = orm.getMetadata().get(entity);
     this.props = meta.props
       .filter((p) => p.kind === 'scalar' && p.persist !== false && p.fieldNames?.length === 1)
+      .filter((p) => !only || only.includes(p.name))
       .map((p) => ({
         name: p.name,
         column: p.fieldNames[0] as string,
         kind: p.runtimeType === 'Date' ? 'date' : /^(numeric|decimal|bigint|int8)/.test(p.columnTypes?.[0] ?? '') ? 'number' : 'other',
       }));
+  }
+
+  /** The column names, in the entity's order (for an insert's column list). */
+  columns(): string[] {
+    return this.props.map((p) => p.column);
   }
 
   /** `a.id as "id", a.company_id as "companyId", ...`; decimals and bigints as float8, so pg returns numbers. */
@@ -117,4 +124,46 @@ export class EntityColumns<T> {
     const col = `${alias}.${p.column}`;
     return p.kind === 'number' ? `${col}::float8` : col;
   }
+}
+
+/** The Postgres type a value of each MikroORM type is bound as (`$n::<type>`). */
+const BOUND_AS: Record<string, string> = {
+  UuidType: 'uuid',
+  StringType: 'text',
+  TextType: 'text',
+  BooleanType: 'bool',
+  SmallIntType: 'int2',
+  IntegerType: 'int4',
+  BigIntType: 'int8',
+  DateTimeType: 'timestamptz',
+  JsonType: 'jsonb',
+};
+
+export interface DefinedColumn {
+  property: string;
+  column: string;
+  /** The Postgres type its values are bound as (an array column: its column type, e.g. `uuid[]`). */
+  pgType: string;
+}
+
+/**
+ * The columns of an entity from its definition alone, for statement texts built at module load, before any ORM
+ * exists: each scalar property's column under MikroORM's default naming (or its `fieldName`) and the type its
+ * values are bound as. EntityColumns is the same from a running ORM's metadata; a service's test checks that the two
+ * agree. An unknown property type throws, so it is added here rather than bound as the wrong type.
+ */
+export function definedColumns(entity: { meta: { properties: Record<string, unknown> } }): DefinedColumn[] {
+  const naming = new UnderscoreNamingStrategy();
+  return Object.entries(entity.meta.properties)
+    .map(([property, options]) => ({
+      property,
+      o: options as { type?: unknown; columnType?: string; fieldName?: string; persist?: boolean; kind?: string },
+    }))
+    .filter(({ o }) => o.persist !== false && (o.kind === undefined || o.kind === 'scalar'))
+    .map(({ property, o }) => {
+      const type = typeof o.type === 'function' ? o.type.name : ((o.type as object | undefined)?.constructor?.name ?? String(o.type));
+      const pgType = type === 'ArrayType' ? o.columnType : BOUND_AS[type];
+      if (!pgType) throw new Error(`definedColumns: ${property} has a type (${type}) with no bound Postgres type`);
+      return { property, column: o.fieldName ?? naming.propertyToColumnName(property), pgType };
+    });
 }

@@ -1,11 +1,11 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { errorBody, forbidden } from '../errors.js';
-import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
+import { errorBody } from '../errors.js';
+import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
-import { integrationOf } from './app.js';
+import { integrationWith } from './app.js';
 import { checkPath, checkQuery, readBody, UNREAD } from './body.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
@@ -75,7 +75,7 @@ export class ApiRouter {
     const { permission, params, query, body, headers } = contract;
     const headerNames = headers ? Object.keys(headers.shape) : [];
     const checked: ApiHandler = (req, res) => {
-      if (permission && !hasPermission(integrationOf(req), permission)) throw forbidden(`The key lacks the permission ${permission}`);
+      if (permission) integrationWith(req, permission);
       const input = {
         params: params ? parse(params, req.params) : req.params,
         query: query ? parseQuery(query, req.query) : undefined,

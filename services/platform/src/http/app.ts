@@ -6,8 +6,8 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { AppError, errorBody, unauthorized } from '../errors.js';
-import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
+import { AppError, errorBody, forbidden, unauthorized } from '../errors.js';
+import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
 import { checkPath, checkQuery, checkText, readBody } from './body.js';
@@ -156,6 +156,16 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
 export function integrationOf(req: { identity?: Identity }): Extract<Identity, { kind: 'integration' }> {
   const identity = req.identity;
   if (identity?.kind !== 'integration') throw unauthorized('An integration key is required');
+  return identity;
+}
+
+/**
+ * The permission guard of every integration route: the integration identity of a request whose key holds
+ * `permission` (or `*`); 401 without a key, 403 naming the permission when the key lacks it.
+ */
+export function integrationWith(req: { identity?: Identity }, permission: string): Extract<Identity, { kind: 'integration' }> {
+  const identity = integrationOf(req);
+  if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
   return identity;
 }
 

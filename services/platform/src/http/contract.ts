@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /**
  * A route of the external API declared once (decision 0100): the router validates requests with these schemas
@@ -60,3 +60,7 @@ export interface ContractInput<C extends RouteContract> {
 
 /** `/leads/{ref}` → `/leads/:ref`, the router's syntax. */
 export const routerPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
+
+/** The response of every list: `{total, records, next_cursor}` (architecture, Conventions), named `id` in the document. */
+export const page = <T extends z.ZodType>(records: T, id: string) =>
+  z.object({ total: z.number().int(), records: z.array(records), next_cursor: z.string().nullable() }).meta({ id });

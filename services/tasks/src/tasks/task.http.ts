@@ -1,7 +1,6 @@
-import { forbidden } from '@svc/platform/errors';
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
-import { integrationOf } from '@svc/platform/http/app';
-import { hasPermission, type Identity } from '@svc/platform/identity';
+import { integrationWith } from '@svc/platform/http/app';
+import { hasPermission } from '@svc/platform/identity';
 import { createTask, deleteTask, getTask, listTasks, updateTask } from './task.contract.js';
 import type { TaskActor, TaskService } from './task.service.js';
 
@@ -14,8 +13,7 @@ export const TASK_PERMISSIONS = {
 } as const;
 
 function actorFor(req: ApiRequest, permission: string): TaskActor {
-  const identity: Extract<Identity, { kind: 'integration' }> = integrationOf(req);
-  if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);
+  const identity = integrationWith(req, permission);
   return { companyId: identity.companyId, userId: identity.userId, canUpdate: hasPermission(identity, TASK_PERMISSIONS.update) };
 }
 

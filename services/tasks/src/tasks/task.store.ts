@@ -1,4 +1,6 @@
+import { definedColumns } from '@svc/platform/db/native';
 import type { PoolClient } from 'pg';
+import { Task } from './task.entity.js';
 
 /**
  * Task statements, sent with bound parameters straight to the pg pool under the service's MikroORM (same
@@ -88,88 +90,23 @@ export interface TaskRead {
   series: SeriesRow | null;
 }
 
-export const TASK_COLUMNS = [
-  'id',
-  'company_id',
-  'title',
-  'description',
-  'is_personal',
-  'priority',
-  'task_type_id',
-  'task_stage_id',
-  'crm_lead_id',
-  'crm_deal_id',
-  'crm_delivery_id',
-  'crm_person_id',
-  'crm_organization_id',
-  'crm_customer_id',
-  'responsible_id',
-  'created_by_id',
-  'completed_at',
-  'completed_by_id',
-  'start_date',
-  'end_date',
-  'has_time',
-  'meeting_outcome',
-  'meeting_outcome_notes',
-  'meeting_provider',
-  'meeting_mode',
-  'meeting_location',
-  'meeting_description',
-  'meeting_participants',
-  'reminders_minutes',
-  'tag_ids',
-  'parent_task_id',
-  'recurrence_series_id',
-  'recurrence_index',
-  'recurrence_is_exception',
-  'origin',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof TaskRow)[];
-// Every field of TaskRow is a column above (the reverse is the `satisfies`); test/task.store.test.ts checks both
-// against the entity's metadata, the schema's one source, so a column added to the entity cannot be left out here.
-const allColumnsListed: [Exclude<keyof TaskRow, (typeof TASK_COLUMNS)[number]>] extends [never] ? true : never = true;
-void allColumnsListed;
+/** The columns of `tasks`, from the Task entity's definition (test/task.store.test.ts checks them against the ORM's). */
+const DEFINED = definedColumns(Task);
+export const TASK_COLUMNS = DEFINED.map((c) => c.column as keyof TaskRow);
 
 // Per-row values of a multi-row insert travel as one array per column; the array-valued columns are the same
 // for every row of one insert (the occurrences of a series), so they are bound once.
-const PER_ROW: readonly (keyof TaskRow)[] = TASK_COLUMNS.filter(
-  (c) => !['meeting_participants', 'reminders_minutes', 'tag_ids'].includes(c),
-);
-const PG_TYPE: Partial<Record<keyof TaskRow, string>> = {
-  title: 'text',
-  description: 'text',
-  is_personal: 'bool',
-  priority: 'int2',
-  completed_at: 'timestamptz',
-  start_date: 'timestamptz',
-  end_date: 'timestamptz',
-  has_time: 'bool',
-  meeting_outcome: 'int2',
-  meeting_outcome_notes: 'text',
-  meeting_provider: 'text',
-  meeting_mode: 'text',
-  meeting_location: 'text',
-  meeting_description: 'text',
-  recurrence_index: 'int4',
-  recurrence_is_exception: 'bool',
-  origin: 'text',
-  created_at: 'timestamptz',
-  updated_at: 'timestamptz',
-};
+const ARRAYS = new Set<string>(DEFINED.filter((c) => c.pgType.endsWith('[]')).map((c) => c.column));
+const PER_ROW: readonly (keyof TaskRow)[] = TASK_COLUMNS.filter((c) => !ARRAYS.has(c));
+const PG_TYPE = new Map(DEFINED.map((c) => [c.column, c.pgType]));
 /** The Postgres type a column's values are bound as (each per-row column travels as an array of it). */
-export const pgTypeOf = (c: keyof TaskRow) => PG_TYPE[c] ?? 'uuid';
+export const pgTypeOf = (c: keyof TaskRow) => PG_TYPE.get(c) as string;
 
 const INSERT_SQL = (() => {
   const n = PER_ROW.length;
   const unnest = PER_ROW.map((c, i) => `$${i + 1}::${pgTypeOf(c)}[]`).join(', ');
-  const select = TASK_COLUMNS.map((c) => {
-    if (c === 'meeting_participants') return `$${n + 1}::text[]`;
-    if (c === 'reminders_minutes') return `$${n + 2}::int[]`;
-    if (c === 'tag_ids') return `$${n + 3}::uuid[]`;
-    return `u.${c}`;
-  }).join(', ');
+  const arrays = TASK_COLUMNS.filter((c) => ARRAYS.has(c));
+  const select = TASK_COLUMNS.map((c) => (ARRAYS.has(c) ? `$${n + 1 + arrays.indexOf(c)}::${pgTypeOf(c)}` : `u.${c}`)).join(', ');
   return `insert into tasks (${TASK_COLUMNS.join(', ')}) select ${select} from unnest(${unnest}) as u(${PER_ROW.join(', ')})`;
 })();
 
@@ -178,7 +115,7 @@ export async function insertTasks(db: Queryable, rows: TaskRow[]): Promise<void>
   const first = rows[0];
   if (!first) return;
   const values: unknown[] = PER_ROW.map((c) => rows.map((r) => r[c]));
-  values.push(first.meeting_participants, first.reminders_minutes, first.tag_ids);
+  for (const c of TASK_COLUMNS) if (ARRAYS.has(c)) values.push(first[c]);
   await db.query({ name: 'tasks_insert', text: INSERT_SQL, values });
 }
 

@@ -1,3 +1,4 @@
+import { iso } from '@svc/platform/http/json';
 import type { RecordIndex, RecordRefs } from '../links/crm-records.js';
 import type { TaskRead } from './task.store.js';
 
@@ -9,8 +10,6 @@ import type { TaskRead } from './task.store.js';
 
 /** The origin of tasks created here: the spec's "the service" value, with the neutral brand name. */
 export const NATIVE_ORIGIN = 'SVC';
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** Who is looking: the actor's e-mail (for meeting self-attendance) and what the key may do. */
 export interface Viewer {

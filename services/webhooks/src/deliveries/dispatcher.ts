@@ -1,10 +1,10 @@
 import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
-import type { PoolClient } from 'pg';
 import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
 import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
+import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
 // Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
 export const LEASE_MS = 40_000;
@@ -24,22 +24,6 @@ interface DispatcherOptions {
   /** How long a finished attempt waits for others to be recorded with it, when few are waiting (default 2 ms). */
   recordLingerMs?: number;
   metrics: DeliveryMetrics;
-}
-
-/** When a subscription whose deliveries keep failing is disabled. */
-export interface HealthPolicy {
-  /** Consecutive deliveries that ended failed; 0 never disables. */
-  disableAfterFailures: number;
-  /** And failing for at least this long (since the first of them ended). */
-  disableAfterMs: number;
-}
-
-export function shouldDisable(consecutiveFailures: number, failingSince: Date, now: Date, policy: HealthPolicy): boolean {
-  return (
-    policy.disableAfterFailures > 0 &&
-    consecutiveFailures >= policy.disableAfterFailures &&
-    now.getTime() - failingSince.getTime() >= policy.disableAfterMs
-  );
 }
 
 /** A finished attempt waiting to be recorded (with the others that finished meanwhile). */
@@ -398,59 +382,10 @@ export class Dispatcher {
     else
       await inTransaction(pool, async (client) => {
         await client.query(statement);
-        for (const [subscriptionId, list] of withFailures) await this.recordHealth(client, subscriptionId, list);
+        for (const [subscriptionId, list] of withFailures) await recordHealth(client, subscriptionId, list, this.o.health, this.ctx.logger);
       });
     this.o.metrics.statements.inc({ kind: 'record' });
     this.o.metrics.statementRows.inc({ kind: 'record' }, batch.length);
     if (retries.length) this.scheduleRetries(retries);
-  }
-
-  /**
-   * The subscription's run of deliveries that ended failed: any success ends it; a long enough run disables
-   * the subscription (new events stop being issued to it until an operator re-enables it). `ended` are this
-   * batch's deliveries of the subscription that ended, in the order they finished.
-   */
-  private async recordHealth(client: PoolClient, subscriptionId: string, ended: (Finished & { succeeded: boolean })[]): Promise<void> {
-    let lastSuccess = -1;
-    ended.forEach((e, i) => {
-      if (e.succeeded) lastSuccess = i;
-    });
-    const failures = ended.slice(lastSuccess + 1);
-    if (!failures.length) {
-      // Most successes change nothing; skipping the write keeps the subscription row free of contention.
-      await client.query(
-        'update subscriptions set consecutive_failures = 0, failing_since = null where id = $1 and (consecutive_failures <> 0 or failing_since is not null)',
-        [subscriptionId],
-      );
-      return;
-    }
-    const first = failures[0]!;
-    const last = failures[failures.length - 1]!;
-    // After a success in this batch the run starts again with these failures; otherwise they extend it.
-    const {
-      rows: [run],
-    } = await client.query<{ consecutive_failures: number; failing_since: Date; active: boolean; deleted_at: Date | null }>(
-      lastSuccess >= 0
-        ? `update subscriptions set consecutive_failures = $1, failing_since = $2
-            where id = $3 returning consecutive_failures, failing_since, active, deleted_at`
-        : `update subscriptions set consecutive_failures = consecutive_failures + $1, failing_since = coalesce(failing_since, $2)
-            where id = $3 returning consecutive_failures, failing_since, active, deleted_at`,
-      [failures.length, first.at, subscriptionId],
-    );
-    const policy = this.o.health;
-    if (!run || !policy || !run.active || run.deleted_at) return;
-    const since = new Date(run.failing_since);
-    const now = last.at;
-    if (!shouldDisable(run.consecutive_failures, since, now, policy)) return;
-    const reason =
-      `disabled after ${run.consecutive_failures} consecutive failed deliveries since ${since.toISOString()}; ` +
-      `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
-    await client.query('update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4', [
-      now,
-      reason,
-      now,
-      subscriptionId,
-    ]);
-    this.ctx.logger.warn({ subscription: subscriptionId, reason }, 'webhook subscription disabled');
   }
 }

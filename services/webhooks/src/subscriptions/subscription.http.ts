@@ -1,5 +1,6 @@
 import { invalid, notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
+import { iso } from '@svc/platform/http/json';
 import { parse, parseQuery } from '@svc/platform/http/parse';
 import type { ServiceContext } from '@svc/platform/service';
 import { Router } from 'express';
@@ -7,8 +8,6 @@ import { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
 import { DESTINATION_NOT_ALLOWED, type DestinationPolicy, refusedLiteral } from '../deliveries/destination.js';
 import { createSubscriptionBody, listDeliveriesQuery, updateSubscriptionBody } from './subscription.schema.js';
 import { type SubscriptionService, subscriptionView } from './subscription.service.js';
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function webhookAdminRoutes(
   ctx: ServiceContext,

@@ -6,7 +6,7 @@
  * teams), or they are its responsible, its creator or one of its followers, or they are the company's master
  * user (the account administrator). Decision 0041.
  */
-import type { SalesKind } from '../sales/sales.entity.js';
+import type { SalesKind } from './sales.entity.js';
 
 export const LeadVisibility = { private: 0, team: 1 } as const;
 

@@ -5,14 +5,14 @@
  * Documented for subscribers in docs/webhooks/lead-events.md (deal-events.md refers to it); a change here is a
  * change of that contract.
  */
+
+import { iso } from '@svc/platform/http/json';
 import type { CustomField, CustomFieldOption, CustomFieldValue, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { CUSTOM_FIELD_TYPES } from '../catalog/catalog.service.js';
 import type { User } from '../companies/company.entity.js';
-import { iso } from '../companies/company.views.js';
 import type { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
-import type { Deal } from '../deals/deal.entity.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
-import type { SalesFollower, SalesParticipant } from '../sales/sales.entity.js';
+import type { SalesFollower, SalesParticipant, SalesRecord } from './sales.entity.js';
 
 /** UserSummary (also ActorSummary: won_by, lost_by): `{id, name, avatar}`. */
 export interface UserSummary {
@@ -150,7 +150,7 @@ export function customFieldsWithAnswers(rows: CustomFieldRelation[]): CustomFiel
 
 /** A deal that came from the lead, with what its summary shows. */
 export interface DealOfLead {
-  deal: Deal;
+  deal: SalesRecord;
   stage: Stage | null;
   pipeline: Pipeline | null;
   responsible: User | null;

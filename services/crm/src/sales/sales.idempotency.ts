@@ -1,8 +1,8 @@
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { conflict } from '@svc/platform/errors';
 import type { Pool } from 'pg';
-import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './attempts.js';
-import type { MeasurementConsent } from './lead.entity.js';
+import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
+import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './sales.attempts.js';
 
 /** No creation takes this long (the gateway gives up on its upstream after 60 s): an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;

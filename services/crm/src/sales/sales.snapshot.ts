@@ -1,0 +1,158 @@
+import { iso } from '@svc/platform/http/json';
+import type { NamedItem, Tag } from '../catalog/catalog.entity.js';
+import type { User } from '../companies/company.entity.js';
+import type { Organization } from '../contacts/contact.entity.js';
+import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
+import type { LeadMarketing } from '../marketing/acquisition.service.js';
+import { effectiveLeadSourceId, leadSourceSummary, marketingLeadSourceView } from '../marketing/acquisition.view.js';
+import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import type { SalesRecord } from './sales.entity.js';
+import {
+  type CustomFieldRelation,
+  customFieldsWithAnswers,
+  type DealOfLead,
+  dealSummary,
+  type FollowerRelation,
+  followerSummary,
+  namedSummary,
+  organizationSummary,
+  type ParticipantRelation,
+  participantSummary,
+  stageDuration,
+  stageSummary,
+  tagSummary,
+  userSummary,
+} from './sales.summaries.js';
+
+/** Everything a record's snapshot shows besides its own columns (SalesSql.relationsSelect reads it in one statement). */
+export interface SalesRelations {
+  stage?: Stage;
+  pipeline?: Pipeline;
+  pipelineStages: Stage[];
+  users: Map<string, User>;
+  marketing: LeadMarketing;
+  tags: Tag[];
+  participants: ParticipantRelation[];
+  organization: Organization | null;
+  customFields: CustomFieldRelation[];
+  followers: FollowerRelation[];
+  lossReasons: NamedItem[];
+  /** The deals that came from the lead (empty for a deal). */
+  deals: DealOfLead[];
+}
+
+/**
+ * What only the detail shows: the time spent per stage (in first-entered order) and the note count. A stage's time
+ * is its closed periods (`closedUs`) plus, at the time of the read (`nowUs`, the database's), its open one (started
+ * at `openFromUs`).
+ */
+export interface SalesDetailExtras {
+  stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
+  notesCount: number;
+  filesCount: number;
+  /** The live proposals' summaries, newest first. */
+  proposals: Record<string, unknown>[];
+  nowUs: number;
+}
+
+/** The detail's `stage_durations` at `nowUs` (the database's time of the read, in microseconds). */
+export const stageDurationsAt = (periods: SalesDetailExtras['stagePeriods'], nowUs: number) =>
+  periods.map((p) => stageDuration(p.stage, (p.closedUs + p.openFromUs.reduce((sum, from) => sum + (nowUs - from), 0)) / 1e6));
+
+export const noRelations = (): Omit<SalesRelations, 'users' | 'marketing' | 'pipelineStages'> => ({
+  tags: [],
+  participants: [],
+  organization: null,
+  customFields: [],
+  followers: [],
+  lossReasons: [],
+  deals: [],
+});
+
+/**
+ * The consent shown for a lead (spec "Measurement consent"): its canonical value; for a historical lead
+ * without one, the decision of the most recent active acquisition snapshot that has one (a snapshot without
+ * a decision does not shadow an older decision); else UNSPECIFIED. Nothing is written back.
+ */
+export const effectiveConsent = (
+  lead: Pick<SalesRecord, 'measurementConsent'>,
+  marketing: Pick<LeadMarketing, 'latestDecision'>,
+): MeasurementConsent => (lead.measurementConsent as MeasurementConsent | null) ?? marketing.latestDecision ?? 'UNSPECIFIED';
+
+const leadSourceOf = (lead: SalesRecord, m: LeadMarketing) => {
+  const id = effectiveLeadSourceId(lead.leadSourceId, m.latest);
+  return id ? m.leadSources.get(id) : null;
+};
+
+/** The snapshot fields leads and deals share: the spec's LeadSnapshot, which DealSnapshot adapts. */
+export type SalesSnapshot = ReturnType<typeof salesSnapshot>;
+
+/**
+ * OpportunityValuation: crm has no recurring values or projections yet, so every lead is valued by its current
+ * value (the contract's mode CURRENT, source LEGACY_CURRENT_VALUE) and nothing is projected.
+ */
+const valuationOf = (lead: Pick<SalesRecord, 'value'>) => ({
+  mode: 'CURRENT',
+  source: 'LEGACY_CURRENT_VALUE',
+  current_value: lead.value ?? null,
+  projected_value: null,
+  display_value: lead.value ?? null,
+  has_recurring_value: false,
+  has_indefinite_recurring_value: false,
+  has_rolling_projection: false,
+  indefinite_horizon_months: null,
+  calculation_version: 1,
+});
+
+/**
+ * LeadSnapshot of the spec's Lead payloads, which DealSnapshot adapts (deal.snapshot.ts): what events carry and the
+ * base of the GET detail. Fields whose sources do not exist yet are present as null or empty, never invented.
+ */
+export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
+  return {
+    id: lead.id,
+    code: lead.code,
+    title: lead.title,
+    created_at: lead.createdAt.toISOString(),
+    updated_at: lead.updatedAt.toISOString(),
+    status: lead.status,
+    value: lead.value ?? null,
+    measurement_consent: effectiveConsent(lead, rel.marketing),
+    visibility: lead.visibility,
+    negotiation_mode: null,
+    quality_rating: lead.qualityRating,
+    quality_reason: lead.qualityReason,
+    qualification_metric: 'quality_rating',
+    score: null,
+    score_criteria_count: null,
+    score_updated_at: null,
+    icp: null,
+    icps: [],
+    valuation: valuationOf(lead),
+    projection_context: { indefinite_horizon_months: 12, display_mode: 'CURRENT' },
+    archived_at: iso(lead.archivedAt),
+    won_date: iso(lead.wonDate),
+    lost_date: iso(lead.lostDate),
+    lost_reason_description: lead.lostReasonDescription ?? null,
+    crm_loss_reason: rel.lossReasons[0] ? namedSummary(rel.lossReasons[0]) : null,
+    crm_loss_reasons: rel.lossReasons.map(namedSummary),
+    last_activity_at: iso(lead.lastActivityAt),
+    responsible: userSummary(rel.users.get(lead.responsibleId)),
+    created_by: userSummary(rel.users.get(lead.createdById)),
+    stage: stageSummary(rel.stage, rel.pipeline),
+    lead_source: leadSourceSummary(leadSourceOf(lead, rel.marketing)),
+    marketing_lead_source: marketingLeadSourceView(rel.marketing.latest, rel.marketing.leadSources),
+    participants: rel.participants.map(participantSummary),
+    partners: [],
+    organization: organizationSummary(rel.organization),
+    custom_fields: customFieldsWithAnswers(rel.customFields),
+    tags: rel.tags.map(tagSummary),
+    proposals: [],
+    deals: rel.deals.map(dealSummary),
+    followers: rel.followers.map(followerSummary),
+    has_channel_chat: false,
+    channel_chats: [],
+    has_whatsapp_chat: false,
+    whatsapp_chats: [],
+  };
+}
