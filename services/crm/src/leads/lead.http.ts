@@ -1,6 +1,5 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
-import { parse } from '@svc/platform/http/parse';
 import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
 import { adminRouter, salesActionRoutes } from '../sales/sales.http.js';
