@@ -86,6 +86,9 @@ export async function bundle(name, outDir = join(root, 'dist')) {
       plugins: [healthProtoNextToBundle],
       logLevel: 'warning',
       legalComments: 'none',
+      // Class and function names as written: the platform reads MikroORM's property types by class name
+      // (definedColumns), which esbuild would otherwise rename when two modules declare the same name.
+      keepNames: true,
     });
     written.push(outfile);
   }
