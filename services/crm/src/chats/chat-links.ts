@@ -3,7 +3,7 @@ import { callUnary } from '@svc/platform/grpc/server';
 import type { Logger } from '@svc/platform/logging';
 import { ChatLinkServiceClient, type PersonChat } from '@svc/proto/chat/v1/chat';
 import type { Pool } from 'pg';
-import { type LeadPerson, NO_CHAT_FIELDS } from '../leads/lead.detail.js';
+import { type ChatFieldsSource, type LeadPerson, NO_CHAT_FIELDS } from '../leads/lead.detail.js';
 
 /** The lead detail waits at most this long for chat (ms); past it the chat fields are empty, the detail still answers. */
 const DEADLINE_MS = 500;
@@ -14,7 +14,7 @@ const DEADLINE_MS = 500;
  * responsible users are crm's own. When chat is not configured (CHAT_GRPC_URL unset) or does not answer in time,
  * the fields are empty rather than the detail failing (decision 0066).
  */
-export class ChatLinks {
+export class ChatLinks implements ChatFieldsSource {
   private readonly client: ChatLinkServiceClient | null;
 
   constructor(

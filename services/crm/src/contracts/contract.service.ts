@@ -6,6 +6,7 @@ import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
+import { checkDeliveryLink } from '../deliveries/delivery.links.js';
 import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
 import { type UserSummary, userSummary } from '../sales/sales.summaries.js';
 import { Contract, ContractRenewal, ContractStatus } from './contract.entity.js';
@@ -76,6 +77,7 @@ export class Contracts {
     const by = await actingUser(em, companyId, body.user_id);
     if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
     await checkLinks(em, companyId, body);
+    await checkDeliveryLink(em, companyId, body.delivery_id);
     const startDate = dateOf(body.start_date);
     const endDate = body.end_date ? dateOf(body.end_date) : null;
     checkPeriod(startDate, endDate);
@@ -123,6 +125,7 @@ export class Contracts {
     if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
     if (body.responsible_id === null) throw invalid('responsible_id: a contract always has a responsible user');
     await checkLinks(em, companyId, body);
+    await checkDeliveryLink(em, companyId, body.delivery_id);
     return this.act(companyId, ref, 'change', by, async (_tx, c) => {
       if (body.title !== undefined) c.title = body.title;
       if (body.description !== undefined) c.description = body.description;

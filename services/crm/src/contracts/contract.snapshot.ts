@@ -1,5 +1,6 @@
 import type { EntityManager } from '@svc/platform/db/orm';
 import { iso } from '@svc/platform/http/json';
+import { deliverySummaries } from '../deliveries/delivery.links.js';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
 import { type Contract, ContractRenewal } from './contract.entity.js';
 
@@ -19,13 +20,15 @@ export async function contractSnapshot(em: EntityManager, c: Contract) {
     { companyId: c.companyId, contractId: c.id },
     { orderBy: { renewedAt: 'asc', id: 'asc' } },
   );
-  const links = await linkSummaries(em, c.companyId, {
-    users: [c.responsibleId, c.createdById, c.canceledById ?? null, c.completedById ?? null, ...renewals.map((r) => r.renewedById)],
-    deals: [c.dealId ?? null],
-    organizations: [c.organizationId ?? null],
-    persons: [c.personId ?? null],
-    deliveries: [c.deliveryId ?? null],
-  });
+  const [links, deliveries] = await Promise.all([
+    linkSummaries(em, c.companyId, {
+      users: [c.responsibleId, c.createdById, c.canceledById ?? null, c.completedById ?? null, ...renewals.map((r) => r.renewedById)],
+      deals: [c.dealId ?? null],
+      organizations: [c.organizationId ?? null],
+      persons: [c.personId ?? null],
+    }),
+    deliverySummaries(em, c.companyId, [c.deliveryId ?? null]),
+  ]);
   return {
     id: c.id,
     code: c.code,
@@ -37,7 +40,7 @@ export async function contractSnapshot(em: EntityManager, c: Contract) {
     end_date: day(c.endDate),
     company_id: c.companyId,
     deal: summaryOf(links.deals, c.dealId),
-    delivery: summaryOf(links.deliveries, c.deliveryId),
+    delivery: summaryOf(deliveries, c.deliveryId),
     organization: summaryOf(links.organizations, c.organizationId),
     person: summaryOf(links.persons, c.personId),
     responsible: summaryOf(links.users, c.responsibleId),

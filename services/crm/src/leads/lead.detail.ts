@@ -32,6 +32,14 @@ export interface LeadPerson {
 /** The JSON members of the chat fields (`"has_channel_chat":...`) for the persons of a lead, per read. */
 export type ChatFieldsOf = (persons: LeadPerson[]) => Promise<string>;
 
+/**
+ * Where the chat fields come from (chat's client, `chats/chat-links.ts`), handed to the lead service at wiring time
+ * in service.ts so that leads, below chats, never imports it.
+ */
+export interface ChatFieldsSource {
+  fieldsJson(companyId: string, persons: LeadPerson[]): Promise<string>;
+}
+
 /** The chat fields when the key may not read chats, or the lead has no person (spec: flags false, lists empty). */
 export const NO_CHAT_FIELDS = '"has_channel_chat":false,"channel_chats":[],"has_whatsapp_chat":false,"whatsapp_chats":[]';
 const CHAT_KEYS = ['has_channel_chat', 'channel_chats', 'has_whatsapp_chat', 'whatsapp_chats'];

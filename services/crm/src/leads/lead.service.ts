@@ -2,13 +2,12 @@ import { notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
-import type { ChatLinks } from '../chats/chat-links.js';
 import type { User } from '../companies/company.entity.js';
 import type { Actor, Loaded } from '../sales/sales.base.js';
 import type { NewSalesRecord } from '../sales/sales.rules.js';
 import { SalesRecords } from '../sales/sales.service.js';
 import type { SalesRelations } from '../sales/sales.snapshot.js';
-import { LeadDetails, type LeadPerson } from './lead.detail.js';
+import { type ChatFieldsSource, LeadDetails, type LeadPerson } from './lead.detail.js';
 import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
 import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
@@ -68,7 +67,7 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
   }
 
   /** Where the chat fields of the detail come from (the chat service), set once at start. */
-  chatLinks: ChatLinks | null = null;
+  chatLinks: ChatFieldsSource | null = null;
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
   async list(actor: Actor, q: ListLeadsQuery) {

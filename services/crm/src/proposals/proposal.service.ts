@@ -2,6 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { inTransaction, nativePool } from '@svc/platform/db/native';
 import { invalid, isUuid, notFound, requireUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
+import { proposalDates } from '../sales/sales.proposals.js';
 import { price } from './proposal.rules.js';
 import { type CreateProposalBody, type ListProposalsQuery, ProposalStatus, type UpdateProposalBody } from './proposal.schema.js';
 import {
@@ -27,7 +28,6 @@ import {
   unsetPrimary,
   updateProposal,
 } from './proposal.store.js';
-import { proposalDates } from './proposal.summary.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company. */
 export interface ProposalActor {

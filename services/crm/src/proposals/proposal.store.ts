@@ -1,9 +1,9 @@
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
 import { dealVisibleSql } from '../deals/deal.sql.js';
+import { proposalSummaryJson } from '../sales/sales.proposals.js';
 import { leadVisibleSql } from '../sales/sales.visibility.js';
 import type { PricedItem } from './proposal.rules.js';
-import { proposalSummaryJson } from './proposal.summary.js';
 
 export type ProposalRecordKind = 'lead' | 'deal';
 export interface ProposalRecord {

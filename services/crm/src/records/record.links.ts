@@ -4,12 +4,12 @@ import { User } from '../companies/company.entity.js';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
 import { Deal } from '../deals/deal.entity.js';
-import { Delivery } from '../deliveries/delivery.entity.js';
 import type { UserSummary } from '../sales/sales.summaries.js';
 
 /**
  * What deliveries and contracts share: the acting user of an admin action, a record named by id or code, the
- * links to crm's deals, organizations, persons and deliveries, and their summaries in snapshots (decisions 0080, 0081).
+ * links to crm's deals, organizations and persons, and their summaries in snapshots (decisions 0080, 0081). A
+ * contract's link to a delivery is `deliveries/delivery.links.ts`: records sit below deliveries (decision 0091).
  */
 
 const CODE = /^[1-9]\d{0,9}$/;
@@ -49,7 +49,6 @@ export interface LinkIds {
   deal_id?: string | null | undefined;
   organization_id?: string | null | undefined;
   person_id?: string | null | undefined;
-  delivery_id?: string | null | undefined;
 }
 
 /** Each link sent must name a record of the company: an unknown or another company's id is a 400 on its field. */
@@ -60,7 +59,6 @@ export async function checkLinks(em: EntityManager, companyId: string, links: Li
   if (links.deal_id) await missing(em.count(Deal, { id: links.deal_id, companyId }), 'deal_id');
   if (links.organization_id) await missing(em.count(Organization, { id: links.organization_id, companyId }), 'organization_id');
   if (links.person_id) await missing(em.count(Person, { id: links.person_id, companyId }), 'person_id');
-  if (links.delivery_id) await missing(em.count(Delivery, { id: links.delivery_id, companyId }), 'delivery_id');
 }
 
 /** The summaries a delivery or contract snapshot shows for its links. */
@@ -69,7 +67,6 @@ export interface LinkSummaries {
   deals: Map<string, { id: string; code: number; title: string; status: number }>;
   organizations: Map<string, { id: string; name: string; logo: string | null }>;
   persons: Map<string, { id: string; name: string }>;
-  deliveries: Map<string, { id: string; code: number; title: string; status: number }>;
 }
 
 /** Loads, in four queries, the users, deals, organizations and persons a set of snapshots point at. */
@@ -81,24 +78,20 @@ export async function linkSummaries(
     deals: (string | null)[];
     organizations: (string | null)[];
     persons: (string | null)[];
-    deliveries?: (string | null)[];
   },
 ): Promise<LinkSummaries> {
   const present = (list: (string | null)[]) => [...new Set(list.filter((x): x is string => x !== null))];
-  const deliveryIds = present(ids.deliveries ?? []);
-  const [users, deals, organizations, persons, deliveries] = await Promise.all([
+  const [users, deals, organizations, persons] = await Promise.all([
     present(ids.users).length ? em.find(User, { companyId, id: { $in: present(ids.users) } }) : [],
     present(ids.deals).length ? em.find(Deal, { companyId, id: { $in: present(ids.deals) } }) : [],
     present(ids.organizations).length ? em.find(Organization, { companyId, id: { $in: present(ids.organizations) } }) : [],
     present(ids.persons).length ? em.find(Person, { companyId, id: { $in: present(ids.persons) } }) : [],
-    deliveryIds.length ? em.find(Delivery, { companyId, id: { $in: deliveryIds } }) : [],
   ]);
   return {
     users: new Map(users.map((u) => [u.id, { id: u.id, name: u.name, avatar: u.avatar ?? null }])),
     deals: new Map(deals.map((d) => [d.id, { id: d.id, code: d.code, title: d.title, status: d.status }])),
     organizations: new Map(organizations.map((o) => [o.id, { id: o.id, name: o.name, logo: o.logo ?? null }])),
     persons: new Map(persons.map((p) => [p.id, { id: p.id, name: p.name }])),
-    deliveries: new Map(deliveries.map((d) => [d.id, { id: d.id, code: d.code, title: d.title, status: d.status }])),
   };
 }
 

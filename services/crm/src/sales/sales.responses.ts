@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
-import { proposalSummarySchema } from '../proposals/proposal.responses.js';
 
 /**
  * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
@@ -8,6 +7,35 @@ import { proposalSummarySchema } from '../proposals/proposal.responses.js';
  * fails when the two drift.
  */
 const uuid = z.string().meta({ format: 'uuid' });
+
+// The proposal summary keeps the proposal routes' own field descriptions (their schemas extend it).
+const summaryId = z.string();
+const summaryAt = z.string().meta({ description: 'ISO 8601 date-time (UTC)' });
+
+/** The spec's "Proposal summary": what the lead and deal details list. */
+export const proposalSummarySchema = z
+  .object({
+    id: summaryId,
+    code: z.number().int(),
+    version: z.number().int(),
+    title: z.string(),
+    status: z.number().int().meta({ description: '1 draft, 2 sent, 3 approved, 4 rejected' }),
+    is_primary: z.boolean(),
+    discount_type: z.enum(['percentage', 'amount']).nullable(),
+    discount_value: z.number().nullable(),
+    subtotal: z.number(),
+    total: z.number(),
+    valid_until: summaryAt.nullable(),
+    created_at: summaryAt,
+    updated_at: summaryAt,
+    approved_at: summaryAt.nullable(),
+    archived_at: summaryAt.nullable(),
+    rejected_at: summaryAt.nullable(),
+    created_by: z.object({ id: summaryId, name: z.string(), avatar: z.string().nullable() }).nullable(),
+    approved_by: z.object({ id: summaryId, name: z.string() }).nullable(),
+  })
+  .meta({ id: 'ProposalSummary' });
+
 const dateTime = z.string().meta({ format: 'date-time' });
 const nullableDate = dateTime.nullable();
 const consent = z.enum(MEASUREMENT_CONSENTS);

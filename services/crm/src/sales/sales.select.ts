@@ -6,7 +6,6 @@ import { User } from '../companies/company.entity.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
 import { MarketingAcquisition, type MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
-import { proposalDates, proposalSummariesOf } from '../proposals/proposal.summary.js';
 import type {
   SalesFollower,
   SalesKind,
@@ -16,6 +15,7 @@ import type {
   SalesRelationEntities,
   SalesTag,
 } from './sales.entity.js';
+import { proposalDates, proposalSummariesOf } from './sales.proposals.js';
 import type { SalesDetailExtras, SalesRelations } from './sales.snapshot.js';
 import { salesRecordVisibleSql } from './sales.visibility.js';
 

@@ -7,12 +7,48 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
 import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, selectList } from './delivery.columns.js';
 import type { CapturedConfig, Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
 import { LEASE_MS } from './dispatcher.js';
 
 export const CONSUMER_NAME = 'webhooks';
+
+/** The columns of a subscription that a delivery captures. */
+const CAPTURED = [
+  'id',
+  'companyId',
+  'url',
+  'events',
+  'secret',
+  'previousSecret',
+  'previousSecretExpiresAt',
+  'headers',
+  'auth',
+  'maxRetries',
+];
+const SUBSCRIPTIONS_SQL = `select ${selectList(SUBSCRIPTION_COLUMNS, CAPTURED)}
+         from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`;
+
+/**
+ * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds);
+ * every other column of the entity is bound per row, as the type it is defined with.
+ */
+const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
+  status: "'pending'",
+  attemptCount: '0',
+  nextAttemptAt: '$1::timestamptz',
+  leaseUntil: 'case when leased then now() + make_interval(secs => $5::float8) end',
+  createdAt: '$1::timestamptz',
+  updatedAt: '$1::timestamptz',
+  completedAt: 'null',
+};
+const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW));
+const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
+const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
+/** Bound parameters before the rows'. */
+const LEADING_PARAMS = 5;
 
 /** The columns of a subscription that a delivery captures. */
 interface SubscriptionRow {
@@ -30,7 +66,7 @@ interface SubscriptionRow {
 
 /** Messages handled together at most (one subscription query and one insert statement per batch). */
 const BATCH = 500;
-/** Deliveries per insert statement (9 parameters each). */
+/** Deliveries per insert statement (9 parameters each: the columns not in SAME_IN_EVERY_ROW). */
 const INSERT_ROWS = 2000;
 
 /** How long a batch waits for the dispatcher to have room before its deliveries are queued in Postgres instead. */
@@ -186,8 +222,7 @@ export class EventConsumer {
     const pool = await nativePool(this.ctx.orm);
     const { rows: subs } = await pool.query<SubscriptionRow>({
       name: 'webhooks-issue-subscriptions',
-      text: `select id, company_id, url, events, secret, previous_secret, previous_secret_expires_at, headers, auth, max_retries
-         from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`,
+      text: SUBSCRIPTIONS_SQL,
       values: [[...new Set(issuable.map((e) => e.company_id))]],
     });
     const subsOf = new Map<string, SubscriptionRow[]>();
@@ -247,24 +282,21 @@ export class EventConsumer {
       // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
       // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
       const values = chunk.map((_, i) => {
-        const n = 5 + i * 9;
-        return `($${n + 1}::uuid, $${n + 2}::uuid, $${n + 3}::uuid, $${n + 4}, $${n + 5}, $${n + 6}, $${n + 7}::jsonb, $${n + 8}, $${n + 9}::int, ${i})`;
+        const n = LEADING_PARAMS + i * PER_ROW.length;
+        return `(${PER_ROW.map((c, k) => `$${n + k + 1}::${c.pgType}`).join(', ')}, ${i})`;
       });
       const { rows } = await pool.query<{ id: string; leased: boolean }>({
         // Prepared for the small batches of a steady flow (planned once per connection and size).
         name: chunk.length <= 8 ? `webhooks-issue-leased-${chunk.length}` : undefined,
         text: `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
-             v (id, company_id, subscription_id, event_id, event_key, url, config, body, max_retries, ord) as (values ${values.join(', ')}),
+             v (${PER_ROW.map((c) => c.column).join(', ')}, ord) as (values ${values.join(', ')}),
              ranked as (
                select v.*, row_number() over (partition by v.subscription_id order by v.ord) <= s.slots as in_slot
                  from v join slots s on s.subscription_id = v.subscription_id),
              chosen as (
                select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.ord) <= $4::int as leased from ranked r)
-           insert into deliveries (id, company_id, subscription_id, event_id, event_key, url, config, body, status, attempt_count,
-             max_retries, next_attempt_at, lease_until, created_at, updated_at, completed_at)
-           select id, company_id, subscription_id, event_id, event_key, url, config, body, 'pending', 0,
-             max_retries, $1::timestamptz, case when leased then now() + make_interval(secs => $5::float8) end,
-             $1::timestamptz, $1::timestamptz, null
+           insert into deliveries (${INSERT_COLUMNS})
+           select ${INSERT_SELECT}
              from chosen
            on conflict (subscription_id, event_id) do nothing
            returning id, lease_until is not null as leased`,
@@ -274,17 +306,13 @@ export class EventConsumer {
           this.outlet.perSubscription,
           reserved,
           LEASE_MS / 1000,
-          ...chunk.flatMap((d) => [
-            d.id,
-            d.companyId,
-            d.subscriptionId,
-            d.eventId,
-            d.eventKey,
-            d.url,
-            JSON.stringify(d.config),
-            d.body,
-            d.maxRetries,
-          ]),
+          // jsonb goes as its JSON text, like every other text parameter.
+          ...chunk.flatMap((d) =>
+            PER_ROW.map((c) => {
+              const v = (d as Record<string, unknown>)[c.property];
+              return c.pgType === 'jsonb' ? JSON.stringify(v) : v;
+            }),
+          ),
         ],
       });
       this.metrics.statements.inc({ kind: 'issue' });

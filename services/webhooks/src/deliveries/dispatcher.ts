@@ -1,5 +1,6 @@
 import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
+import { ATTEMPT_COLUMNS, attemptColumn, deliveryColumn, deliveryOfRow } from './delivery.columns.js';
 import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
@@ -42,28 +43,21 @@ const RECORD_BATCH = 500;
 /** Finished attempts that are recorded at once, without lingering for more. */
 const RECORD_WITHOUT_LINGER = 64;
 
-/** A claimed row (raw, `returning d.*`) as a Delivery. */
-function toDelivery(r: Record<string, unknown>): Delivery {
-  const date = (v: unknown) => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
-  return {
-    id: r.id as string,
-    companyId: r.company_id as string,
-    subscriptionId: r.subscription_id as string,
-    eventId: r.event_id as string,
-    eventKey: r.event_key as string,
-    url: r.url as string,
-    config: (typeof r.config === 'string' ? JSON.parse(r.config) : r.config) as Delivery['config'],
-    body: r.body as string,
-    status: r.status as string,
-    attemptCount: Number(r.attempt_count),
-    maxRetries: Number(r.max_retries),
-    nextAttemptAt: date(r.next_attempt_at),
-    leaseUntil: date(r.lease_until),
-    createdAt: date(r.created_at) as Date,
-    updatedAt: date(r.updated_at) as Date,
-    completedAt: date(r.completed_at),
-  } as Delivery;
-}
+// The record statement's rows: an attempt's columns (its `id` travels as `attempt_id`), then the delivery's results.
+const RESULT_PROPERTIES = ['status', 'attemptCount', 'nextAttemptAt', 'completedAt'] as const;
+const RECORD_ROW = [
+  ...ATTEMPT_COLUMNS.map((c) => ({ ...c, as: c.property === 'id' ? 'attempt_id' : c.column })),
+  ...RESULT_PROPERTIES.map((p) => ({ ...deliveryColumn(p), as: deliveryColumn(p).column })),
+];
+const RECORD_UNNEST = RECORD_ROW.map((c, i) => `$${i + 1}::${c.pgType}[]`).join(', ');
+const RECORD_AS = RECORD_ROW.map((c) => c.as).join(', ');
+const ATTEMPT_LIST = ATTEMPT_COLUMNS.map((c) => c.column).join(', ');
+const ATTEMPT_VALUES = RECORD_ROW.slice(0, ATTEMPT_COLUMNS.length)
+  .map((c) => c.as)
+  .join(', ');
+const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
+const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
+const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2];
 
 /**
  * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
@@ -266,7 +260,7 @@ export class Dispatcher {
     });
     this.o.metrics.statements.inc({ kind: 'claim' });
     this.o.metrics.statementRows.inc({ kind: 'claim' }, rows.length);
-    return rows.map(toDelivery);
+    return rows.map(deliveryOfRow);
   }
 
   /** One attempt; resolves once its result is recorded (or could not be: the lease then runs out). */
@@ -303,9 +297,10 @@ export class Dispatcher {
 
   /** The attempt rows, the deliveries' results and the health of their subscriptions, in one transaction. */
   private async record(batch: Finished[]): Promise<void> {
-    const columns: unknown[][] = Array.from({ length: 11 }, () => []);
-    const push = (...values: unknown[]) => {
-      for (const [i, v] of values.entries()) columns[i]!.push(v);
+    const columns: unknown[][] = Array.from({ length: RECORD_ROW.length }, () => []);
+    /** One row, its values by property (the attempt's, then the delivery's results). */
+    const push = (row: Record<(typeof RECORD_ROW)[number]['property'], unknown>) => {
+      for (const [i, c] of RECORD_ROW.entries()) columns[i]!.push(row[c.property]);
     };
     /** Per subscription, its deliveries that ended, in the order they finished. */
     const ended = new Map<string, Ended[]>();
@@ -330,19 +325,19 @@ export class Dispatcher {
         );
         retries.push(nextAttemptAt.getTime());
       }
-      push(
-        deliveryId(),
-        delivery.companyId,
-        delivery.id,
+      push({
+        id: deliveryId(),
+        companyId: delivery.companyId,
+        deliveryId: delivery.id,
         at,
-        result.statusCode,
-        result.error,
-        result.durationMs,
+        statusCode: result.statusCode,
+        error: result.error,
+        durationMs: result.durationMs,
         status,
         attemptCount,
         nextAttemptAt,
-        status === 'pending' ? null : at,
-      );
+        completedAt: status === 'pending' ? null : at,
+      });
       if (status !== 'pending') {
         const list = ended.get(delivery.subscriptionId) ?? [];
         list.push({ ...f, succeeded: status === 'succeeded' });
@@ -354,23 +349,15 @@ export class Dispatcher {
     const withFailures = [...ended].filter(([, list]) => !list.every((e) => e.succeeded));
     const statement = {
       name: 'webhooks-record-attempts',
-      text: `with v as (
-               select * from unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[], $5::int[], $6::text[], $7::int[],
-                                    $8::text[], $9::int[], $10::timestamptz[], $11::timestamptz[])
-                 as v(attempt_id, company_id, delivery_id, at, status_code, error, duration_ms,
-                      status, attempt_count, next_attempt_at, completed_at)),
-             attempts as (
-               insert into delivery_attempts (id, company_id, delivery_id, at, status_code, error, duration_ms)
-               select attempt_id, company_id, delivery_id, at, status_code, error, duration_ms from v),
+      text: `with v as (select * from unnest(${RECORD_UNNEST}) as v(${RECORD_AS})),
+             attempts as (insert into delivery_attempts (${ATTEMPT_LIST}) select ${ATTEMPT_VALUES} from v),
              health as (
                -- Most successes change nothing; the condition keeps the subscription row free of writes.
                update subscriptions set consecutive_failures = 0, failing_since = null
-                where id = any($12::uuid[]) and (consecutive_failures <> 0 or failing_since is not null)),
-             commit_mode as (select set_config('synchronous_commit', $13, true))
-           update deliveries d
-              set status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_until = null,
-                  updated_at = v.at, completed_at = v.completed_at
-             from v, commit_mode where d.id = v.delivery_id`,
+                where id = any($${SUBSCRIPTIONS_PARAM}::uuid[]) and (consecutive_failures <> 0 or failing_since is not null)),
+             commit_mode as (select set_config('synchronous_commit', $${COMMIT_MODE_PARAM}, true))
+           update deliveries d set ${RESULT_SET}
+             from v, commit_mode where d.id = v.${attemptColumn('deliveryId').column}`,
       // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
       // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
       // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.

@@ -1,6 +1,6 @@
 /**
  * The proposal summaries the lead and deal details list (spec "Proposal summary"), as SQL the detail statement embeds.
- * Kept apart from the proposal store so the sales statements can use it without importing the store's dependencies.
+ * In sales (below proposals, decision 0091) because the sales statements embed it; the proposal store uses it too.
  */
 
 /** The proposal summary (spec "Proposal summary") of row `p` as JSON, with `created_by` and `approved_by` from users. */
