@@ -1,3 +1,4 @@
+import { type Part, PDF_BYTES } from '../support/files.js';
 import type { Kind } from './support/world.js';
 
 type Ids = Record<Kind, string>;
@@ -24,6 +25,8 @@ export interface RouteRow {
   bodyIds?: Record<string, Kind>;
   /** Query parameters holding ids → the kind named. */
   queryIds?: Record<string, Kind>;
+  /** A multipart body the tenant's own ids make valid (an upload): sent instead of `body`. */
+  parts?: (ids: Ids) => Part[];
   /** Answers a page `{total, records, ...}` or an array. */
   list?: boolean;
   /**
@@ -32,6 +35,8 @@ export interface RouteRow {
    */
   baseline?: false;
 }
+
+const probeFile: Part = { name: 'file', filename: 'probe.pdf', contentType: 'application/pdf', data: PDF_BYTES };
 
 const leadBody = (ids: Ids) => ({
   title: 'Tenancy probe',
@@ -194,21 +199,50 @@ export const ROUTES: RouteRow[] = [
   },
   { method: 'POST', path: '/chats/{chat}/scheduled-messages/{scheduled_message}/cancel', permission: 'crm/chats.write', baseline: false },
   { method: 'POST', path: '/satisfaction/links', permission: 'crm/satisfaction.write', baseline: false },
-  // Files and proposals: the world does not upload files or create proposals yet, so these rows have their
-  // permission cases (and the fuzzing) but no 2xx case and no other company's id in the path (UNSEEDED).
-  { method: 'POST', path: '/files', permission: 'crm/files.write', baseline: false },
-  { method: 'GET', path: '/files', permission: 'crm/files.read', baseline: false },
+  // Files and proposals: the world has a file of its lead, a proposal of it with a file attached, and a document of
+  // the company's library (decision 0078).
+  {
+    method: 'POST',
+    path: '/files',
+    permission: 'crm/files.write',
+    parts: (ids) => [{ name: 'crm_lead_id', value: ids.lead }, probeFile],
+  },
+  {
+    method: 'GET',
+    path: '/files',
+    permission: 'crm/files.read',
+    query: (ids) => ({ crm_lead_id: ids.lead }),
+    queryIds: { crm_lead_id: 'lead' },
+  },
   { method: 'GET', path: '/files/{file}', permission: 'crm/files.read' },
   { method: 'DELETE', path: '/files/{file}', permission: 'crm/files.write' },
-  { method: 'GET', path: '/proposals', permission: 'crm/proposals.read', baseline: false },
-  { method: 'POST', path: '/proposals', permission: 'crm/proposals.write', baseline: false },
+  {
+    method: 'GET',
+    path: '/proposals',
+    permission: 'crm/proposals.read',
+    query: (ids) => ({ crm_lead_id: ids.lead }),
+    queryIds: { crm_lead_id: 'lead' },
+  },
+  {
+    method: 'POST',
+    path: '/proposals',
+    permission: 'crm/proposals.write',
+    body: (ids) => ({ crm_lead_id: ids.lead, title: 'Tenancy probe' }),
+    bodyIds: { crm_lead_id: 'lead' },
+  },
   { method: 'GET', path: '/proposals/{proposal}', permission: 'crm/proposals.read' },
-  { method: 'PUT', path: '/proposals/{proposal}', permission: 'crm/proposals.write', baseline: false },
+  { method: 'PUT', path: '/proposals/{proposal}', permission: 'crm/proposals.write', body: () => ({ title: 'Tenancy probe' }) },
   { method: 'DELETE', path: '/proposals/{proposal}', permission: 'crm/proposals.write' },
   { method: 'GET', path: '/proposals/{proposal}/attachments', permission: 'crm/proposals.read' },
-  { method: 'POST', path: '/proposals/{proposal}/attachments', permission: 'crm/proposals.write', baseline: false },
+  { method: 'POST', path: '/proposals/{proposal}/attachments', permission: 'crm/proposals.write', parts: () => [probeFile] },
   { method: 'DELETE', path: '/proposals/{proposal}/attachments/{attachment}', permission: 'crm/proposals.write' },
-  { method: 'POST', path: '/proposals/{proposal}/documents', permission: 'crm/proposals.write', baseline: false },
+  {
+    method: 'POST',
+    path: '/proposals/{proposal}/documents',
+    permission: 'crm/proposals.write',
+    body: (ids) => ({ document_id: ids.document }),
+    bodyIds: { document_id: 'document' },
+  },
 ];
 
 /** The path params of a row, in order: `{lead}` → 'lead'. */

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connectNats } from '@svc/platform/events/nats';
 import { createLogger } from '@svc/platform/logging';
 import { createTestDatabase, randomSuffix, TEST_NATS_URL, TEST_REDIS_URL, type TestDatabase } from '@svc/platform/testing';
@@ -51,6 +54,8 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
     await Promise.all(DEPLOYABLES.map(async (name) => [name, { http: await freePort(), grpc: await freePort() }] as const)),
   ) as Record<Deployable, { http: number; grpc: number }>;
   const url = (name: Deployable) => `http://127.0.0.1:${ports[name].http}`;
+  // The world uploads files: each run stores them in a directory of its own, removed on stop.
+  const filesDir = await mkdtemp(join(tmpdir(), `rel-files-${run}-`));
   const env: Record<string, string> = {
     DATABASE_URL: db.url,
     NATS_URL: natsUrl,
@@ -80,6 +85,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
       };
     }
     const own = { ...env, HTTP_PORT: String(ports[name].http), GRPC_PORT: String(ports[name].grpc) };
+    if (name === 'files') return { ...own, FILES_LOCAL_DIR: filesDir, FILES_PUBLIC_BASE_URL: `${url('gateway')}/public/files` };
     return name === 'webhooks' ? { ...own, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...o.webhooks } : own;
   };
   const finished: string[] = [];
@@ -113,6 +119,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
     const outputs = Object.entries(deployed).map(([n, d]) => `--- ${n}\n${d.child.output().slice(-2000)}`);
     await Promise.all(Object.values(deployed).map((d) => d.child.stop('SIGKILL')));
     await db.drop();
+    await rm(filesDir, { recursive: true, force: true });
     throw new Error(`the system did not start: ${(err as Error).message}\n${outputs.join('\n')}`);
   }
   return {
@@ -131,6 +138,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
       await nats?.jsm.streams.delete(env.NATS_STREAM!).catch(() => undefined);
       await nats?.nc.close();
       await db.drop();
+      await rm(filesDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { client } from '../../support/client.js';
+import { PDF_BYTES, postMultipart } from '../../support/files.js';
 import { adminOf } from '../../support/fixtures.js';
 import { seedTaskTenant } from '../../support/tasks.js';
 import { type System, startSystem } from './system.js';
@@ -25,14 +25,11 @@ export type Kind =
   | 'task_stage'
   | 'chat'
   | 'scheduled_message'
-  /** Not seeded yet (a sent message needs a provider on the other side; files and proposals need uploads): ids of no record, see UNSEEDED. */
   | 'message'
   | 'file'
   | 'proposal'
-  | 'attachment';
-
-/** Kinds the world has no record of yet: their cases in the path are not generated. */
-export const UNSEEDED: readonly Kind[] = ['message', 'file', 'proposal', 'attachment'];
+  | 'attachment'
+  | 'document';
 
 export interface WorldTenant {
   companyId: string;
@@ -57,7 +54,13 @@ export interface World {
   secrets: Set<string>;
 }
 
-async function seedWorldTenant(call: Call, adminToken: string, marker: string, secrets: Set<string>): Promise<WorldTenant> {
+async function seedWorldTenant(
+  call: Call,
+  gatewayUrl: string,
+  adminToken: string,
+  marker: string,
+  secrets: Set<string>,
+): Promise<WorldTenant> {
   const t = await seedTaskTenant(call, adminToken, { rate_limit_per_minute: 1_000_000 });
   const admin = adminOf(call, adminToken);
   const made = async (path: string, body: unknown) => {
@@ -96,6 +99,30 @@ async function seedWorldTenant(call: Call, adminToken: string, marker: string, s
     scheduled_at: new Date(Date.now() + 3_600_000).toISOString(),
     body: `Later ${marker}`,
   });
+  // A message the customer sent (the admin inbound route stores it as the provider's webhook would).
+  const inbound = await admin('POST', `/companies/${t.company.id}/chats/${chat.id}/inbound`, {
+    type: 'text',
+    body_text: `Hello ${marker}`,
+    wamid: `wamid.${marker}`,
+  });
+  expect(inbound.status, inbound.text).to.equal(201);
+  // A file of the lead, and a proposal of the lead with a file attached.
+  const upload = async (path: string, parts: Parameters<typeof postMultipart>[2]) => {
+    const res = await postMultipart(`${gatewayUrl}/integrations/external${path}`, key, parts);
+    expect(res.status, `${path}: ${res.text}`).to.equal(201);
+    return res.body as { id: string };
+  };
+  const pdf = { name: 'file', filename: `file-${marker}.pdf`, contentType: 'application/pdf', data: PDF_BYTES };
+  const document = await made('/proposal-documents', {
+    name: `Document ${marker}`,
+    file_name: 'terms.pdf',
+    mime_type: 'application/pdf',
+    file_size: 1234,
+    url: 'https://library.example.test/terms.pdf',
+  });
+  const file = await upload('/files', [{ name: 'crm_lead_id', value: lead.id }, pdf]);
+  const proposal = await created('/proposals', { crm_lead_id: lead.id, title: `Proposal ${marker}` });
+  const attachment = await upload(`/proposals/${proposal.id}/attachments`, [{ ...pdf, filename: `attachment-${marker}.pdf` }]);
   const task = await created('/tasks', {
     title: `Task ${marker}`,
     crm_task_type_id: t.types.call.id,
@@ -124,10 +151,11 @@ async function seedWorldTenant(call: Call, adminToken: string, marker: string, s
       task_stage: t.stages.todo.id,
       chat: chat.id,
       scheduled_message: scheduled.id,
-      message: randomUUID(),
-      file: randomUUID(),
-      proposal: randomUUID(),
-      attachment: randomUUID(),
+      message: inbound.body.id,
+      file: file.id,
+      proposal: proposal.id,
+      attachment: attachment.id,
+      document: document.id,
     },
   };
 }
@@ -140,8 +168,8 @@ export function world(): Promise<World> {
     const system = await startSystem();
     const { call } = client(system.gatewayUrl);
     const secrets = new Set<string>([system.adminToken]);
-    const own = await seedWorldTenant(call, system.adminToken, `OWNMARK${Date.now().toString(36)}`, secrets);
-    const other = await seedWorldTenant(call, system.adminToken, `VICTIMMARK${Date.now().toString(36)}`, secrets);
+    const own = await seedWorldTenant(call, system.gatewayUrl, system.adminToken, `OWNMARK${Date.now().toString(36)}`, secrets);
+    const other = await seedWorldTenant(call, system.gatewayUrl, system.adminToken, `VICTIMMARK${Date.now().toString(36)}`, secrets);
     const admin = adminOf(call, system.adminToken);
     const keys = new Map<string, Promise<string>>();
     const keyWith = (permissions: string[]) => {
