@@ -99,7 +99,7 @@ describe('route contracts', () => {
     ]);
     expect(op.requestBody.content['application/json'].schema).to.deep.include({ required: ['name'], additionalProperties: false });
     expect(op.responses['201'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Thing' });
-    expect(Object.keys(op.responses)).to.have.members(['201', '400', '401', '403', '404', '429', '500', '503']);
+    expect(Object.keys(op.responses)).to.have.members(['201', '400', '401', '403', '404', '408', '413', '415', '429', '431', '500', '503']);
     expect(doc.components.schemas.Thing).to.deep.include({ required: ['id', 'name', 'size'], additionalProperties: false });
   });
 

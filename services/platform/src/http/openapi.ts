@@ -92,8 +92,10 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
     };
   }
   // 404 everywhere: a record a route names in its path, query or body may not exist in the key's company (spec, Errors).
-  const errors = new Set<number>([401, 404, 429, 500, 503, ...(c.errors ?? [])]);
+  // 408 and 431 from the gateway on any route (a stalled body, oversized headers); 413 and 415 where a body is read.
+  const errors = new Set<number>([401, 404, 408, 429, 431, 500, 503, ...(c.errors ?? [])]);
   if (c.body || c.streamedBody || c.query || c.headers || c.params) errors.add(400);
+  if (c.body || c.streamedBody) for (const status of [413, 415]) errors.add(status);
   if (c.permission) errors.add(403);
   for (const status of [...errors].sort()) responses[status] = { $ref: `#/components/responses/Error${status}` };
   return {
