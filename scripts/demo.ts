@@ -92,6 +92,24 @@ export async function seedDemo(admin: AdminClient, database: string, say: (text:
   await admin.create(`${base}/task-stages`, { name: 'In progress' });
   await admin.create(`${base}/task-stages`, { name: 'Done', is_completion: true });
 
+  // Chats work from the first start: a WhatsApp number on the sandbox provider (no credentials, sends succeed),
+  // the integration user as its agent, and one of the sandbox's templates for opening chats (POST /chats).
+  const number = await admin.create<Created>(`${base}/whatsapp-numbers`, {
+    display_number: '+1 555 0100',
+    raw_number: '15550100',
+    phone_number_id: `demo-${cid}`,
+    verified_name: 'Demo Support',
+    provider: 'sandbox',
+  });
+  await admin.create(`${base}/agents`, { user_id: integrationUser.id, whatsapp_number_ids: [number.id] });
+  await admin.create(`${base}/message-templates`, {
+    whatsapp_number_id: number.id,
+    name: 'hello_world',
+    language: 'en_US',
+    category: 'UTILITY',
+    components: [{ type: 'BODY', text: 'Hello World' }],
+  });
+
   return {
     company_id: cid,
     master_user_id: company.master_user.id,

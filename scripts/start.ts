@@ -178,7 +178,7 @@ async function main(): Promise<number> {
       demo = await seedDemo(admin, database, say);
       remember(demo);
       notes.push(
-        'demo company created on this start (master user, integration user, key, pipelines, tags, sources, reasons, task types and stages)',
+        'demo company created on this start (master user, integration user, key, pipelines, tags, sources, reasons, task types and stages, a sandbox WhatsApp number with an agent and a template)',
       );
     } else if (state === 'key-invalid') {
       demo = await renewDemoKey(admin, demo);
