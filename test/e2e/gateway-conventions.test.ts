@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
@@ -155,19 +156,17 @@ describe('gateway conventions: CORS, request ids and the access log', () => {
         headers: { authorization: `Bearer ${t.key.key}`, 'x-request-id': id },
       });
       expect(res.status).to.equal(200);
-      const line = await (async () => {
-        for (let i = 0; i < 100; i++) {
-          const found = gateway
+      // The gateway is a child process: its stdout arrives when the machine gets to it, so poll with a deadline.
+      const line = await eventually(
+        () =>
+          gateway
             .output()
             .split('\n')
             .filter((l) => l.startsWith('{'))
             .map((l) => JSON.parse(l) as Record<string, unknown>)
-            .find((l) => l.msg === 'request' && l.request_id === id);
-          if (found) return found;
-          await new Promise((r) => setImmediate(r));
-        }
-        return undefined;
-      })();
+            .find((l) => l.msg === 'request' && l.request_id === id),
+        10_000,
+      );
       expect(line).to.deep.include({
         method: 'GET',
         route: 'external',

@@ -80,7 +80,7 @@ describe('webhook delivery rules through the whole system', () => {
     expect(attempts.map((a) => a.headers['x-version'])).to.deep.equal(['one', 'one']);
     expect(attempts[0]!.raw.equals(attempts[1]!.raw)).to.equal(true);
     expect(attempts[1]!.headers['x-svc-event-id']).to.equal(attempts[0]!.headers['x-svc-event-id']);
-    const newer = await eventually(() => receiver.received.find((r) => r.path === `/${t.company.id}/b`));
+    const newer = await eventually(() => receiver.received.find((r) => r.path === `/${t.company.id}/b`), 30_000);
     expect(newer.body.payload.lead.id).to.equal(second.id);
     expect(newer.headers['x-version']).to.equal('two');
   });
