@@ -52,13 +52,24 @@ export interface StackOptions {
   postgresUrl?: string;
 }
 
-/** A free TCP port on loopback, for a child process that must keep its address across restarts. */
+/**
+ * A free TCP port on loopback, for a child process that must keep its address across restarts. Chosen below the
+ * ephemeral range (32768–60999): a port the kernel hands out for port 0 may be given to an outgoing connection
+ * before the child binds it (EADDRINUSE under load), one below that range never is.
+ */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = net.createServer();
+    const bound = await new Promise<boolean>((r) => {
+      server.once('error', () => r(false));
+      server.listen(port, '127.0.0.1', () => r(true));
+    });
+    if (!bound) continue;
+    await new Promise((r) => server.close(r));
+    return port;
+  }
+  throw new Error('no free port between 20000 and 32000 on 127.0.0.1');
 }
 
 export interface ServiceProcess {
