@@ -18,7 +18,7 @@ const { summarize } = createRequire(import.meta.url)('../support/ci-results.cjs'
 };
 
 describe('CI: skipped suites and the environment of test tasks', () => {
-  it('the counting reporter records the full title of each skipped test', function () {
+  it('the counting reporter records the full title of each skipped test, and of each failed one with its error', function () {
     this.timeout(30_000);
     const dir = mkdtempSync(join(tmpdir(), 'ci-reporter-'));
     try {
@@ -27,6 +27,7 @@ describe('CI: skipped suites and the environment of test tasks', () => {
         `describe('Suite', () => {
            describe('needs a tool', () => { before(function () { this.skip(); }); it('a', () => {}); it('b', () => {}); });
            it('runs', () => {});
+           it('breaks', () => { throw new Error('expected 200 to equal 201\\nsecond line'); });
          });`,
       );
       const results = join(dir, 'results.jsonl');
@@ -40,10 +41,11 @@ describe('CI: skipped suites and the environment of test tasks', () => {
           env: { ...process.env, TEST_RESULTS_FILE: results },
         },
       );
-      expect(r.status, r.stderr).to.equal(0);
+      expect(r.status, r.stderr).to.equal(1);
       const line = JSON.parse(readFileSync(results, 'utf8').trim());
-      expect(line).to.deep.include({ passed: 1, failed: 0, skipped: 2 });
+      expect(line).to.deep.include({ passed: 1, failed: 1, skipped: 2 });
       expect(line.skippedTitles).to.deep.equal(['Suite needs a tool a', 'Suite needs a tool b']);
+      expect(line.failedTitles).to.deep.equal(['Suite breaks: expected 200 to equal 201']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -57,6 +59,9 @@ describe('CI: skipped suites and the environment of test tasks', () => {
     expect(skipped.ok).to.equal(false);
     expect(skipped.lines).to.include('skipped: /w/test: deploy: Helm charts lints');
     expect(skipped.lines.at(-1)).to.equal('6 passed, 1 failed');
+    const failed = summarize(`${run({ failed: 1, failedTitles: ['chat: sends: expected 200 to equal 201'] })}\n`);
+    expect(failed.ok).to.equal(false);
+    expect(failed.lines).to.deep.equal(['failed: /w/test: chat: sends: expected 200 to equal 201', 'mocha runs: 1', '3 passed, 1 failed']);
   });
 
   it('the summary fails when a step failed without a failed test, and when no run reported', () => {
