@@ -57,7 +57,7 @@ describe('files: private file URLs in webhook deliveries', function () {
     ).body;
     const ctx = stack.services.files!.ctx;
     await ctx.orm.em.fork().transactional((tx) =>
-      ctx.recordEvents(tx, [
+      ctx.outbox.record(tx, [
         {
           companyId: t.company.id,
           eventKey: 'chat.message_sent',

@@ -1,4 +1,4 @@
-// s3rver ships no types: the part of its API the S3 storage tests use.
+// s3rver ships no types: the part of its API the S3 storage tests use (here and, by reference, test/e2e/files-s3).
 declare module 's3rver' {
   import type { AddressInfo } from 'node:net';
 

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
-import type { EntityManager, MikroORM, Options } from '@mikro-orm/postgresql';
+import type { MikroORM, Options } from '@mikro-orm/postgresql';
 import { OpsServiceService } from '@svc/proto/platform/v1/ops';
 import type { Express } from 'express';
 import type { z } from 'zod';
@@ -10,7 +10,6 @@ import { ConfigError, loadConfig, type ServiceConfig, serviceConfigSchema } from
 import { createOrm, migrate } from './db/orm.js';
 import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
 import { OutboxEvent } from './events/outbox.js';
-import type { EventToRecord } from './events/payloads.js';
 import type { PlanGate } from './events/plan.js';
 import { OutboxRelay } from './events/relay.js';
 import { OutboxWriter } from './events/writer.js';
@@ -33,8 +32,6 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   nats: Nats;
   /** The service's outbox writer (decision 0090): on a MikroORM transaction (`record`) or a `pg` client (`write`). */
   outbox: OutboxWriter;
-  /** `outbox.record(em, events)`: writes events to this service's outbox inside the caller's transaction. */
-  recordEvents(em: EntityManager, events: readonly EventToRecord[]): Promise<string[]>;
 }
 
 export interface DbDefinition {
@@ -68,11 +65,6 @@ export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof
    * which stores plans, in SQL; every other service asks crm (`askPlan`). Without it every event is written.
    */
   plan?: PlanGate | ((ctx: ServiceContext<z.infer<S>>, deps: D) => PlanGate);
-  /**
-   * @deprecated Use `plan` (`plan: (_ctx, { crm }) => askPlan((id) => crm.getCompany(id))`); asked outside the
-   * transaction (its `em` is a fork), as `plan`'s `ask` gate is.
-   */
-  eventGate?: (em: EntityManager, companyId: string, at: Date, deps: D) => Promise<boolean>;
   /**
    * Routes outside the gateway's identity (a messaging provider's callbacks, which carry their own signature over
    * the raw body): tried first, on the bare request with its body unread; returns true when it took the request.
@@ -119,9 +111,9 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   await ensureEventStream(nats.jsm, config.NATS_STREAM, config.EVENT_SUBJECT_PREFIX);
 
   // A gate given as a function is known once `setup` has built the service's components (a peer of crm, usually).
-  const { plan, eventGate } = def;
+  const { plan } = def;
   let gate: PlanGate = typeof plan === 'object' ? plan : { kind: 'none' };
-  let gateKnown = typeof plan !== 'function' && !eventGate;
+  let gateKnown = typeof plan !== 'function';
   const outbox = new OutboxWriter(schema, () => {
     if (!gateKnown) throw new Error(`${def.name}: the outbox is used before setup returned (its plan gate comes from setup)`);
     return gate;
@@ -135,12 +127,10 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     orm,
     nats,
     outbox,
-    recordEvents: (em, events) => ctx.outbox.record(em, events),
   };
 
   const deps = def.setup ? def.setup(ctx) : (undefined as D);
   if (typeof plan === 'function') gate = plan(ctx, deps);
-  else if (!plan && eventGate) gate = { kind: 'ask', open: (companyId, at) => eventGate(orm.em.fork(), companyId, at, deps) };
   gateKnown = true;
   const relay = new OutboxRelay({
     orm,

@@ -108,7 +108,7 @@ export async function startHarness(): Promise<Harness> {
     },
     publish: (service, companyId, events) =>
       service.ctx.orm.em.fork().transactional((tx) =>
-        service.ctx.recordEvents(
+        service.ctx.outbox.record(
           tx,
           events.map((e) => ({ companyId, eventKey: e.key, payload: e.payload }) as EventToRecord),
         ),
