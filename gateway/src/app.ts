@@ -90,6 +90,15 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             if (!req.complete) proxyReq.destroy();
           });
       });
+      // Connection and Keep-Alive of a service's answer are about the gateway's connection to it, not the client's
+      // (hop-by-hop, RFC 9110 7.6.1). httpxy asks a service to close a connection that carried a chunked body, and
+      // then copied its `Connection: close` to the client, so a client still sending a body the service refused
+      // early (a 403 before a multipart upload was read) had its connection closed under it: EPIPE instead of the
+      // answer. Without them the client's connection follows its own keep-alive, and httpxy drains the rest of its body.
+      proxyServer.on('proxyRes', (proxyRes) => {
+        delete proxyRes.headers.connection;
+        delete proxyRes.headers['keep-alive'];
+      });
       proxyServer.on('error', (err, _req, res) => {
         logger.warn({ err: err.message, upstream: name }, 'upstream failed');
         if (res instanceof http.ServerResponse && !res.headersSent) {

@@ -79,6 +79,12 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
     ]);
     // A service that reads whatever body it gets, slowly or not, and answers once it has all of it.
     upstream = createServer((req, res) => {
+      // A route that refuses before reading the body (a permission check ahead of an upload), asked to close the
+      // connection as httpxy asks for a chunked body: Node answers `Connection: close`.
+      if (req.url?.startsWith('/integrations/external/proposals/refused/')) {
+        res.writeHead(403, { 'content-type': 'application/json' }).end('{"statusCode":403}');
+        return;
+      }
       const seen = { req, aborted: false, bytes: 0 };
       upstreamRequests.push(seen);
       req.on('data', (d: Buffer) => (seen.bytes += d.length));
@@ -137,6 +143,29 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
       await eventually(() => expect(upstreamRequests.map((r) => r.aborted)).to.deep.equal([true]));
     });
   }
+
+  it('answers a refusal that comes before the body was sent without closing the client connection under it', async () => {
+    const socket = connect(gateway.port, '127.0.0.1');
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    const close = new Promise<void>((r) => socket.on('close', () => r()));
+    const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
+    socket.write(
+      `POST /integrations/external/proposals/refused/attachments HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${PLAIN}\r\n` +
+        `content-type: multipart/form-data; boundary=b\r\ntransfer-encoding: chunked\r\n\r\n${chunk('--b\r\n')}`,
+    );
+    await eventually(() => expect(text).to.contain('{"statusCode":403}'));
+    const [head] = text.split('\r\n\r\n');
+    expect(head).to.match(/^HTTP\/1\.1 403 /);
+    expect(head).to.not.match(/^connection: close/im);
+    // The client goes on sending the body it had started, then asks again on the same connection.
+    for (let i = 0; i < 20; i++) socket.write(chunk('x'.repeat(1000)));
+    socket.write(chunk('\r\n--b--\r\n') + chunk(''));
+    text = '';
+    socket.write(`GET /integrations/external/leads HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${PLAIN}\r\nconnection: close\r\n\r\n`);
+    await close;
+    expect(text, text).to.match(/^HTTP\/1\.1 200 /);
+  });
 
   it('lets a body through that arrives slowly but never stalls as long as the idle limit', async () => {
     upstreamRequests.length = 0;
