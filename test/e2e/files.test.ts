@@ -335,6 +335,32 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       expect(row.deleted_by_id).to.equal(t.user.id);
       expect((await call('DELETE', `/integrations/external/files/${first.id}`)).status).to.equal(401);
     });
+
+    it('purges the bytes of a file removed longer than the retention ago; the row stays, lookups and its URL stay 404', async () => {
+      const kept = await created([{ name: 'crm_lead_id', value: listed.id }, png('kept.png')]);
+      const gone = await created([{ name: 'crm_lead_id', value: listed.id }, png('gone.png')]);
+      expect((await call('DELETE', `/integrations/external/files/${gone.id}`, { token: t.key.key })).status).to.equal(200);
+      const keyOf = async (id: string) => (await db.query('select storage_key from files.files where id = $1', [id])).rows[0].storage_key;
+      const has = async (id: string) => {
+        const key = (await keyOf(id)) as string;
+        return (await storedFiles()).some((p) => p.endsWith(`/${key}`));
+      };
+      expect(await has(gone.id)).to.equal(true);
+      // Removed 31 days ago: past the default retention of 30 days.
+      await db.query(`update files.files set deleted_at = now() - interval '31 days' where id = $1`, [gone.id]);
+      const { purger } = stack.services.files!.deps as { purger: { purge(): Promise<number> } };
+      expect(await purger.purge()).to.be.at.least(1);
+      expect(await has(gone.id)).to.equal(false);
+      expect(await has(kept.id)).to.equal(true);
+      const row = (await db.query('select deleted_at, purged_at from files.files where id = $1', [gone.id])).rows[0];
+      expect(row.deleted_at).to.be.instanceOf(Date);
+      expect(row.purged_at).to.be.instanceOf(Date);
+      const lookup = await call('GET', `/integrations/external/files/${gone.id}`, { token: t.key.key });
+      expect(lookup.status).to.equal(404);
+      expect(lookup.body).to.deep.equal({ statusCode: 404, message: 'File not found', error: 'Not Found' });
+      expect((await fetch(gone.url)).status).to.equal(404);
+      expect((await fetch(kept.url)).status).to.equal(200);
+    });
   });
 
   describe('signed downloads', () => {
