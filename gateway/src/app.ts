@@ -14,7 +14,7 @@ import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
-import { PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
+import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
@@ -304,10 +304,17 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
-  // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077).
-  app.get('/public/files/:id', (req, res) => {
-    req.url = req.originalUrl;
-    forward('files', '', req, res);
+  // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077);
+  // limited per client address first (decision 0137).
+  const downloadLimiter = new DownloadRateLimiter(deps.redis, config.REDIS_KEY_PREFIX, config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE);
+  app.get('/public/files/:id', async (req, res) => {
+    try {
+      await downloadLimiter.consume(req, res);
+      req.url = req.originalUrl;
+      forward('files', '', req, res);
+    } catch (err) {
+      sendError(res, err, logger);
+    }
   });
 
   // The public satisfaction form (admin-api.md): no key, limited per address and per token, forwarded to crm as

@@ -27,6 +27,8 @@ export const gatewayConfigSchema = z.object({
   /** The public satisfaction form: requests per minute per client address, and per token (decision 0082). */
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20),
+  /** Signed file downloads (`/public/files`): requests per minute per client address (decision 0137). */
+  PUBLIC_FILES_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
   BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),

@@ -6,6 +6,34 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limite
 /** Public paths the gateway serves without a key, and the service that answers them. */
 export const PUBLIC_PREFIX = '/public/satisfaction';
 
+/** The client's address: the TCP peer's (behind a proxy, the proxy's: decisions 0082, 0137). */
+const addressOf = (req: http.IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
+
+/**
+ * Requests per minute under a key, shared by every gateway process through Redis; while Redis is unreachable each
+ * process counts alone in memory (the insurance limiter) rather than letting everything through.
+ */
+function perMinute(redis: Redis, keyPrefix: string, points: number): RateLimiterRedis {
+  return new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix,
+    points,
+    duration: 60,
+    insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+  });
+}
+
+/** Runs the consumptions; over a limit, sets Retry-After (whole seconds, at least 1) and throws rate_limited (429). */
+async function within(res: http.ServerResponse, message: string, consume: () => Promise<unknown>): Promise<void> {
+  try {
+    await consume();
+  } catch (rejection) {
+    if (!(rejection instanceof RateLimiterRes)) throw rejection;
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
+    throw new AppError('rate_limited', message);
+  }
+}
+
 /**
  * The limits of the public satisfaction route (decision 0082), shared by every gateway process through Redis: per
  * client address (what one visitor may try, across tokens: guessing tokens is bounded here) and per token (what one
@@ -16,30 +44,34 @@ export class PublicRateLimiter {
   private readonly byToken: RateLimiterRedis;
 
   constructor(redis: Redis, prefix: string, perAddress: number, perToken: number) {
-    const limiter = (name: string, points: number) =>
-      new RateLimiterRedis({
-        storeClient: redis,
-        keyPrefix: `${prefix}public:${name}`,
-        points,
-        duration: 60,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
-      });
-    this.byAddress = limiter('addr', perAddress);
-    this.byToken = limiter('token', perToken);
+    this.byAddress = perMinute(redis, `${prefix}public:addr`, perAddress);
+    this.byToken = perMinute(redis, `${prefix}public:token`, perToken);
   }
 
   /** Counts the request against both limits; throws rate_limited (after setting Retry-After) when one is spent. */
-  async consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const address = req.socket.remoteAddress ?? 'unknown';
+  consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const token = (req.url ?? '').split('?')[0]?.slice(PUBLIC_PREFIX.length + 1) ?? '';
-    try {
-      await this.byAddress.consume(address);
+    return within(res, 'Too many requests to the satisfaction form; try again later', async () => {
+      await this.byAddress.consume(addressOf(req));
       // An empty or odd token still counts for its address; only plausible tokens get a counter of their own.
       if (/^[A-Za-z0-9_-]{1,64}$/.test(token)) await this.byToken.consume(token);
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
-      res.setHeader('Retry-After', String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000))));
-      throw new AppError('rate_limited', 'Too many requests to the satisfaction form; try again later');
-    }
+    });
+  }
+}
+
+/**
+ * The limit of signed file downloads (`GET /public/files/{id}`, decision 0137): requests per minute per client
+ * address, shared by every gateway process through Redis, counted apart from the satisfaction form's. Over it, 429
+ * with Retry-After, before the request reaches the files service.
+ */
+export class DownloadRateLimiter {
+  private readonly byAddress: RateLimiterRedis;
+
+  constructor(redis: Redis, prefix: string, perAddress: number) {
+    this.byAddress = perMinute(redis, `${prefix}public:files:addr`, perAddress);
+  }
+
+  consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    return within(res, 'Too many file downloads; try again later', () => this.byAddress.consume(addressOf(req)));
   }
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { chatsApi, openChatStack } from '../support/chats.js';
+import { type Part, postMultipart } from '../support/files.js';
 import { seedTenant } from '../support/fixtures.js';
 
 /** Scheduled messages with files: multipart through the gateway, kept in the chat's file store, sent, removed. */
@@ -131,6 +132,46 @@ describe('scheduled messages with attachments: stored until the send, the window
     expect(empty.body.message).to.match(/^body: is required for a text message without attachments/);
     expect((await s.db.query('select count(*)::int as n from chat.scheduled_messages')).rows[0].n).to.equal(before);
     expect(await stored()).to.deep.equal([]);
+  });
+
+  it('refuses a field or file name that breaks the text rule with a 400 naming it (decision 0135), storing nothing', async () => {
+    const url = `${s.stack.gatewayUrl}${api.path(`/${open.id}/scheduled-messages`)}`;
+    const send = (parts: Part[]) => postMultipart(url, s.tenant.key.key, parts);
+    const at: Part = { name: 'scheduled_at', value: inSeconds(60) };
+    const file = (filename: string | Buffer, filenameStar?: string): Part => ({
+      name: 'file',
+      filename,
+      filenameStar,
+      data: Buffer.from('x'),
+    });
+    const before = (await s.db.query('select count(*)::int as n from chat.scheduled_messages')).rows[0].n;
+    const cases: [Part[], string][] = [
+      [[at, { name: 'body', value: 'a\u0000b' }], 'body: must not contain NUL characters or unpaired UTF-16 surrogates'],
+      [[at, { name: 'body', value: Buffer.from([0x61, 0xff]) }], 'body: must be UTF-8'],
+      [
+        [at, { name: 'template', value: '{"name":"x\\u0000","language":"en_US"}' }],
+        'template.name: must not contain NUL characters or unpaired UTF-16 surrogates',
+      ],
+      [[at, file('x.txt', "UTF-8''a%00.txt")], 'file.filename: must not contain NUL characters or unpaired UTF-16 surrogates'],
+      [[at, file('a\tb.txt')], 'file.filename: must not contain control characters'],
+      [[at, file(Buffer.from([0x61, 0xe9, 0x2e, 0x74, 0x78, 0x74]))], 'file.filename: must be UTF-8'],
+      [
+        [at, { name: 'body', value: 'two files' }, file('ok.txt'), file('x.txt', "UTF-8''b%01.txt")],
+        'file.filename: must not contain control characters',
+      ],
+    ];
+    for (const [parts, message] of cases) {
+      const res = await send(parts);
+      expect(res.status, res.text).to.equal(400);
+      expect((res.body as any).message).to.equal(message);
+    }
+    // A line break in a message body is text, as in a JSON body; a UTF-8 file name is kept as sent.
+    const ok = await send([at, { name: 'body', value: 'line 1\nline 2' }, file('relatório.txt')]);
+    expect(ok.status, ok.text).to.equal(201);
+    expect((ok.body as any).attachments[0].file_name).to.equal('relatório.txt');
+    expect((await s.db.query('select count(*)::int as n from chat.scheduled_messages')).rows[0].n).to.equal(before + 1);
+    expect(await stored()).to.deep.equal([(ok.body as any).attachments[0].id]);
+    expect((await api.post(`/${open.id}/scheduled-messages/${(ok.body as any).id}/cancel`, {})).status).to.equal(200);
   });
 
   it('refuses a file over its limit (audio 16 MB) with a 400 naming attachments; what was stored is removed', async () => {

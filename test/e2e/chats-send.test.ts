@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { chatsApi, openChatStack, seedChatTenant } from '../support/chats.js';
+import { postMultipart } from '../support/files.js';
 import { seedTenant } from '../support/fixtures.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
@@ -186,6 +187,22 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
       bytes: 300_000,
       sha256: createHash('sha256').update(image).digest('hex'),
     });
+  });
+
+  it('refuses a multipart field or file name that breaks the text rule with a 400 naming it, sending and writing nothing', async () => {
+    const url = `${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`;
+    const [messages, calls] = [(await messagesOf(open.id)).length, s.graph.requests.length];
+    const nul = await postMultipart(url, s.tenant.key.key, [{ name: 'body', value: 'hi\u0000' }]);
+    expect(nul.status, nul.text).to.equal(400);
+    expect((nul.body as any).message).to.equal('body: must not contain NUL characters or unpaired UTF-16 surrogates');
+    const name = await postMultipart(url, s.tenant.key.key, [
+      { name: 'body', value: 'see attached' },
+      { name: 'file', filename: 'x.pdf', filenameStar: "UTF-8''a%0Ab.pdf", data: Buffer.from('%PDF-1.4') },
+    ]);
+    expect(name.status, name.text).to.equal(400);
+    expect((name.body as any).message).to.equal('file.filename: must not contain control characters');
+    expect((await messagesOf(open.id)).length).to.equal(messages);
+    expect(s.graph.requests.length).to.equal(calls);
   });
 
   it('keeps an audio file over 16 MB as a failed record while the answer stays 201', async () => {

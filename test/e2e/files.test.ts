@@ -167,6 +167,75 @@ describe('files: /integrations/external/files and the signed downloads', () => {
         ));
       it('a JSON body', async () =>
         expect400(await call('POST', '/integrations/external/files', { token: t.key.key, body: { crm_lead_id: lead.id } }), 'body'));
+
+      // The text rule of JSON bodies for the form's text (decisions 0110, 0135): the 400 names the field, nothing is stored.
+      const textRefused = (res: Awaited<ReturnType<typeof upload>>, field: string, rule: string) => {
+        expect400(res, field);
+        expect(res.body.message).to.equal(`${field}: ${rule}`);
+      };
+      const named = (filename: string | Buffer, filenameStar?: string): Part => ({ name: 'file', filename, filenameStar, data: PNG_BYTES });
+      it('a file name with a NUL (filename*)', async () =>
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: lead.id }, named('a.png', "UTF-8''a%00b.png")]),
+          'file.filename',
+          'must not contain NUL characters or unpaired UTF-16 surrogates',
+        ));
+      it('a file name with control characters (a tab, an escape, a C1 control)', async () => {
+        for (const [filename, star] of [['a\tb.png'], ['x.png', "UTF-8''a%1Bb.png"], ['x.png', "UTF-8''a%C2%85b.png"]] as const)
+          textRefused(
+            await upload([{ name: 'crm_lead_id', value: lead.id }, named(filename, star)]),
+            'file.filename',
+            'must not contain control characters',
+          );
+      });
+      it('a file name that is not UTF-8 (raw bytes, or percent-encoded in filename*)', async () => {
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: lead.id }, named(Buffer.from([0x72, 0xe9, 0x73, 0x2e, 0x70, 0x6e, 0x67]))]),
+          'file.filename',
+          'must be UTF-8',
+        );
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: lead.id }, named('x.png', "UTF-8''r%E9s.png")]),
+          'file.filename',
+          'must be UTF-8',
+        );
+      });
+      it('a field with a NUL, a control character, or bytes that are not UTF-8', async () => {
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: `${lead.id}\u0000` }, png()]),
+          'crm_lead_id',
+          'must not contain NUL characters or unpaired UTF-16 surrogates',
+        );
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: `${lead.id}\n` }, png()]),
+          'crm_lead_id',
+          'must not contain control characters',
+        );
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: lead.id }, { name: 'batch_id', value: Buffer.from([0xc3, 0x28]) }, png()]),
+          'batch_id',
+          'must be UTF-8',
+        );
+      });
+      it('a field the upload does not read, with a NUL', async () =>
+        textRefused(
+          await upload([{ name: 'crm_lead_id', value: lead.id }, { name: 'note', value: 'a\u0000b' }, png()]),
+          'note',
+          'must not contain NUL characters or unpaired UTF-16 surrogates',
+        ));
+    });
+
+    it('keeps a UTF-8 file name, also one sent as filename*, as it was sent', async () => {
+      const plain = await created([
+        { name: 'crm_lead_id', value: lead.id },
+        { name: 'file', filename: 'relatório – ação.png', data: PNG_BYTES },
+      ]);
+      expect(plain.file_name).to.equal('relatório – ação.png');
+      const star = await created([
+        { name: 'crm_lead_id', value: lead.id },
+        { name: 'file', filename: 'x.png', filenameStar: "UTF-8''%E6%97%A5%E6%9C%AC.png", data: PNG_BYTES },
+      ]);
+      expect(star.file_name).to.equal('日本.png');
     });
 
     it('401 without a key, 403 with a key lacking crm/files.write', async () => {
@@ -265,6 +334,32 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       expect(row.deleted_at).to.be.instanceOf(Date);
       expect(row.deleted_by_id).to.equal(t.user.id);
       expect((await call('DELETE', `/integrations/external/files/${first.id}`)).status).to.equal(401);
+    });
+
+    it('purges the bytes of a file removed longer than the retention ago; the row stays, lookups and its URL stay 404', async () => {
+      const kept = await created([{ name: 'crm_lead_id', value: listed.id }, png('kept.png')]);
+      const gone = await created([{ name: 'crm_lead_id', value: listed.id }, png('gone.png')]);
+      expect((await call('DELETE', `/integrations/external/files/${gone.id}`, { token: t.key.key })).status).to.equal(200);
+      const keyOf = async (id: string) => (await db.query('select storage_key from files.files where id = $1', [id])).rows[0].storage_key;
+      const has = async (id: string) => {
+        const key = (await keyOf(id)) as string;
+        return (await storedFiles()).some((p) => p.endsWith(`/${key}`));
+      };
+      expect(await has(gone.id)).to.equal(true);
+      // Removed 31 days ago: past the default retention of 30 days.
+      await db.query(`update files.files set deleted_at = now() - interval '31 days' where id = $1`, [gone.id]);
+      const { purger } = stack.services.files!.deps as { purger: { purge(): Promise<number> } };
+      expect(await purger.purge()).to.be.at.least(1);
+      expect(await has(gone.id)).to.equal(false);
+      expect(await has(kept.id)).to.equal(true);
+      const row = (await db.query('select deleted_at, purged_at from files.files where id = $1', [gone.id])).rows[0];
+      expect(row.deleted_at).to.be.instanceOf(Date);
+      expect(row.purged_at).to.be.instanceOf(Date);
+      const lookup = await call('GET', `/integrations/external/files/${gone.id}`, { token: t.key.key });
+      expect(lookup.status).to.equal(404);
+      expect(lookup.body).to.deep.equal({ statusCode: 404, message: 'File not found', error: 'Not Found' });
+      expect((await fetch(gone.url)).status).to.equal(404);
+      expect((await fetch(kept.url)).status).to.equal(200);
     });
   });
 

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
@@ -25,6 +26,14 @@ describe('proposal attachments: files uploaded to a proposal', () => {
   const attach = (proposalId: string, parts: Part[], token: string | null = t.key.key) =>
     postMultipart(`${stack.gatewayUrl}/integrations/external/proposals/${proposalId}/attachments`, token ?? undefined, parts);
   const fileRows = async () => (await db.query('select count(*)::int as n from files.files')).rows[0].n as number;
+  /** Every file in the files service's local storage (company / file id), partial ones included. */
+  const storedFiles = async () => {
+    const root = (stack.services.files!.ctx.config as unknown as { FILES_LOCAL_DIR: string }).FILES_LOCAL_DIR;
+    return (await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []))
+      .filter((e) => e.isFile())
+      .map((e) => `${e.parentPath}/${e.name}`)
+      .sort();
+  };
 
   before(async () => {
     stack = await startStack({ files: { FILES_MAX_BYTES: String(LIMIT) } });
@@ -95,6 +104,25 @@ describe('proposal attachments: files uploaded to a proposal', () => {
     expect(none.status).to.equal(400);
     expect(none.body.message).to.contain('file');
     expect(await fileRows()).to.equal(before);
+  });
+
+  it('400 naming the field for a file name or a field that breaks the text rule (decision 0135), nothing stored', async () => {
+    const attachments = async () =>
+      (await call('GET', `/integrations/external/proposals/${proposal.id}`, { token: t.key.key })).body.attachments.length as number;
+    const before = { rows: await fileRows(), files: await storedFiles(), attachments: await attachments() };
+    expect(before.files).to.not.deep.equal([]);
+    const nul = await attach(proposal.id, [{ ...pdf, filenameStar: "UTF-8''a%00.pdf" }]);
+    expect(nul.status, nul.text).to.equal(400);
+    expect(nul.body.message).to.equal('file.filename: must not contain NUL characters or unpaired UTF-16 surrogates');
+    const control = await attach(proposal.id, [{ ...pdf, filename: 'quo\u0085te.pdf' }]);
+    expect(control.body.message, control.text).to.equal('file.filename: must not contain control characters');
+    const bytes = await attach(proposal.id, [{ ...pdf, filename: Buffer.from([0x71, 0xff, 0x2e, 0x70, 0x64, 0x66]) }]);
+    expect(bytes.body.message).to.equal('file.filename: must be UTF-8');
+    const field = await attach(proposal.id, [{ name: 'note', value: Buffer.from([0xff]) }, pdf]);
+    expect(field.body.message).to.equal('note: must be UTF-8');
+    expect(await fileRows()).to.equal(before.rows);
+    expect(await storedFiles()).to.deep.equal(before.files);
+    expect(await attachments()).to.equal(before.attachments);
   });
 
   it("401 without a key, 403 without crm/proposals.write, 404 for another company's or an unknown proposal", async () => {

@@ -2,22 +2,38 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { CallResult } from './client.js';
 
-/** A part of a multipart/form-data body: a field, or a file whose bytes are a buffer or produced as they are sent. */
+/**
+ * A part of a multipart/form-data body: a field, or a file whose bytes are a buffer or produced as they are sent. A
+ * value or file name given as a buffer is sent as those bytes (text that is not UTF-8); `filenameStar` adds RFC 5987's
+ * `filename*` parameter (`UTF-8''a%00b.png`), which takes precedence over `filename`.
+ */
 export type Part =
-  | { name: string; value: string }
-  | { name: string; filename: string; contentType?: string; data: Buffer | (() => AsyncIterable<Buffer>) };
+  | { name: string; value: string | Buffer }
+  | {
+      name: string;
+      filename: string | Buffer;
+      filenameStar?: string;
+      contentType?: string;
+      data: Buffer | (() => AsyncIterable<Buffer>);
+    };
 
 /** The parts in the order given (so a test can send a field after the file), streamed as they are produced. */
 async function* multipart(boundary: string, parts: Part[]): AsyncIterable<Buffer> {
   for (const part of parts) {
     if ('value' in part) {
-      yield Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`);
+      yield Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"\r\n\r\n`);
+      yield Buffer.from(part.value);
+      yield Buffer.from('\r\n');
       continue;
     }
-    yield Buffer.from(
-      `--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\n` +
-        `content-type: ${part.contentType ?? 'application/octet-stream'}\r\n\r\n`,
-    );
+    yield Buffer.concat([
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"; filename="`),
+      Buffer.from(part.filename),
+      Buffer.from(
+        `"${part.filenameStar ? `; filename*=${part.filenameStar}` : ''}\r\n` +
+          `content-type: ${part.contentType ?? 'application/octet-stream'}\r\n\r\n`,
+      ),
+    ]);
     if (Buffer.isBuffer(part.data)) yield part.data;
     else for await (const chunk of part.data()) yield chunk;
     yield Buffer.from('\r\n');

@@ -7,6 +7,7 @@ import { platformEntities, type ServiceDefinition } from '@svc/platform/service'
 import { z } from 'zod';
 import { FileBatch, StoredFile } from './files/file.entity.js';
 import { fileRoutes, publicFileRoute } from './files/file.http.js';
+import { FilePurger } from './files/file.purge.js';
 import { FileService } from './files/file.service.js';
 import { CrmRecords } from './links/crm-records.js';
 import { migrations } from './migrations/index.js';
@@ -47,6 +48,12 @@ const filesConfig = serviceConfigSchema.extend({
   FILES_PUBLIC_BASE_URL: env.httpUrl.default('http://127.0.0.1:8080/public/files'),
   /** Key of signed file URLs, shared with the webhooks service; derived from IDENTITY_TOKEN_SECRET when unset. */
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
+  /** Days the bytes of a removed file stay in the storage before the purge deletes them (the row stays). */
+  FILES_PURGE_AFTER_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  /** How often each replica runs the purge; 0 turns it off (the bytes of removed files are kept). */
+  FILES_PURGE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
+  /** Removed files purged per transaction. */
+  FILES_PURGE_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
 });
 type FilesConfig = z.infer<typeof filesConfig>;
 
@@ -55,6 +62,7 @@ interface Components {
   records: CrmRecords;
   storage: FileStorage;
   files: FileService;
+  purger: FilePurger;
 }
 
 function storageOf(config: FilesConfig): FileStorage {
@@ -93,18 +101,27 @@ export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
         secret: fileUrlSecret(ctx.config.FILE_URL_SIGNING_SECRET, ctx.config.IDENTITY_TOKEN_SECRET),
       },
     });
-    return { crm, records, storage, files };
+    const purger = new FilePurger(() => nativePool(ctx.orm), storage, {
+      retentionDays: ctx.config.FILES_PURGE_AFTER_DAYS,
+      intervalMs: ctx.config.FILES_PURGE_INTERVAL_MS,
+      batch: ctx.config.FILES_PURGE_BATCH,
+      logger: ctx.logger,
+    });
+    return { crm, records, storage, files, purger };
   },
   api: (_ctx, { files }) => [{ prefix: '/integrations/external', router: fileRoutes(files) }],
   unauthenticated: (_ctx, { files }) => publicFileRoute(files),
   readiness: (_ctx, { storage }) => [{ name: 'storage', check: () => storage.check() }],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
-  workers:
-    async (_ctx, { crm, records, storage }) =>
-    async () => {
+  // The purge of removed files' bytes (decision 0136), on every replica: they share the work through skip locked.
+  workers: async (_ctx, { crm, records, storage, purger }) => {
+    purger.start();
+    return async () => {
+      await purger.stop();
       crm.close();
       records.close();
       if (storage instanceof S3Storage) storage.close();
-    },
+    };
+  },
 };

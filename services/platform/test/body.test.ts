@@ -6,6 +6,7 @@ import express from 'express';
 import { z } from 'zod';
 import { apiRouter, createApiDispatcher } from '../src/http/api.js';
 import { createHttpApp } from '../src/http/app.js';
+import { CONTROL_RULE, checkFormField, checkFormText, TEXT_RULE } from '../src/http/body.js';
 import { parse, parseQuery } from '../src/http/parse.js';
 import { IdentitySigner, IdentityVerifier } from '../src/identity.js';
 import { createLogger } from '../src/logging.js';
@@ -237,4 +238,32 @@ describe('request bodies, text and queries: one rule for both HTTP stacks', () =
       });
     });
   }
+});
+
+describe('multipart text: the rule of JSON bodies for form fields and file names (decision 0135)', () => {
+  const refusal = (check: () => void) => {
+    try {
+      check();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    return null;
+  };
+  it('refuses text a multipart parser decoded from bytes that are not UTF-8 (U+FFFD), a NUL and a lone surrogate', () => {
+    expect(refusal(() => checkFormText('r\ufffds.png', 'file.filename', 'name'))).to.equal('file.filename: must be UTF-8');
+    expect(refusal(() => checkFormText('a\u0000b', 'note'))).to.equal(`note: ${TEXT_RULE}`);
+    expect(refusal(() => checkFormText('a\ud800', 'note'))).to.equal(`note: ${TEXT_RULE}`);
+  });
+  it('keeps line breaks and tabs in text, refuses every control character in a name', () => {
+    expect(refusal(() => checkFormText('line 1\r\nline 2\tend', 'body'))).to.equal(null);
+    for (const c of ['\t', '\n', '\u0001', '\u001b', '\u007f', '\u0085', '\u009f'])
+      expect(refusal(() => checkFormText(`a${c}b`, 'file.filename', 'name'))).to.equal(`file.filename: ${CONTROL_RULE}`);
+    expect(refusal(() => checkFormText('relatório – ação 日本.pdf', 'file.filename', 'name'))).to.equal(null);
+  });
+  it('checks a field`s name as a name, shown escaped', () => {
+    expect(refusal(() => checkFormField('no\u0001te', 'x'))).to.equal(`no\\u0001te: ${CONTROL_RULE}`);
+    expect(refusal(() => checkFormField('note', 'a\u0000'))).to.equal(`note: ${TEXT_RULE}`);
+    expect(refusal(() => checkFormField('crm_lead_id', 'x\n', 'name'))).to.equal(`crm_lead_id: ${CONTROL_RULE}`);
+    expect(refusal(() => checkFormField('body', 'x\n'))).to.equal(null);
+  });
 });

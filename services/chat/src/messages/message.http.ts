@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { invalid } from '@svc/platform/errors';
 import type { ApiRouter } from '@svc/platform/http/api';
+import { checkFormField, checkFormText, checkText } from '@svc/platform/http/body';
 import { parse } from '@svc/platform/http/parse';
 import type { Identity } from '@svc/platform/identity';
 import busboy from 'busboy';
@@ -19,27 +20,55 @@ interface Multipart {
 
 /**
  * A multipart body read as it arrives (busboy): fields first, then each file handed on as a stream the moment it
- * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first).
+ * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first). The text of
+ * the fields and file names follows the platform's rule for multipart text (decision 0135): a field that breaks it
+ * rejects `fields`; a file name that breaks it rejects `fields` when it is the first file, else ends `files`.
  */
 export function readMultipart(req: IncomingMessage): Multipart {
-  const bb = busboy({ headers: req.headers, limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 } });
+  const bb = busboy({
+    headers: req.headers,
+    // File names are UTF-8 (busboy's default for header parameters is latin1, which turned "é" into "Ã©").
+    defParamCharset: 'utf8',
+    limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 },
+  });
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];
   let done = false;
   let failure: Error | null = null;
+  /** The first field or file name refused by the text rule: it ends the request as a 400. */
+  let refused: Error | null = null;
   let draining = false;
   let wake: (() => void) | null = null;
   let fieldsReady!: (f: Record<string, string>) => void;
-  const fieldsPromise = new Promise<Record<string, string>>((r) => (fieldsReady = r));
+  let fieldsRefused!: (err: Error) => void;
+  const fieldsPromise = new Promise<Record<string, string>>((resolve, reject) => {
+    fieldsReady = resolve;
+    fieldsRefused = reject;
+  });
+  // Settled by the route's await at once; a rejection the route never reaches (it failed first) is not unhandled.
+  fieldsPromise.catch(() => undefined);
   const poke = () => {
-    fieldsReady(fields);
+    if (refused) fieldsRefused(refused);
+    else fieldsReady(fields);
     wake?.();
   };
+  const refuse = (check: () => void): boolean => {
+    if (refused) return true;
+    try {
+      check();
+      return false;
+    } catch (err) {
+      refused = err as Error;
+      poke();
+      return true;
+    }
+  };
   bb.on('field', (name, value) => {
+    if (refuse(() => checkFormField(name, value, 'text'))) return;
     fields[name] = value;
   });
-  bb.on('file', (_name, stream, info) => {
-    if (draining) return void stream.resume();
+  bb.on('file', (name, stream, info) => {
+    if (draining || refuse(() => checkFormText(info.filename ?? 'file', `${name}.filename`, 'name'))) return void stream.resume();
     queue.push({ stream, fileName: info.filename ?? 'file', mimeType: info.mimeType });
     poke();
   });
@@ -57,6 +86,7 @@ export function readMultipart(req: IncomingMessage): Multipart {
     files: {
       async *[Symbol.asyncIterator]() {
         for (;;) {
+          if (refused) throw refused;
           const next = queue.shift();
           if (next) {
             yield next;
@@ -79,11 +109,15 @@ export function readMultipart(req: IncomingMessage): Multipart {
 export const jsonField = (fields: Record<string, string>, name: string): unknown => {
   const v = fields[name];
   if (v === undefined) return undefined;
+  let parsed: unknown;
   try {
-    return JSON.parse(v);
+    parsed = JSON.parse(v);
   } catch {
     throw invalid(`${name}: must be JSON in a multipart body`);
   }
+  // A NUL or a lone surrogate reaches the JSON as a \u escape: the rule of JSON bodies, under the field's name.
+  checkText(parsed, name);
+  return parsed;
 };
 
 export const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');

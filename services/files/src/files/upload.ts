@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError, invalid, tooLarge } from '@svc/platform/errors';
+import { checkFormField, checkFormText } from '@svc/platform/http/body';
 import busboy from 'busboy';
 import type { FileStorage } from '../storage/storage.js';
 import { sanitizeFileName } from './file.name.js';
@@ -31,7 +32,9 @@ const FIELD_LIMIT = 4096;
  * Receives a multipart/form-data upload of one file (part `file`) and its fields, streaming the file into the
  * storage: busboy parses the request as it arrives, the file part goes through a counter that keeps its first bytes
  * (for the content type) into `storage.put`, and backpressure pauses the request while the storage is behind. Nothing
- * is held whole in memory. Fields must come before the file, so they are checked before anything is stored.
+ * is held whole in memory. Fields must come before the file, so they are checked before anything is stored; the text
+ * of every field and of the file name follows the platform's rule for multipart text (decision 0135): not UTF-8, a
+ * NUL or a control character is a 400 naming the field (`file.filename` for the name) before a byte is stored.
  *
  * On any failure the stored bytes are removed, the rest of the request is read and discarded (so the client, which
  * may still be sending, gets the answer instead of a reset connection), and the promise rejects with the error.
@@ -81,12 +84,25 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
     parser.on('field', (name, value, info) => {
       if (storing) return fail(invalid(`${name}: fields must come before the file`));
       if (info.valueTruncated) return fail(invalid(`${name}: at most ${FIELD_LIMIT} bytes`));
+      try {
+        // Every field of an upload is an identifier: the text rule of JSON bodies, and no control characters.
+        checkFormField(name, value, 'name');
+      } catch (err) {
+        return fail(err);
+      }
       fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
       if (name !== 'file') {
         stream.resume();
         return fail(invalid(`${name}: unexpected file part; send the file as the part named file`));
+      }
+      try {
+        // Refused before anything is stored; what passes is then sanitized for storage as before.
+        if (info.filename !== undefined) checkFormText(info.filename, `${name}.filename`, 'name');
+      } catch (err) {
+        stream.resume();
+        return fail(err);
       }
       fileName = sanitizeFileName(info.filename);
       const counter = new SniffingCounter();

@@ -114,3 +114,30 @@ export function checkPath(path: string): void {
 export function checkQuery(query: Record<string, unknown>): void {
   checkText(query);
 }
+
+export const NOT_UTF8 = 'must be UTF-8';
+export const CONTROL_RULE = 'must not contain control characters';
+/** C0 controls, DEL and C1 controls (Unicode's Cc): a tab, a line break, a bell or an escape. */
+const CONTROL = /\p{Cc}/u;
+/** What a multipart parser (busboy) makes of bytes that are not UTF-8 in a part declared or defaulted to UTF-8. */
+const REPLACEMENT = '\ufffd';
+
+/**
+ * The text rule of JSON bodies (decision 0110) applied to the text of a multipart form (decision 0135): a field's
+ * value as the parser decoded it, or a part's file name. Throws a 400 naming `field` when the text is not UTF-8
+ * (the parser decodes bytes that are not UTF-8 to U+FFFD, so a U+FFFD is refused as such: a client has no reason
+ * to send one), holds a NUL or an unpaired surrogate, or, with `kind` `name` (a file name, an identifier), any
+ * control character. `text` (a message body) keeps line breaks and tabs, as a JSON string does.
+ */
+export function checkFormText(text: string, field: string, kind: 'text' | 'name' = 'text'): void {
+  const at = CONTROL.test(field) ? JSON.stringify(field).slice(1, -1) : fieldName(field);
+  if (text.includes(REPLACEMENT)) throw invalid(`${at}: ${NOT_UTF8}`, { fields: [at] });
+  if (!isStorableText(text)) throw invalid(`${at}: ${TEXT_RULE}`, { fields: [at] });
+  if (kind === 'name' && CONTROL.test(text)) throw invalid(`${at}: ${CONTROL_RULE}`, { fields: [at] });
+}
+
+/** A multipart form's field (decision 0135): its name and its value follow checkFormText. */
+export function checkFormField(name: string, value: string, kind: 'text' | 'name' = 'text'): void {
+  checkFormText(name, name, 'name');
+  checkFormText(value, name, kind);
+}

@@ -1,0 +1,108 @@
+import { inTransaction } from '@svc/platform/db/native';
+import type { Logger } from '@svc/platform/logging';
+import type { Pool } from 'pg';
+import type { FileStorage } from '../storage/storage.js';
+
+export interface PurgeOptions {
+  /** Days the bytes of a removed file are kept after its removal. */
+  retentionDays: number;
+  /** How often a pass runs (each replica); 0: never (the bytes are kept for good). */
+  intervalMs: number;
+  /** Files claimed per transaction. */
+  batch: number;
+  logger: Logger;
+}
+
+/** Storage deletions in flight at once within a batch. */
+const DELETES_IN_FLIGHT = 8;
+
+/**
+ * Deletes from the storage the bytes of files removed longer than the retention ago, and marks their rows
+ * `purged_at` (the row stays for history; lookups and signed downloads already answer 404 for a removed file).
+ *
+ * A batch is claimed with `for update skip locked` in a transaction that lasts while its bytes are deleted, so
+ * replicas running at once share the queue without waiting on each other and never take the same file; a replica
+ * that dies mid-batch leaves the rows unmarked (its transaction rolls back) and a later pass deletes them again
+ * (deleting absent bytes is no error). A deletion that fails ends the pass after the batch's other deletions are
+ * marked; its file stays in the queue for the next pass (decision 0136).
+ */
+export class FilePurger {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly pool: () => Promise<Pool>,
+    private readonly storage: FileStorage,
+    private readonly o: PurgeOptions,
+  ) {}
+
+  start(): void {
+    if (this.o.intervalMs === 0) return;
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.purge()
+        .then((purged) => {
+          if (purged > 0) this.o.logger.info({ purged }, 'purged the bytes of removed files');
+        })
+        .catch((err) => this.o.logger.error({ err }, 'file purge failed'))
+        .finally(() => {
+          if (this.stopped) return;
+          this.timer = setTimeout(loop, this.o.intervalMs);
+          this.timer.unref();
+        });
+    };
+    // The first pass soon after the start (a process restarted often still purges), then every interval.
+    this.timer = setTimeout(loop, Math.min(this.o.intervalMs, 5000));
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Purges batch after batch until the queue of due files is empty (or the process stops); returns the count. */
+  async purge(): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const n = await this.purgeBatch();
+      purged += n;
+      if (n < this.o.batch || this.stopped) return purged;
+    }
+  }
+
+  /** One batch: claims up to `batch` due files, deletes their bytes, marks them purged; returns how many. */
+  async purgeBatch(): Promise<number> {
+    let failure: unknown;
+    const purged = await inTransaction(await this.pool(), async (client) => {
+      const { rows } = await client.query<{ id: string; storage_key: string }>({
+        name: 'files_purge_claim',
+        text: `select id, storage_key from files
+          where deleted_at is not null and purged_at is null and deleted_at < now() - make_interval(days => $1::int)
+          order by deleted_at limit $2 for update skip locked`,
+        values: [this.o.retentionDays, this.o.batch],
+      });
+      const done: string[] = [];
+      for (let i = 0; i < rows.length && failure === undefined; i += DELETES_IN_FLIGHT) {
+        const slice = rows.slice(i, i + DELETES_IN_FLIGHT);
+        const results = await Promise.allSettled(slice.map((r) => this.storage.delete(r.storage_key)));
+        results.forEach((result, j) => {
+          if (result.status === 'fulfilled') done.push(slice[j]!.id);
+          else failure ??= result.reason;
+        });
+      }
+      if (done.length > 0) {
+        await client.query({
+          name: 'files_purge_mark',
+          text: 'update files set purged_at = now() where id = any($1::uuid[])',
+          values: [done],
+        });
+      }
+      return done.length;
+    });
+    if (failure !== undefined) throw failure;
+    return purged;
+  }
+}
