@@ -141,6 +141,23 @@ describe('chat actions: create with a template, responsible, participants, read,
     expect((await call('PATCH', `/${chat.id}/responsible`, { user_id: 'x' })).body.message).to.match(/^user_id: /);
   });
 
+  it('a 400 of a chat route`s schema lists the bad fields in details.fields; a business-rule 400 and a 404 have none (decision 0141)', async () => {
+    const bad = await call('PATCH', `/${chat.id}/responsible`, { user_id: 'x', update_leads: 'yes' });
+    expect(bad.status, bad.text).to.equal(400);
+    expect(bad.body).to.include({ statusCode: 400, error: 'Bad Request' });
+    expect(bad.body.details.fields.map((f: { field: string }) => f.field)).to.have.members(['user_id', 'update_leads']);
+    for (const f of bad.body.details.fields) expect(bad.body.message).to.contain(`${f.field}: ${f.message}`);
+    const query = await s.call('GET', `${api.path('')}?take=x`, { token: s.tenant.key.key });
+    expect(query.status, query.text).to.equal(400);
+    expect(query.body.details).to.deep.equal({ fields: [{ field: 'take', message: 'must be an integer' }] });
+    const rule = await call('PATCH', `/${chat.id}/responsible`, { user_id: s.tenant.master.id });
+    expect(rule.status).to.equal(400);
+    expect(rule.body).to.have.all.keys('statusCode', 'message', 'error');
+    const missing = await call('PATCH', '/00000000-0000-7000-8000-000000000000/responsible', { user_id: s.tenant.user.id });
+    expect(missing.status).to.equal(404);
+    expect(missing.body).to.have.all.keys('statusCode', 'message', 'error');
+  });
+
   it("DELETE participants removes the user's agent (404 when not a participant)", async () => {
     const res = await call('DELETE', `/${chat.id}/participants/${s.tenant.otherUser.id}`);
     expect(res.status, res.text).to.equal(200);

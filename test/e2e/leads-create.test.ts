@@ -95,6 +95,44 @@ describe('POST /integrations/external/leads: the full contract', () => {
     });
   });
 
+  describe('the error body (decision 0141)', () => {
+    it('a 400 of the schema keeps the three fields and lists each bad field in details.fields, as message names it', async () => {
+      const before = await lastCode();
+      const res = await create({ title: '', visibility: 'team', tags: ['not-a-uuid'] });
+      expect400(res, 'title');
+      expect(res.body).to.have.all.keys('statusCode', 'message', 'error', 'details');
+      const fields = res.body.details.fields as { field: string; message: string }[];
+      expect(fields.map((f) => f.field)).to.have.members(['title', 'visibility', 'tags.0']);
+      for (const f of fields) expect(res.body.message).to.contain(`${f.field}: ${f.message}`);
+      expect(await lastCode()).to.equal(before);
+    });
+    it('a body that is not JSON names the body', async () => {
+      const res = await fetch(`${stack.gatewayUrl}/integrations/external/leads`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key.key}`, 'content-type': 'application/json' },
+        body: '{"title":',
+      });
+      expect(res.status).to.equal(400);
+      expect(await res.json()).to.deep.equal({
+        statusCode: 400,
+        message: 'body: malformed JSON',
+        error: 'Bad Request',
+        details: { fields: [{ field: 'body', message: 'malformed JSON' }] },
+      });
+    });
+    it('a business-rule 400, a 404 and a 401 have the three fields only', async () => {
+      const rule = await create({ title: 'x', organization_id: other.company.id });
+      expect400(rule, 'organization_id');
+      expect(rule.body).to.have.all.keys('statusCode', 'message', 'error');
+      const missing = await call('GET', '/integrations/external/leads/00000000-0000-7000-8000-000000000000', { token: t.key.key });
+      expect(missing.status).to.equal(404);
+      expect(missing.body).to.have.all.keys('statusCode', 'message', 'error');
+      const noKey = await call('POST', '/integrations/external/leads', { body: { title: '' } });
+      expect(noKey.status).to.equal(401);
+      expect(noKey.body).to.have.all.keys('statusCode', 'message', 'error');
+    });
+  });
+
   describe('responsible', () => {
     it('an inactive responsible hands the lead to the master user with an automatic note', async () => {
       const u = await adminCreate('users', { name: 'Away', email: `away-${randomUUID()}@example.test` });

@@ -46,7 +46,14 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(create.parameters.map((x: Json) => `${x.in}:${x.name}`)).to.include('header:x-idempotency-key');
     expect(create.responses['201'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/CreationResponse' });
     expect(Object.keys(create.responses)).to.include.members(['400', '401', '403', '409', '429', '500']);
-    expect(doc.components.responses.Error400.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ErrorBody' });
+    // A 400 may list its fields (decision 0141); every other error keeps exactly the spec's three.
+    expect(doc.components.responses.Error400.content['application/json'].schema).to.deep.equal({
+      $ref: '#/components/schemas/ValidationErrorBody',
+    });
+    expect(doc.components.responses.Error404.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ErrorBody' });
+    expect(doc.components.schemas.ValidationErrorBody.required).to.deep.equal(['statusCode', 'message', 'error']);
+    expect(doc.components.schemas.ErrorBody).to.deep.include({ required: ['statusCode', 'message', 'error'], additionalProperties: false });
+    expect(doc.components.schemas.ErrorBody.properties).to.have.all.keys('statusCode', 'message', 'error');
     expect(p('/leads/{ref}').get.parameters).to.deep.include({
       name: 'ref',
       in: 'path',

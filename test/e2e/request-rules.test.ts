@@ -40,7 +40,12 @@ describe('request rules in every service: text, media types, encodings, sizes, q
     Number((await db.query(`select count(*) from ${table} where company_id = $1`, [a.company.id])).rows[0].count);
   const expectTextRefused = (res: CallResult, field: string) => {
     expect(res.status, res.text).to.equal(400);
-    expect(res.body).to.deep.equal({ statusCode: 400, message: `${field}: ${TEXT_RULE}`, error: 'Bad Request' });
+    expect(res.body).to.deep.equal({
+      statusCode: 400,
+      message: `${field}: ${TEXT_RULE}`,
+      error: 'Bad Request',
+      details: { fields: [{ field, message: TEXT_RULE }] },
+    });
   };
 
   before(async () => {
@@ -120,7 +125,12 @@ describe('request rules in every service: text, media types, encodings, sizes, q
       expectTextRefused(await ext('GET', '/leads?search=%00', undefined, {}), 'search');
       const path = await adm('POST', '/%ud800/tags', '{}');
       expect(path.status, path.text).to.equal(400);
-      expect(path.body).to.deep.equal({ statusCode: 400, message: 'path: malformed percent-encoding', error: 'Bad Request' });
+      expect(path.body).to.deep.equal({
+        statusCode: 400,
+        message: 'path: malformed percent-encoding',
+        error: 'Bad Request',
+        details: { fields: [{ field: 'path', message: 'malformed percent-encoding' }] },
+      });
     });
   });
 

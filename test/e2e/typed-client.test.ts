@@ -88,7 +88,16 @@ describe('the typed client (@svc/client) on leads, deals and tasks', () => {
   it('answers the spec’s error bodies as typed errors: 400 naming the field, 401, 403 and 404', async () => {
     const invalid = await api.POST('/integrations/external/leads', { body: { title: '' } });
     expect(invalid.response.status).to.equal(400);
-    expect(invalid.error).to.deep.equal({ statusCode: 400, message: 'title: must be 1 to 150 characters', error: 'Bad Request' });
+    expect(invalid.error).to.deep.equal({
+      statusCode: 400,
+      message: 'title: must be 1 to 150 characters',
+      error: 'Bad Request',
+      details: { fields: [{ field: 'title', message: 'must be 1 to 150 characters' }] },
+    });
+    // The typed client knows the field list of a 400 (decision 0141).
+    const refusal = invalid.error;
+    const firstField: string | undefined = refusal && 'details' in refusal ? refusal.details?.fields[0]?.field : undefined;
+    expect(firstField).to.equal('title');
     const noKey = await anonymous.GET('/integrations/external/tasks', { params: { query: {} } });
     expect(noKey.response.status).to.equal(401);
     const denied = await readOnly.POST('/integrations/external/leads', { body: { title: 'No' } });

@@ -2713,16 +2713,30 @@ export type components = {
             id: string;
             name: string;
         };
+        /** @description A 400: the three fields of every error, and the offending fields when the request failed its schema. */
+        ValidationErrorBody: {
+            details?: {
+                fields: {
+                    /** @description Dotted path of the field (`title`, `tags.0`); `body` or `query` for the whole. */
+                    field: string;
+                    /** @description What is wrong with it, as `message` says it. */
+                    message: string;
+                }[];
+            };
+            error: string;
+            message: string;
+            statusCode: number;
+        };
     };
     responses: {
-        /** @description Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`). */
+        /** @description Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`). When the request itself is malformed (its body, query, path or headers fail the documented schema) `details.fields` lists the same fields as `{field, message}`. */
         Error400: {
             headers: {
                 "x-request-id": components["headers"]["x-request-id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ErrorBody"];
+                "application/json": components["schemas"]["ValidationErrorBody"];
             };
         };
         /** @description Key missing, invalid, inactive or expired, or the Origin (else Referer) host is not the key’s allowed_domain. */

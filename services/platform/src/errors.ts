@@ -33,6 +33,20 @@ export class AppError extends Error {
 }
 
 export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('invalid', message, details);
+
+/** A field a validation error names: its path (`title`, `persons.0.name`, `body`, `query`) and what is wrong. */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/**
+ * A 400 of request validation (decision 0141): `message` names each field (`title: must be …; stage_id: …`), as every
+ * 400 does, and the body's `details.fields` lists them for a machine.
+ */
+export const invalidFields = (fields: FieldError[]) =>
+  new AppError('invalid', fields.map((f) => `${f.field}: ${f.message}`).join('; '), { fields });
+export const invalidField = (field: string, message: string) => invalidFields([{ field, message }]);
 /** A body over a documented size limit (413), found while it streams. */
 export const tooLarge = (message: string) => new AppError('too_large', message);
 export const unauthorized = (message = 'Unauthorized') => new AppError('unauthorized', message);
@@ -84,15 +98,31 @@ const kindOfGrpc = new Map<number, ErrorKind>(
     .map(([k, v]) => [v, k as ErrorKind]),
 );
 
+/** The spec's three fields; a 400 of request validation adds `details.fields` (decision 0141), nothing else does. */
 export interface ErrorBody {
   statusCode: number;
   message: string;
   error: string;
+  details?: { fields: FieldError[] };
 }
 
 export function errorBody(kind: ErrorKind, message: string): ErrorBody {
   const { statusCode, error } = httpOf[kind];
   return { statusCode, message, error };
+}
+
+const isFieldList = (value: unknown): value is FieldError[] =>
+  Array.isArray(value) && value.length > 0 && value.every((f) => typeof f?.field === 'string' && typeof f?.message === 'string');
+
+/**
+ * The answer to an error of the closed set. Of its `details` only a validation error's field list is answered; the
+ * rest (a peer's cause with its addresses, a provider's code) is for the log.
+ */
+export function errorBodyOf(e: AppError): ErrorBody {
+  const body = errorBody(e.kind, e.message);
+  const fields = e.kind === 'invalid' ? e.details?.fields : undefined;
+  if (isFieldList(fields)) body.details = { fields: fields.map(({ field, message }) => ({ field, message })) };
+  return body;
 }
 
 export const grpcStatusOf = (kind: ErrorKind): GrpcStatus => grpcOf[kind];

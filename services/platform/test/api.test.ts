@@ -104,8 +104,15 @@ describe('API routes without Express (createApiDispatcher)', () => {
     const bad = await call('POST', '/things', { body: '{"name":"","extra":1}', headers: json });
     expect(bad.status).to.equal(400);
     expect(bad.body.message).to.contain('name').and.to.contain('extra');
+    // The field list (decision 0141): the unknown member under its own name, where `message` says it of the body.
+    expect(bad.body.details.fields.map((f: { field: string }) => f.field)).to.deep.equal(['name', 'extra']);
     const malformed = await call('POST', '/things', { body: '{"name":', headers: json });
-    expect(malformed.body).to.deep.equal({ statusCode: 400, message: 'body: malformed JSON', error: 'Bad Request' });
+    expect(malformed.body).to.deep.equal({
+      statusCode: 400,
+      message: 'body: malformed JSON',
+      error: 'Bad Request',
+      details: { fields: [{ field: 'body', message: 'malformed JSON' }] },
+    });
     const large = await call('POST', '/things', { body: JSON.stringify({ name: 'x'.repeat(2000) }), headers: json });
     expect(large.status).to.equal(413);
     expect(large.body.message).to.equal('body: larger than 1kb');

@@ -131,6 +131,7 @@ describe('request bodies, text and queries: one rule for both HTTP stacks', () =
             statusCode: 400,
             message: `${field}: must not contain NUL characters or unpaired UTF-16 surrogates`,
             error: 'Bad Request',
+            details: { fields: [{ field, message: 'must not contain NUL characters or unpaired UTF-16 surrogates' }] },
           });
         }
       });
@@ -212,6 +213,7 @@ describe('request bodies, text and queries: one rule for both HTTP stacks', () =
         const unknown = await call('GET', `${prefix}/things?other=1`);
         expect(unknown.status).to.equal(400);
         expect(unknown.body.message).to.match(/^query: Unrecognized key/);
+        expect(unknown.body.details).to.deep.equal({ fields: [{ field: 'other', message: 'Unrecognized key' }] });
         const nul = await call('GET', `${prefix}/things?search=%00`);
         expect(nul.status).to.equal(400);
         expect(nul.body.message).to.equal('search: must not contain NUL characters or unpaired UTF-16 surrogates');

@@ -71,12 +71,18 @@ describe('route contracts', () => {
   it('answers 400 naming the field of a bad body, query, header or path parameter', async () => {
     expect((await post('/things/g7', { name: '' })).body.message).to.equal('name: must not be empty');
     expect((await post('/things/g7', { name: 'a', extra: 1 })).status).to.equal(400);
-    expect((await post('/things/g7?size=x', { name: 'a' })).body.message).to.match(/^size: /);
-    expect((await post('/things/g7', { name: 'a' }, undefined, { 'x-tag': 'toolong' })).body.message).to.match(/^x-tag: /);
+    type Refusal = { message: string; details: { fields: { field: string }[] } };
+    const query = (await post('/things/g7?size=x', { name: 'a' })).body as Refusal;
+    expect(query.message).to.match(/^size: /);
+    expect(query.details.fields.map((f: { field: string }) => f.field)).to.deep.equal(['size']);
+    const header = (await post('/things/g7', { name: 'a' }, undefined, { 'x-tag': 'toolong' })).body as Refusal;
+    expect(header.message).to.match(/^x-tag: /);
+    expect(header.details.fields.map((f: { field: string }) => f.field)).to.deep.equal(['x-tag']);
     expect((await post('/things/zz', { name: 'a' })).body).to.deep.equal({
       statusCode: 400,
       message: 'group: must be g and digits',
       error: 'Bad Request',
+      details: { fields: [{ field: 'group', message: 'must be g and digits' }] },
     });
   });
 

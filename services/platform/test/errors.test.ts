@@ -1,6 +1,20 @@
 import { status } from '@grpc/grpc-js';
 import { expect } from 'chai';
-import { AppError, type ErrorKind, errorBody, fromGrpcStatus, grpcStatusOf, isUuid, requireUuid } from '../src/errors.js';
+import { z } from 'zod';
+import {
+  AppError,
+  type ErrorKind,
+  errorBody,
+  errorBodyOf,
+  fromGrpcStatus,
+  grpcStatusOf,
+  invalid,
+  invalidField,
+  invalidFields,
+  isUuid,
+  requireUuid,
+} from '../src/errors.js';
+import { zodToInvalid } from '../src/http/errors.js';
 
 describe('the closed error set', () => {
   const kinds: [ErrorKind, number, string][] = [
@@ -42,6 +56,56 @@ describe('the closed error set', () => {
     }
     expect(fromGrpcStatus(status.NOT_FOUND, 'Lead not found').message).to.equal('Lead not found');
   });
+  describe('the field list of a validation error (decision 0141)', () => {
+    it('answers the three fields and details.fields, each named in message as `field: message`', () => {
+      const e = invalidFields([
+        { field: 'title', message: 'must be 1 to 150 characters' },
+        { field: 'tags.0', message: 'must be a UUID' },
+      ]);
+      expect(errorBodyOf(e)).to.deep.equal({
+        statusCode: 400,
+        message: 'title: must be 1 to 150 characters; tags.0: must be a UUID',
+        error: 'Bad Request',
+        details: {
+          fields: [
+            { field: 'title', message: 'must be 1 to 150 characters' },
+            { field: 'tags.0', message: 'must be a UUID' },
+          ],
+        },
+      });
+      expect(errorBodyOf(invalidField('body', 'malformed JSON')).message).to.equal('body: malformed JSON');
+    });
+
+    it('lists zod issues by dotted path, the whole value by its part, an unknown member by its own path', () => {
+      const schema = z.strictObject({ title: z.string().min(1, 'must not be empty'), person: z.strictObject({ name: z.string() }) });
+      const r = schema.safeParse({ title: '', person: { name: 1, nick: 'x' }, extra: true });
+      expect(r.success).to.equal(false);
+      const body = errorBodyOf(zodToInvalid(r.error!));
+      expect(body.message).to.match(
+        /^title: must not be empty; person\.name: .*; person: Unrecognized key: "nick"; body: Unrecognized key: "extra"$/,
+      );
+      expect(body.details?.fields.map((f) => f.field)).to.deep.equal(['title', 'person.name', 'person.nick', 'extra']);
+      const whole = z.object({ take: z.number() }).safeParse('text');
+      expect(errorBodyOf(zodToInvalid(whole.error!, 'query')).details?.fields.map((f) => f.field)).to.deep.equal(['query']);
+    });
+
+    it('answers nothing else of details: no cause, no provider code, and no field list on another kind', () => {
+      expect(errorBodyOf(fromGrpcStatus(status.UNAVAILABLE, 'connect ECONNREFUSED 10.0.0.7:9081'))).to.have.all.keys(
+        'statusCode',
+        'message',
+        'error',
+      );
+      expect(errorBodyOf(invalid('messaging provider refused: no', { provider_error_code: 131009 }))).to.have.all.keys(
+        'statusCode',
+        'message',
+        'error',
+      );
+      const odd = new AppError('not_found', 'Lead not found', { fields: [{ field: 'id', message: 'x' }] });
+      expect(errorBodyOf(odd)).to.deep.equal({ statusCode: 404, message: 'Lead not found', error: 'Not Found' });
+      expect(errorBodyOf(invalid('x: y', { fields: ['x'] }))).to.not.have.property('details');
+    });
+  });
+
   it('turns a peer deadline into unavailable', () => {
     expect(fromGrpcStatus(status.DEADLINE_EXCEEDED, 'slow').kind).to.equal('unavailable');
   });

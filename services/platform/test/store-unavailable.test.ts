@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { type ServerUnaryCall, status } from '@grpc/grpc-js';
+import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -82,8 +82,10 @@ describe('a database that is down or restarting answers 503, not 500', () => {
         const handler = unary(logger, async () => {
           throw err;
         });
-        // A hand-made call with only the request, which is all the adapter reads.
-        handler({ request: {} } as unknown as ServerUnaryCall<unknown, unknown>, (e) => resolve(e?.code ?? undefined));
+        // A hand-made call with only the request and its metadata, which is all the adapter reads.
+        handler({ request: {}, metadata: new Metadata() } as unknown as ServerUnaryCall<unknown, unknown>, (e) =>
+          resolve(e?.code ?? undefined),
+        );
       });
     expect(await codeOf(new Error('the database system is not yet accepting connections'))).to.equal(status.UNAVAILABLE);
     expect(await codeOf(new Error('boom'))).to.equal(status.INTERNAL);

@@ -1,4 +1,4 @@
-import { errorBody, forbidden } from '@svc/platform/errors';
+import { errorBodyOf, forbidden } from '@svc/platform/errors';
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf, jsonBody } from '@svc/platform/http/app';
 import { toAppError } from '@svc/platform/http/errors';
@@ -45,7 +45,7 @@ export function satisfactionPublicRoutes(satisfaction: Satisfaction, logger: Log
   r.use(jsonBody('16kb', URLENCODED));
   const fail = (req: Request, res: Response, err: unknown) => {
     const e = toAppError(err, logger, { method: req.method, path: req.path });
-    const body = errorBody(e.kind, e.message);
+    const body = errorBodyOf(e);
     if (wantsHtml(req)) res.status(body.statusCode).set(PAGE_HEADERS).send(errorPage(body.statusCode, body.message));
     else res.status(body.statusCode).json(body);
   };

@@ -11,6 +11,7 @@ import {
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
 import { AppError, fromGrpcStatus, grpcStatusOf, isStoreUnavailable } from '../errors.js';
+import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../http/request-id.js';
 import type { Logger } from '../logging.js';
 
 export interface GrpcServiceRegistration {
@@ -53,11 +54,14 @@ export async function startGrpcServer(host: string, port: number, services: Grpc
 }
 
 /**
- * Adapts an async handler to grpc-js, mapping our closed error set to gRPC status codes exactly once.
+ * Adapts an async handler to grpc-js, mapping our closed error set to gRPC status codes exactly once. A call that
+ * carries a well-formed `x-request-id` (callUnary sends the caller's) is served under it, so every line the handler
+ * writes, its failure line included, carries the request_id of the request that caused it (decision 0140); a call
+ * without one (background work: relays, schedulers) or with a malformed one is served without, and none is made up.
  */
 export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-    handler(call.request).then(
+  const serve = (request: Req, callback: sendUnaryData<Res>) => {
+    handler(request).then(
       (res) => callback(null, res),
       (err: unknown) => {
         if (err instanceof AppError) {
@@ -75,6 +79,11 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
       },
     );
   };
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    const requestId = wellFormedRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
+    if (requestId === undefined) serve(call.request, callback);
+    else withRequestId(requestId, () => serve(call.request, callback));
+  };
 }
 
 type UnaryMethod<Req, Res> = (
@@ -86,11 +95,15 @@ type UnaryMethod<Req, Res> = (
 
 /**
  * Calls a unary method of a ts-proto client with a deadline (every call has one) and turns a gRPC
- * failure back into our error set.
+ * failure back into our error set. Made while a request is served, the call carries its id as `x-request-id`
+ * metadata (decision 0140); outside one it carries nothing more than before.
  */
 export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 2000): Promise<Res> {
+  const metadata = new Metadata();
+  const requestId = currentRequestId();
+  if (requestId !== undefined) metadata.set(REQUEST_ID_HEADER, requestId);
   return new Promise<Res>((resolve, reject) => {
-    method.call(client, request, new Metadata(), { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
+    method.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
       if (err) reject(fromGrpcStatus(err.code, err.details || err.message));
       else resolve(res);
     });

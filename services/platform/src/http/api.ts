@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQueryString } from 'node:querystring';
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import { errorBody } from '../errors.js';
+import { errorBodyOf } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
@@ -206,7 +206,8 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     } catch (err) {
       const e = toAppError(err, logger, { method: req.method, path });
       if (res.headersSent) return;
-      response.status(errorBody(e.kind, '').statusCode).json(errorBody(e.kind, e.message));
+      const answer = errorBodyOf(e);
+      response.status(answer.statusCode).json(answer);
     }
   };
 

@@ -6,7 +6,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import { AppError, errorBody, forbidden, unauthorized } from '../errors.js';
+import { AppError, errorBodyOf, forbidden, unauthorized } from '../errors.js';
 import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
@@ -148,7 +148,8 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const appError = toAppError(err, logger, { method: req.method, path: req.path });
     if (res.headersSent) return;
-    res.status(errorBody(appError.kind, '').statusCode).json(errorBody(appError.kind, appError.message));
+    const body = errorBodyOf(appError);
+    res.status(body.statusCode).json(body);
   };
 }
 

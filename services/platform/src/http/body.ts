@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
-import { AppError, invalid } from '../errors.js';
+import { AppError, invalidField } from '../errors.js';
 
 /**
  * What text and bodies every service accepts (decision 0110), in one place both HTTP stacks (the integration
@@ -35,13 +35,13 @@ const fieldName = (key: string) => (isStorableText(key) ? key : JSON.stringify(k
 /** Throws a 400 naming the first string or key of `value` that Postgres cannot store. */
 export function checkText(value: unknown, path = ''): void {
   if (typeof value === 'string') {
-    if (!isStorableText(value)) throw invalid(`${path || 'body'}: ${TEXT_RULE}`, { fields: [path] });
+    if (!isStorableText(value)) throw invalidField(path || 'body', TEXT_RULE);
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) checkText(value[i], path ? `${path}.${i}` : String(i));
   } else if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
       const at = path ? `${path}.${fieldName(key)}` : fieldName(key);
-      if (!isStorableText(key)) throw invalid(`${at}: ${TEXT_RULE}`, { fields: [at] });
+      if (!isStorableText(key)) throw invalidField(at, TEXT_RULE);
       checkText(inner, at);
     }
   }
@@ -60,7 +60,7 @@ export const UNREAD = Symbol('unread');
 /** Reads and checks the request's body: the parsed JSON object, undefined without a body, or UNREAD. */
 export async function readBody(req: IncomingMessage, options: BodyOptions): Promise<unknown> {
   if (!hasBody(req)) {
-    if (BODY_REQUIRED.has(req.method ?? '')) throw invalid('body: must be a JSON object');
+    if (BODY_REQUIRED.has(req.method ?? '')) throw invalidField('body', 'must be a JSON object');
     return undefined;
   }
   const type = req.headers['content-type'] ?? '';
@@ -77,27 +77,27 @@ export async function readBody(req: IncomingMessage, options: BodyOptions): Prom
   } catch (err) {
     const kind = err && typeof err === 'object' && 'type' in err ? err.type : undefined;
     if (kind === 'entity.too.large') throw new AppError('too_large', `body: larger than ${options.limit}`);
-    throw invalid('body: could not be read');
+    throw invalidField('body', 'could not be read');
   }
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch {
-    throw invalid('body: must be UTF-8');
+    throw invalidField('body', 'must be UTF-8');
   }
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw invalid('body: malformed JSON');
+    throw invalidField('body', 'malformed JSON');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body: must be a JSON object');
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidField('body', 'must be a JSON object');
   // A NUL or a surrogate reaches a JSON string only as a \u escape; text without one needs no walk.
   if (text.includes('\\u')) checkText(body);
   return body;
 }
 
-export const MALFORMED_PATH = 'path: malformed percent-encoding';
+export const malformedPath = () => invalidField('path', 'malformed percent-encoding');
 
 /** Throws a 400 for a path whose percent-encoding is broken or decodes to text Postgres cannot store. */
 export function checkPath(path: string): void {
@@ -105,9 +105,9 @@ export function checkPath(path: string): void {
   try {
     decoded = decodeURIComponent(path);
   } catch {
-    throw invalid(MALFORMED_PATH);
+    throw malformedPath();
   }
-  if (!isStorableText(decoded)) throw invalid(`path: ${TEXT_RULE}`);
+  if (!isStorableText(decoded)) throw invalidField('path', TEXT_RULE);
 }
 
 /** Throws a 400 naming the first query parameter whose name or value Postgres cannot store. */

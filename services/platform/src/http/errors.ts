@@ -1,15 +1,22 @@
 import { ZodError } from 'zod';
-import { AppError, invalid, isStoreUnavailable, unavailable } from '../errors.js';
+import { AppError, type FieldError, invalid, isStoreUnavailable, unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
-import { MALFORMED_PATH } from './body.js';
+import { malformedPath } from './body.js';
 
-/** Zod issues become one 400 whose message names every offending field; `part` names the whole value. */
+/**
+ * Zod issues become one 400 naming every offending field, in `message` and in `details.fields` (decision 0141);
+ * `part` names the whole value. A member the schema does not know is listed in `details.fields` under its own path
+ * (`extra`, `person.nickname`), where `message` says it of the object holding it (`body: Unrecognized key: "extra"`).
+ */
 export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): AppError {
-  const parts = error.issues.map((issue) => {
-    const path = issue.path.length ? issue.path.join('.') : part;
-    return `${path}: ${issue.message}`;
-  });
-  return invalid(parts.join('; '), { fields: error.issues.map((i) => i.path.join('.')) });
+  const named = (path: readonly PropertyKey[]) => (path.length ? path.join('.') : part);
+  const message = error.issues.map((issue) => `${named(issue.path)}: ${issue.message}`).join('; ');
+  const fields = error.issues.flatMap((issue): FieldError[] =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'Unrecognized key' }))
+      : [{ field: named(issue.path), message: issue.message }],
+  );
+  return invalid(message, { fields });
 }
 
 /** Any error of a request as one of the closed set; what is not ours is logged and becomes a 500. */
@@ -22,7 +29,7 @@ export function toAppError(err: unknown, logger: Logger, where: { method?: strin
   }
   if (err instanceof ZodError) return zodToInvalid(err);
   // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
-  if (err instanceof URIError) return invalid(MALFORMED_PATH);
+  if (err instanceof URIError) return malformedPath();
   if (isStoreUnavailable(err)) {
     logger.warn({ err, method: where.method, path: where.path }, 'a dependency is unavailable');
     return unavailable('The service is temporarily unavailable; retry later');

@@ -2,9 +2,15 @@ import type { OpenApiFragment } from './openapi.js';
 
 type Json = Record<string, unknown>;
 
-/** The spec's error table, one shared response per status (every body is `{statusCode, message, error}`). */
+/**
+ * The spec's error table, one shared response per status (every body is `{statusCode, message, error}`; a 400 of
+ * request validation adds `details.fields`, decision 0141).
+ */
 const ERRORS: Record<number, string> = {
-  400: 'Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`).',
+  400:
+    'Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`). ' +
+    'When the request itself is malformed (its body, query, path or headers fail the documented schema) ' +
+    '`details.fields` lists the same fields as `{field, message}`.',
   401: 'Key missing, invalid, inactive or expired, or the Origin (else Referer) host is not the key’s allowed_domain.',
   403: 'The key (or the user who created it) lacks the permission the operation needs.',
   404: 'The resource does not exist in the key’s company (another company’s record is 404, never 403).',
@@ -23,7 +29,10 @@ const DESCRIPTION = `The CRM's external integration API and its outbound webhook
 **Authentication.** Every operation takes \`Authorization: Bearer <key>\` with an integration key (\`svc_…\`). A key with
 \`allowed_domain\` only answers requests whose \`Origin\` (else \`Referer\`) host matches it.
 
-**Errors.** Every error body is \`{statusCode, message, error}\`; a 400 names each offending field in \`message\`.
+**Errors.** Every error body is \`{statusCode, message, error}\`; a 400 names each offending field in \`message\`. A 400
+of request validation (the body, query, path or headers do not fit the operation's schema) also carries
+\`details: {fields: [{field, message}]}\`, each field by its dotted path (\`title\`, \`persons_id.0.person_id\`, or
+\`body\`/\`query\` for the whole); no other error has \`details\`.
 
 **Rate limits.** Each key has a per-minute quota. Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and
 \`RateLimit-Reset\` (seconds until the window resets); a 429 adds \`Retry-After\`.
@@ -41,6 +50,8 @@ after starting, answers 409.
 the body>\` keyed with the subscription secret, and the timestamped \`webhook-id\`, \`webhook-timestamp\` and
 \`webhook-signature\` headers (verify these, and reject old timestamps, to refuse replays).`;
 
+const ERROR_FIELDS = { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } };
+
 const header = (description: string, schema: Json = { type: 'integer' }) => ({ description, schema });
 const webhookHeader = (name: string, description: string, required = true) => ({
   name,
@@ -57,7 +68,36 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
   const schemas: Record<string, Json> = {
     ErrorBody: {
       type: 'object',
-      properties: { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } },
+      properties: ERROR_FIELDS,
+      required: ['statusCode', 'message', 'error'],
+      additionalProperties: false,
+    },
+    ValidationErrorBody: {
+      type: 'object',
+      description: 'A 400: the three fields of every error, and the offending fields when the request failed its schema.',
+      properties: {
+        ...ERROR_FIELDS,
+        details: {
+          type: 'object',
+          properties: {
+            fields: {
+              type: 'array',
+              minItems: 1,
+              items: {
+                type: 'object',
+                properties: {
+                  field: { type: 'string', description: 'Dotted path of the field (`title`, `tags.0`); `body` or `query` for the whole.' },
+                  message: { type: 'string', description: 'What is wrong with it, as `message` says it.' },
+                },
+                required: ['field', 'message'],
+                additionalProperties: false,
+              },
+            },
+          },
+          required: ['fields'],
+          additionalProperties: false,
+        },
+      },
       required: ['statusCode', 'message', 'error'],
       additionalProperties: false,
     },
@@ -104,7 +144,9 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
           {
             description,
             headers: { 'x-request-id': { $ref: '#/components/headers/x-request-id' } },
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+            content: {
+              'application/json': { schema: { $ref: `#/components/schemas/${status === '400' ? 'ValidationErrorBody' : 'ErrorBody'}` } },
+            },
           },
         ]),
       ),

@@ -1,4 +1,4 @@
-import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { iso } from '@svc/platform/http/json';
 import { parse, parseQuery } from '@svc/platform/http/parse';
@@ -20,7 +20,7 @@ export function webhookAdminRoutes(
   /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
   const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
     const refused = body.url === undefined ? null : refusedLiteral(body.url, destinations);
-    if (refused) throw invalid(`url: ${DESTINATION_NOT_ALLOWED} (${refused})`, { fields: ['url'] });
+    if (refused) throw invalidField('url', `${DESTINATION_NOT_ALLOWED} (${refused})`);
     return body;
   };
   r.use((req, _res, next) => {
