@@ -131,9 +131,9 @@ const REPLACEMENT = '\ufffd';
  */
 export function checkFormText(text: string, field: string, kind: 'text' | 'name' = 'text'): void {
   const at = CONTROL.test(field) ? JSON.stringify(field).slice(1, -1) : fieldName(field);
-  if (text.includes(REPLACEMENT)) throw invalid(`${at}: ${NOT_UTF8}`, { fields: [at] });
-  if (!isStorableText(text)) throw invalid(`${at}: ${TEXT_RULE}`, { fields: [at] });
-  if (kind === 'name' && CONTROL.test(text)) throw invalid(`${at}: ${CONTROL_RULE}`, { fields: [at] });
+  if (text.includes(REPLACEMENT)) throw invalidField(at, NOT_UTF8);
+  if (!isStorableText(text)) throw invalidField(at, TEXT_RULE);
+  if (kind === 'name' && CONTROL.test(text)) throw invalidField(at, CONTROL_RULE);
 }
 
 /** A multipart form's field (decision 0135): its name and its value follow checkFormText. */
