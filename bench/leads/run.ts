@@ -14,8 +14,9 @@
  * BENCH_ONE_WARMUP (1 s), BENCH_PGBENCH_THREADS (1), BENCH_LEADS_PARTS (`a,b`: run only some).
  */
 import path from 'node:path';
-import { createLeadBody, dbDefinition, Leads } from '@svc/crm';
+import { createLeadBody, crmPlan, dbDefinition, Leads } from '@svc/crm';
 import { createOrm } from '@svc/platform/db/orm';
+import { OutboxWriter } from '@svc/platform/events/writer';
 import { createLogger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
 import pg from 'pg';
@@ -300,11 +301,13 @@ async function captureCreation(
     poolMax: 2,
   });
   try {
-    const ctx: Pick<ServiceContext, 'name' | 'schema' | 'orm' | 'logger'> = {
+    // No relay in this process: the creation's outbox row stays unpublished (the stack is stopped by then anyway).
+    const ctx: Pick<ServiceContext, 'name' | 'schema' | 'orm' | 'logger' | 'outbox'> = {
       name: 'crm',
       schema: 'crm',
       orm,
       logger: createLogger('crm', 'warn'),
+      outbox: new OutboxWriter('crm', crmPlan),
     };
     const leads = new Leads(ctx as ServiceContext);
     const actor = { companyId: s.companyId, userId: s.userId };

@@ -91,7 +91,7 @@ describe('GET /integrations/external/deals', () => {
     await stack?.stop();
   });
 
-  it('lists the deals the key creator may see, newest first, as DealSnapshots like GET /deals/{id}', async () => {
+  it('lists the deals the key creator may see, newest first, as DealSnapshots like GET /deals/{id} without the chat fields', async () => {
     const page = await list();
     expect(page.total).to.equal(5);
     expect(page.records.map((r) => r.title)).to.deep.equal(['Assigned to me', 'Delta', 'Gamma', 'Beta', 'Alpha 100% deal']);
@@ -106,10 +106,30 @@ describe('GET /integrations/external/deals', () => {
       'stage',
       'responsible',
     );
-    expect(beta).to.not.have.any.keys('lead_source', 'deals', 'pipeline_stages', 'stage_durations', 'associations_count');
+    // The chat fields are the detail's and the events' only: a list asks chat nothing (decision 0130).
+    expect(beta).to.not.have.any.keys(
+      'lead_source',
+      'deals',
+      'pipeline_stages',
+      'stage_durations',
+      'associations_count',
+      'has_channel_chat',
+      'channel_chats',
+      'has_whatsapp_chat',
+      'whatsapp_chats',
+    );
     expect(beta.deal_source.id).to.equal(ref.source.id);
     const detail = await call('GET', `/integrations/external/deals/${deals.beta.id}`, { token: t.key.key });
-    const { pipeline_stages: _p, stage_durations: _s, associations_count: _a, ...snapshot } = detail.body;
+    const {
+      pipeline_stages: _p,
+      stage_durations: _s,
+      associations_count: _a,
+      has_channel_chat: _hc,
+      channel_chats: _c,
+      has_whatsapp_chat: _hw,
+      whatsapp_chats: _w,
+      ...snapshot
+    } = detail.body;
     expect(beta).to.deep.equal(snapshot);
   });
 

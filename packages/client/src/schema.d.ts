@@ -1118,6 +1118,26 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        ChannelChatSummary: {
+            /** Format: uuid */
+            channel_account_id: string;
+            channel_account_name: string;
+            /** @description WHATSAPP or INSTAGRAM */
+            channel_type: string;
+            /** Format: uuid */
+            chat_id: string;
+            chat_responsible: components["schemas"]["UserSummary"] | null;
+            external_contact_handle: string | null;
+            external_contact_id: string | null;
+            /** Format: uuid */
+            person_id: string;
+            person_name: string | null;
+            title: string;
+            /** @description INDIVIDUAL or GROUP */
+            type: string;
+            unread_count: number;
+            whatsapp_number_verified_name: string | null;
+        };
         ChatMessageReceivedPayload: {
             agent: {
                 [key: string]: unknown;
@@ -1387,9 +1407,7 @@ export type components = {
                 qualifications: number;
                 tasks: number;
             };
-            channel_chats: {
-                [key: string]: unknown;
-            }[];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
             code: number;
             /** Format: date-time */
             created_at: string;
@@ -1471,9 +1489,78 @@ export type components = {
             valuation: components["schemas"]["OpportunityValuation"];
             value: number | null;
             visibility: number;
-            whatsapp_chats: {
+            whatsapp_chats: components["schemas"]["ChannelChatSummary"][];
+            won_date: string | null;
+            won_reason_description: string | null;
+        };
+        DealListRecord: {
+            archived_at: string | null;
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_gain_reason: components["schemas"]["NamedSummary"] | null;
+            crm_gain_reasons: components["schemas"]["NamedSummary"][];
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deal_source: components["schemas"]["LeadSourceSummary"] | null;
+            expected_close_date: string | null;
+            followers: components["schemas"]["FollowerSummary"][];
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
                 [key: string]: unknown;
             }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                title: string;
+            } | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            temperature: number | null;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
             won_date: string | null;
             won_reason_description: string | null;
         };
@@ -1487,7 +1574,7 @@ export type components = {
         };
         DealPage: {
             next_cursor: string | null;
-            records: components["schemas"]["DealSnapshot"][];
+            records: components["schemas"]["DealListRecord"][];
             total: number;
         };
         DealQualityUpdatedPayload: {
@@ -1499,9 +1586,7 @@ export type components = {
         };
         DealSnapshot: {
             archived_at: string | null;
-            channel_chats: {
-                [key: string]: unknown;
-            }[];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
             code: number;
             /** Format: date-time */
             created_at: string;
@@ -1570,9 +1655,7 @@ export type components = {
             valuation: components["schemas"]["OpportunityValuation"];
             value: number | null;
             visibility: number;
-            whatsapp_chats: {
-                [key: string]: unknown;
-            }[];
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
             won_date: string | null;
             won_reason_description: string | null;
         };
@@ -1752,9 +1835,7 @@ export type components = {
                 qualifications: number;
                 tasks: number;
             };
-            channel_chats: {
-                [key: string]: unknown;
-            }[];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
             code: number;
             /** Format: date-time */
             created_at: string;
@@ -1828,9 +1909,68 @@ export type components = {
             value: number | null;
             views_count: number;
             visibility: number;
-            whatsapp_chats: {
+            whatsapp_chats: components["schemas"]["ChannelChatSummary"][];
+            won_date: string | null;
+        };
+        LeadListRecord: {
+            archived_at: string | null;
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deals: components["schemas"]["DealSummary"][];
+            followers: components["schemas"]["FollowerSummary"][];
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
                 [key: string]: unknown;
             }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead_source: components["schemas"]["LeadSourceSummary"] | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
             won_date: string | null;
         };
         LeadLostPayload: {
@@ -1843,7 +1983,7 @@ export type components = {
         };
         LeadPage: {
             next_cursor: string | null;
-            records: components["schemas"]["LeadSnapshot"][];
+            records: components["schemas"]["LeadListRecord"][];
             total: number;
         };
         LeadQualityUpdatedPayload: {
@@ -1855,9 +1995,7 @@ export type components = {
         };
         LeadSnapshot: {
             archived_at: string | null;
-            channel_chats: {
-                [key: string]: unknown;
-            }[];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
             code: number;
             /** Format: date-time */
             created_at: string;
@@ -1917,9 +2055,7 @@ export type components = {
             valuation: components["schemas"]["OpportunityValuation"];
             value: number | null;
             visibility: number;
-            whatsapp_chats: {
-                [key: string]: unknown;
-            }[];
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
             won_date: string | null;
         };
         LeadSourceSummary: {
@@ -2726,6 +2862,30 @@ export type components = {
             error: string;
             message: string;
             statusCode: number;
+        };
+        WebhookWhatsappChat: {
+            /** Format: uuid */
+            chat_id: string;
+            /** @description INDIVIDUAL or GROUP */
+            chat_type: string;
+            contact_name: string | null;
+            contact_number: string | null;
+            /** Format: uuid */
+            person_id: string;
+            person_name: string | null;
+            /** @description The company’s WhatsApp number the chat is on */
+            phone_number: {
+                display_number: string;
+                /** Format: uuid */
+                id: string;
+                phone_number_id: string;
+                raw_number: string;
+            };
+            remote_profile_name: string | null;
+            /** @description OPEN or SNOOZED (a RESOLVED or archived chat is not listed) */
+            status: string;
+            unread_count: number;
+            wa_contact_id: string | null;
         };
     };
     responses: {
@@ -3626,7 +3786,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of DealSnapshots. */
+            /** @description A page of DealSnapshots without the chat fields. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4105,7 +4265,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of LeadSnapshots. */
+            /** @description A page of LeadSnapshots without the chat fields. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -1,3 +1,4 @@
+export { crmPlan } from './companies/plan.js';
 export { dbDefinition } from './db.js';
 export { createLeadBody } from './leads/lead.schema.js';
 export { Leads } from './leads/lead.service.js';

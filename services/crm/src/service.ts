@@ -1,5 +1,4 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
@@ -35,7 +34,7 @@ import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.j
 const crmConfig = serviceConfigSchema.extend({
   /** The gateway's public address, for the URLs of satisfaction links; unset, the address the integration called. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-  /** The chat service's gRPC address, for the chat fields of the lead detail (unset: those fields stay empty). */
+  /** The chat service's gRPC address, for the chat fields of the lead and deal details and events (unset: empty). */
   CHAT_GRPC_URL: env.hostPort.optional(),
 });
 
@@ -58,8 +57,9 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   setup: (ctx) => {
     const leads = new Leads(ctx);
     const deals = new Deals(ctx, leads);
-    const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, nativePool(ctx.orm), ctx.logger);
-    leads.chatLinks = chatLinks;
+    const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, ctx.logger);
+    leads.chatSource = chatLinks;
+    deals.chatSource = chatLinks;
     return {
       chatLinks,
       leads,

@@ -45,7 +45,25 @@ export interface PersonChat {
     | string
     | undefined;
   /** The user of the chat's assigned agent; crm resolves the name and avatar. */
-  responsible_user_id?: string | undefined;
+  responsible_user_id?:
+    | string
+    | undefined;
+  /** OPEN, RESOLVED or SNOOZED. */
+  status: string;
+  /** WhatsApp chats only: the company's number and the contact (the webhook's own whatsapp_chats shape). */
+  whatsapp_number?: WhatsappNumber | undefined;
+  wa_contact_id?: string | undefined;
+  contact_name?: string | undefined;
+  contact_number?: string | undefined;
+  remote_profile_name?: string | undefined;
+}
+
+/** A WhatsApp number of the company, as the spec's chat detail shows it (`phone_number`). */
+export interface WhatsappNumber {
+  id: string;
+  display_number: string;
+  raw_number: string;
+  phone_number_id: string;
 }
 
 export interface GetPersonChatsResponse {
@@ -159,6 +177,12 @@ function createBasePersonChat(): PersonChat {
     external_contact_id: undefined,
     external_contact_handle: undefined,
     responsible_user_id: undefined,
+    status: "",
+    whatsapp_number: undefined,
+    wa_contact_id: undefined,
+    contact_name: undefined,
+    contact_number: undefined,
+    remote_profile_name: undefined,
   };
 }
 
@@ -199,6 +223,24 @@ export const PersonChat: MessageFns<PersonChat> = {
     }
     if (message.responsible_user_id !== undefined) {
       writer.uint32(98).string(message.responsible_user_id);
+    }
+    if (message.status !== "") {
+      writer.uint32(106).string(message.status);
+    }
+    if (message.whatsapp_number !== undefined) {
+      WhatsappNumber.encode(message.whatsapp_number, writer.uint32(114).fork()).join();
+    }
+    if (message.wa_contact_id !== undefined) {
+      writer.uint32(122).string(message.wa_contact_id);
+    }
+    if (message.contact_name !== undefined) {
+      writer.uint32(130).string(message.contact_name);
+    }
+    if (message.contact_number !== undefined) {
+      writer.uint32(138).string(message.contact_number);
+    }
+    if (message.remote_profile_name !== undefined) {
+      writer.uint32(146).string(message.remote_profile_name);
     }
     return writer;
   },
@@ -312,6 +354,54 @@ export const PersonChat: MessageFns<PersonChat> = {
             message.responsible_user_id = reader.string();
             continue;
           }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.status = reader.string();
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.whatsapp_number = WhatsappNumber.decode(reader, reader.uint32());
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.wa_contact_id = reader.string();
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.contact_name = reader.string();
+            continue;
+          }
+          case 17: {
+            if (tag !== 138) {
+              break;
+            }
+
+            message.contact_number = reader.string();
+            continue;
+          }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.remote_profile_name = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -382,6 +472,32 @@ export const PersonChat: MessageFns<PersonChat> = {
         : isSet(object.responsible_user_id)
         ? globalThis.String(object.responsible_user_id)
         : undefined,
+      status: isSet(object.status) ? globalThis.String(object.status) : "",
+      whatsapp_number: isSet(object.whatsappNumber)
+        ? WhatsappNumber.fromJSON(object.whatsappNumber)
+        : isSet(object.whatsapp_number)
+        ? WhatsappNumber.fromJSON(object.whatsapp_number)
+        : undefined,
+      wa_contact_id: isSet(object.waContactId)
+        ? globalThis.String(object.waContactId)
+        : isSet(object.wa_contact_id)
+        ? globalThis.String(object.wa_contact_id)
+        : undefined,
+      contact_name: isSet(object.contactName)
+        ? globalThis.String(object.contactName)
+        : isSet(object.contact_name)
+        ? globalThis.String(object.contact_name)
+        : undefined,
+      contact_number: isSet(object.contactNumber)
+        ? globalThis.String(object.contactNumber)
+        : isSet(object.contact_number)
+        ? globalThis.String(object.contact_number)
+        : undefined,
+      remote_profile_name: isSet(object.remoteProfileName)
+        ? globalThis.String(object.remoteProfileName)
+        : isSet(object.remote_profile_name)
+        ? globalThis.String(object.remote_profile_name)
+        : undefined,
     };
   },
 
@@ -423,6 +539,24 @@ export const PersonChat: MessageFns<PersonChat> = {
     if (message.responsible_user_id !== undefined) {
       obj.responsibleUserId = message.responsible_user_id;
     }
+    if (message.status !== "") {
+      obj.status = message.status;
+    }
+    if (message.whatsapp_number !== undefined) {
+      obj.whatsappNumber = WhatsappNumber.toJSON(message.whatsapp_number);
+    }
+    if (message.wa_contact_id !== undefined) {
+      obj.waContactId = message.wa_contact_id;
+    }
+    if (message.contact_name !== undefined) {
+      obj.contactName = message.contact_name;
+    }
+    if (message.contact_number !== undefined) {
+      obj.contactNumber = message.contact_number;
+    }
+    if (message.remote_profile_name !== undefined) {
+      obj.remoteProfileName = message.remote_profile_name;
+    }
     return obj;
   },
 
@@ -443,6 +577,143 @@ export const PersonChat: MessageFns<PersonChat> = {
     message.external_contact_id = object.external_contact_id ?? undefined;
     message.external_contact_handle = object.external_contact_handle ?? undefined;
     message.responsible_user_id = object.responsible_user_id ?? undefined;
+    message.status = object.status ?? "";
+    message.whatsapp_number = (object.whatsapp_number !== undefined && object.whatsapp_number !== null)
+      ? WhatsappNumber.fromPartial(object.whatsapp_number)
+      : undefined;
+    message.wa_contact_id = object.wa_contact_id ?? undefined;
+    message.contact_name = object.contact_name ?? undefined;
+    message.contact_number = object.contact_number ?? undefined;
+    message.remote_profile_name = object.remote_profile_name ?? undefined;
+    return message;
+  },
+};
+
+function createBaseWhatsappNumber(): WhatsappNumber {
+  return { id: "", display_number: "", raw_number: "", phone_number_id: "" };
+}
+
+export const WhatsappNumber: MessageFns<WhatsappNumber> = {
+  encode(message: WhatsappNumber, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.display_number !== "") {
+      writer.uint32(18).string(message.display_number);
+    }
+    if (message.raw_number !== "") {
+      writer.uint32(26).string(message.raw_number);
+    }
+    if (message.phone_number_id !== "") {
+      writer.uint32(34).string(message.phone_number_id);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhatsappNumber {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhatsappNumber();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.display_number = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.raw_number = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.phone_number_id = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WhatsappNumber {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      display_number: isSet(object.displayNumber)
+        ? globalThis.String(object.displayNumber)
+        : isSet(object.display_number)
+        ? globalThis.String(object.display_number)
+        : "",
+      raw_number: isSet(object.rawNumber)
+        ? globalThis.String(object.rawNumber)
+        : isSet(object.raw_number)
+        ? globalThis.String(object.raw_number)
+        : "",
+      phone_number_id: isSet(object.phoneNumberId)
+        ? globalThis.String(object.phoneNumberId)
+        : isSet(object.phone_number_id)
+        ? globalThis.String(object.phone_number_id)
+        : "",
+    };
+  },
+
+  toJSON(message: WhatsappNumber): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.display_number !== "") {
+      obj.displayNumber = message.display_number;
+    }
+    if (message.raw_number !== "") {
+      obj.rawNumber = message.raw_number;
+    }
+    if (message.phone_number_id !== "") {
+      obj.phoneNumberId = message.phone_number_id;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhatsappNumber>): WhatsappNumber {
+    return WhatsappNumber.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WhatsappNumber>): WhatsappNumber {
+    const message = createBaseWhatsappNumber();
+    message.id = object.id ?? "";
+    message.display_number = object.display_number ?? "";
+    message.raw_number = object.raw_number ?? "";
+    message.phone_number_id = object.phone_number_id ?? "";
     return message;
   },
 };

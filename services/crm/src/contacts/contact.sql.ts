@@ -1,7 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
 import { invalid } from '@svc/platform/errors';
-import type { PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { CONTACT_TYPES, normalizedContactSql, Organization, Person, PersonContact } from './contact.entity.js';
 
@@ -10,6 +10,8 @@ type Json = Record<string, unknown>;
 export interface PersonWithContacts {
   person: Person;
   contacts: PersonContact[];
+  /** resolvePerson created the person (no other context can hold anything of it yet). */
+  created?: boolean;
 }
 
 export interface PersonRequest {
@@ -87,8 +89,7 @@ export class ContactSql {
     const types = new Set(input.duplicate_check_types ?? []);
     if (input.avoid_duplicate && types.size) {
       await run(client, this.lock, [sent.map((c) => `person_contact:${companyId}:${c.type}:${normalizedContact(c.type, c.value)}`)]);
-      const probes = sent.filter((c) => types.has(c.type)).map((c) => ({ type: c.type, norm: normalizedContact(c.type, c.value) }));
-      const usable = probes.filter((p) => p.norm !== '');
+      const usable = probesOf(sent, types);
       const [row] = usable.length ? await run<{ found: Json }>(client, this.findByContacts, [companyId, JSON.stringify(usable)]) : [];
       if (row) {
         const person = this.person.hydrate(row.found.person as Json);
@@ -123,7 +124,20 @@ export class ContactSql {
     });
     await run(client, this.insertPersons, [JSON.stringify([this.person.row(person)])]);
     if (contacts.length) await run(client, this.insertContacts, [JSON.stringify(contacts.map((c) => this.contact.row(c)))]);
-    return { person, contacts };
+    return { person, contacts, created: true };
+  }
+
+  /**
+   * The id of the person `resolvePerson` would reuse for `input`, read without its locks (null: none, or no
+   * deduplication asked): what a transaction about to resolve it may link, which it may still find otherwise.
+   */
+  async candidate(db: Pool | PoolClient, companyId: string, input: PersonRequest): Promise<string | null> {
+    const types = new Set(input.duplicate_check_types ?? []);
+    if (!input.avoid_duplicate || !types.size) return null;
+    const usable = probesOf(dedupeContacts(input.contacts ?? []), types);
+    if (!usable.length) return null;
+    const [row] = await run<{ found: { person: { id: string } } }>(db, this.findByContacts, [companyId, JSON.stringify(usable)]);
+    return row?.found.person.id ?? null;
   }
 
   /** Adds a contact to a person unless it already holds it (compared as deduplication does). */
@@ -160,6 +174,14 @@ export class ContactSql {
     await run(client, this.insertOrganizations, [JSON.stringify([this.organization.row(org)])]);
     return org;
   }
+}
+
+/** The contacts of the deduplication types as the person search probes them (normalized; empty ones dropped). */
+function probesOf(sent: { type: number; value: string }[], types: Set<number>) {
+  return sent
+    .filter((c) => types.has(c.type))
+    .map((c) => ({ type: c.type, norm: normalizedContact(c.type, c.value) }))
+    .filter((p) => p.norm !== '');
 }
 
 /** The same contact sent twice counts once. */

@@ -1,7 +1,7 @@
 import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { idempotencyHeader } from '../leads/lead.contract.js';
-import { creationAnswer, dealDetailSchema, dealSnapshotSchema, updateAnswer } from '../sales/sales.responses.js';
+import { creationAnswer, dealDetailSchema, dealListRecordSchema, updateAnswer } from '../sales/sales.responses.js';
 import { createDealBody, listDealsQuery, updateDealBody } from './deal.schema.js';
 
 /** The external deal routes' contracts (decision 0100). */
@@ -32,7 +32,7 @@ export const listDeals = route({
   tags,
   permission: 'crm/deal.read',
   query: listDealsQuery,
-  responses: { 200: { description: 'A page of DealSnapshots.', schema: page(dealSnapshotSchema, 'DealPage') } },
+  responses: { 200: { description: 'A page of DealSnapshots without the chat fields.', schema: page(dealListRecordSchema, 'DealPage') } },
 });
 
 export const getDeal = route({

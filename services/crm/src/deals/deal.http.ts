@@ -1,6 +1,7 @@
 import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
+import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
 import { adminRouter, companyParam, salesActionRoutes } from '../sales/sales.http.js';
 import { createDeal, getDeal, updateDeal } from './deal.contract.js';
@@ -14,7 +15,8 @@ export function dealRoutes(deals: Deals): ApiRouter {
       res.status(201).json(await deals.create(integrationOf(req), body, headers['x-idempotency-key']));
     })
     .route(getDeal, async (req, res, { params }) => {
-      res.json(await deals.detail(integrationOf(req), params.ref));
+      const identity = integrationOf(req);
+      res.json(await deals.detail(identity, params.ref, hasPermission(identity, 'crm/chats.read')));
     })
     .route(updateDeal, async (req, res, { params, body }) => {
       res.json(await deals.update(integrationOf(req), params.ref, body));

@@ -9,7 +9,9 @@ import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import type { Pool } from 'pg';
 import type { Actor } from '../sales/sales.base.js';
+import type { ChatFieldKey } from '../sales/sales.chats.js';
 import { type ListPage, listed, originFilter, rangeFilters, SalesList, salesRecordFilters } from '../sales/sales.list.js';
+import { withoutChatFields } from '../sales/sales.snapshot.js';
 import { listDeals } from './deal.contract.js';
 import type { ListDealsQuery } from './deal.schema.js';
 import { type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
@@ -42,11 +44,11 @@ export class DealList {
     ]);
   }
 
-  /** The deals the key creator may see, newest first (decision 0046). */
-  async page(actor: Actor, q: ListDealsQuery): Promise<ListPage<DealSnapshot>> {
+  /** The deals the key creator may see, newest first (decision 0046), without the chat fields (decision 0130). */
+  async page(actor: Actor, q: ListDealsQuery): Promise<ListPage<Omit<DealSnapshot, ChatFieldKey>>> {
     return this.list.page(await this.pool, actor, q, (row) => {
       const { record, rel } = this.sql.fromRow(row);
-      return dealSnapshot(record, rel);
+      return withoutChatFields(dealSnapshot(record, rel));
     });
   }
 }

@@ -164,8 +164,11 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     });
   }
 
-  /** GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. */
-  async detail(actor: Actor, ref: string) {
+  /**
+   * GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. The chat
+   * fields are asked of chat for its persons when the key has crm/chats.read (`canReadChats`), as the lead detail's.
+   */
+  async detail(actor: Actor, ref: string, canReadChats = false) {
     const r = this.refOf(ref);
     if (!r) throw notFound('Deal');
     const [row] = await run(await this.pool, r.byId ? this.sql.detailById : this.sql.detailByCode, [
@@ -174,6 +177,15 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       actor.userId,
     ]);
     if (!row) return this.refuse(actor, ref);
-    return this.detailOf(row);
+    const detail = this.detailOf(row);
+    if (!canReadChats) return detail;
+    const participants = (detail as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
+    return {
+      ...detail,
+      ...(await this.chatFieldsOfDetail(
+        actor.companyId,
+        participants.map((p) => p.person),
+      )),
+    };
   }
 }

@@ -26,7 +26,7 @@ export class DealSql extends SalesSql<Deal, DealRelations> {
     super(orm, 'deal', Deal, DealRelationEntities);
     this.setGainReasons = this.setReasons('gain');
     const detail = (where: string) =>
-      `select ${this.relationsSelect('d', true)} from deals d ${this.relationsJoin('d')}
+      `select ${this.relationsSelect('d', { detail: true })} from deals d ${this.relationsJoin('d')}
        where d.company_id = $1 and ${where} and ${dealVisibleSql('d', '$3')}`;
     this.detailById = statement('crm_deal_detail_by_id', detail('d.id = $2'));
     this.detailByCode = statement('crm_deal_detail_by_code', detail('d.code = $2'));

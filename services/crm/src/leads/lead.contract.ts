@@ -1,6 +1,6 @@
 import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
-import { creationAnswer, leadDetailSchema, leadSnapshotSchema, updateAnswer } from '../sales/sales.responses.js';
+import { creationAnswer, leadDetailSchema, leadListRecordSchema, updateAnswer } from '../sales/sales.responses.js';
 import { idempotencyKey } from '../sales/sales.schema.js';
 import { createLeadBody, listLeadsQuery, updateLeadBody } from './lead.schema.js';
 
@@ -38,7 +38,7 @@ export const listLeads = route({
   tags,
   permission: 'crm/lead.read',
   query: listLeadsQuery,
-  responses: { 200: { description: 'A page of LeadSnapshots.', schema: page(leadSnapshotSchema, 'LeadPage') } },
+  responses: { 200: { description: 'A page of LeadSnapshots without the chat fields.', schema: page(leadListRecordSchema, 'LeadPage') } },
 });
 
 export const getLead = route({

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { DetailParts } from '../sales/sales.base.js';
-import { type SalesDetailExtras, stageDurationsAt } from '../sales/sales.snapshot.js';
+import { type SalesDetailExtras, stageDurationsAt, withoutChatFields } from '../sales/sales.snapshot.js';
 import type { Lead } from './lead.entity.js';
 import type { LeadSql } from './lead.sql.js';
 
@@ -32,17 +32,8 @@ export interface LeadPerson {
 /** The JSON members of the chat fields (`"has_channel_chat":...`) for the persons of a lead, per read. */
 export type ChatFieldsOf = (persons: LeadPerson[]) => Promise<string>;
 
-/**
- * Where the chat fields come from (chat's client, `chats/chat-links.ts`), handed to the lead service at wiring time
- * in service.ts so that leads, below chats, never imports it.
- */
-export interface ChatFieldsSource {
-  fieldsJson(companyId: string, persons: LeadPerson[]): Promise<string>;
-}
-
 /** The chat fields when the key may not read chats, or the lead has no person (spec: flags false, lists empty). */
 export const NO_CHAT_FIELDS = '"has_channel_chat":false,"channel_chats":[],"has_whatsapp_chat":false,"whatsapp_chats":[]';
-const CHAT_KEYS = ['has_channel_chat', 'channel_chats', 'has_whatsapp_chat', 'whatsapp_chats'];
 
 /** Where the chat fields go in a cached detail's text (no JSON text contains it: it is not valid JSON). */
 const CHAT_MARK = '\u0000chat-fields\u0000';
@@ -216,7 +207,7 @@ export class LeadDetails {
   private store(key: string, row: Json): CachedDetail {
     const { record, head, stagePeriods, associations } = this.parts(row);
     // The chat fields come from the chat service per read: the cached text holds a mark where they go.
-    const own = Object.fromEntries(Object.entries(head).filter(([k]) => !CHAT_KEYS.includes(k)));
+    const own = withoutChatFields(head);
     const participants = (head as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
     const detail: CachedDetail = {
       id: record.id,

@@ -6,8 +6,8 @@ import type { User } from '../companies/company.entity.js';
 import type { Actor, Loaded } from '../sales/sales.base.js';
 import type { NewSalesRecord } from '../sales/sales.rules.js';
 import { SalesRecords } from '../sales/sales.service.js';
-import type { SalesRelations } from '../sales/sales.snapshot.js';
-import { type ChatFieldsSource, LeadDetails, type LeadPerson } from './lead.detail.js';
+import { type SalesRelations, withoutChatFields } from '../sales/sales.snapshot.js';
+import { LeadDetails, type LeadPerson } from './lead.detail.js';
 import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
 import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
@@ -56,24 +56,22 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
 
   /**
    * GET /leads/{id}: the lead detail as JSON text; each call records a view by the key creator and counts it
-   * (LeadDetails: a cache of assembled details checked against versions, decision 0015).
+   * (LeadDetails: a cache of assembled details checked against versions, decision 0015). `canReadChats`: the key has
+   * crm/chats.read; without it the chat fields are false and empty (spec, Lead detail).
    */
-  /** `canReadChats`: the key has crm/chats.read; without it the chat fields are false and empty (spec, Lead detail). */
   async detailJson(actor: Actor, ref: string, canReadChats = false): Promise<string> {
     if (!this.refOf(ref)) throw notFound('Lead');
-    const chatFields =
-      canReadChats && this.chatLinks ? (persons: LeadPerson[]) => this.chatLinks!.fieldsJson(actor.companyId, persons) : undefined;
+    const chatFields = canReadChats
+      ? async (persons: LeadPerson[]) => JSON.stringify(await this.chatFieldsOfDetail(actor.companyId, persons)).slice(1, -1)
+      : undefined;
     return (await this.details.read(actor.companyId, actor.userId, ref, chatFields)) ?? this.refuse(actor, ref);
   }
 
-  /** Where the chat fields of the detail come from (the chat service), set once at start. */
-  chatLinks: ChatFieldsSource | null = null;
-
-  /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045). */
+  /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045); no chat fields. */
   async list(actor: Actor, q: ListLeadsQuery) {
     return this.sql.list.page(await this.pool, actor, q, (row) => {
       const { record, rel } = this.sql.fromRow(row);
-      return leadSnapshot(record, rel);
+      return withoutChatFields(leadSnapshot(record, rel));
     });
   }
 

@@ -61,14 +61,14 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
       ), u as (
         update leads set views_count = leads.views_count + 1 from l where leads.id = l.id returning leads.views_count
       )
-      select ${this.relationsSelect('l', true)}, ${catalogVersion('l')},
+      select ${this.relationsSelect('l', { detail: true })}, ${catalogVersion('l')},
         (select views_count from u) + ${queued('l')} as "_viewsCount"
       from l ${this.relationsJoin('l')}`;
     this.detailById = statement('crm_lead_detail_by_id', detail('id = $2'));
     this.detailByCode = statement('crm_lead_detail_by_code', detail('code = $2'));
     this.detailOf = statement(
       'crm_lead_detail_of',
-      `select ${this.relationsSelect('l', true)}, ${catalogVersion('l')} from leads l ${this.relationsJoin('l')}
+      `select ${this.relationsSelect('l', { detail: true })}, ${catalogVersion('l')} from leads l ${this.relationsJoin('l')}
        where l.company_id = $1 and l.id = $2`,
     );
     // The reads (ordinality n) of one lead, each by its viewer: those who may see it record their views; the k views

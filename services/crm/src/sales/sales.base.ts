@@ -6,7 +6,9 @@ import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
 import type { User } from '../companies/company.entity.js';
+import type { PersonRequest } from '../contacts/contact.sql.js';
 import { ContactSql } from '../contacts/contact.sql.js';
+import { ChatPrefetch, type ChatSource, detailChatFields, linkedChats } from './sales.chats.js';
 import type { SalesKind, SalesRecord } from './sales.entity.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import { type SalesDetailExtras, type SalesRelations, stageDurationsAt } from './sales.snapshot.js';
@@ -29,6 +31,14 @@ export interface CloseTarget {
   companyId: string;
   id: string;
   by: User;
+}
+
+/** What a change knows of the chats of its record's persons (decision 0130). */
+export interface ChangeChats {
+  /** The chats asked for before the transaction (`chatsBefore`); without it, `change` asks for the record's persons. */
+  prefetch?: Promise<ChatPrefetch>;
+  /** The persons the change's work created: none of them can have a chat yet. */
+  created: Set<string>;
 }
 
 /** An event of a change, typed by its key (the catalog's payload types). */
@@ -67,6 +77,8 @@ export abstract class SalesBase<
   protected readonly pool: Promise<Pool>;
   /** `Lead` or `Deal`, for not-found messages. */
   protected readonly label: string;
+  /** Where the chats of the records' persons come from (the chat service), set once at start; null: never asked. */
+  chatSource: ChatSource | null = null;
 
   constructor(
     readonly ctx: ServiceContext,
@@ -88,7 +100,7 @@ export abstract class SalesBase<
   }
 
   /**
-   * The detail of a record read by `relationsSelect(alias, true)`, in the parts a cached lead detail keeps apart
+   * The detail of a record read by `relationsSelect(alias, { detail: true })`, in the parts a cached lead detail keeps apart
    * (decision 0015): `head`, the snapshot plus `pipeline_stages`; the stage periods `stage_durations` is computed
    * from at the time of a read; `associations_count` (only notes and a lead's deals have a source in crm yet).
    */
@@ -99,7 +111,6 @@ export abstract class SalesBase<
       record,
       head: {
         ...this.snapshot(record, rel),
-        proposals: extras.proposals,
         pipeline_stages: rel.pipelineStages.map((s) => ({ id: s.id, name: s.name, position: s.position })),
       },
       stagePeriods: extras.stagePeriods,
@@ -111,13 +122,23 @@ export abstract class SalesBase<
         notes: extras.notesCount,
         files: extras.filesCount,
         activities: 0,
-        proposals: extras.proposals.length,
+        proposals: rel.proposals.length,
         deals: rel.deals.length,
       },
     };
   }
 
-  /** The detail of a record read by `relationsSelect(alias, true)`, at the time of its statement. */
+  /**
+   * The chat fields of a detail (spec, Lead detail; `whatsapp_*` the alias of the summaries), asked of chat for
+   * `persons` (none: no call). The caller asks only for a key with crm/chats.read.
+   */
+  protected async chatFieldsOfDetail(companyId: string, persons: { id: string; name: string | null }[]) {
+    const ids = persons.map((p) => p.id);
+    const chats = this.chatSource && ids.length ? await linkedChats(this.chatSource, await this.pool, companyId, ids) : [];
+    return detailChatFields(chats, persons);
+  }
+
+  /** The detail of a record read by `relationsSelect(alias, { detail: true })`, at the time of its statement. */
   protected detailOf(row: Json) {
     const { head, stagePeriods, nowUs, associations } = this.detailParts(row);
     return { ...head, stage_durations: stageDurationsAt(stagePeriods, nowUs), associations_count: associations };
@@ -161,14 +182,18 @@ export abstract class SalesBase<
    * One change of a record in a transaction: its row is locked and its snapshot read (relationsSelect), `work`
    * writes, the snapshot is read again. When it differs (updated_at aside), updated_at moves and the events
    * are written in the same transaction: the ones `events` derives, and `<kind>.updated` with the new snapshot.
+   * The snapshot after carries the proposals (read in the transaction) and the chats of the persons (asked of chat
+   * before it: `chats.prefetch`, else for the record's persons; decision 0130).
    */
   async change(
     companyId: string,
     recordId: string,
     work: (client: PoolClient, before: Loaded<R, Rel>) => Promise<void>,
     events: (before: Loaded<R, Rel>, after: Loaded<R, Rel>, snapshot: S) => PendingEvent[] = (b, a, s) => this.derivedEvents(b, a, s),
+    chats: ChangeChats = { created: new Set() },
   ): Promise<Loaded<R, Rel>> {
     const pool = await this.pool;
+    const prefetched = await (chats.prefetch ?? this.chatsBefore(companyId, recordId));
     return inTransaction(pool, async (client) => {
       const [row] = await run(client, this.sql.snapshotForUpdate, [companyId, recordId]);
       if (!row) throw notFound(this.label);
@@ -176,6 +201,11 @@ export abstract class SalesBase<
       await work(client, before);
       const [afterRow] = await run(client, this.sql.snapshot, [companyId, recordId]);
       const after = this.sql.fromRow(afterRow!);
+      after.rel.chats = await prefetched.of(
+        client,
+        after.rel.participants.map((p) => p.person.id),
+        chats.created,
+      );
       if (this.comparable(before) === this.comparable(after)) return after;
       const [touched] = await run<{ updated_at: string }>(client, this.sql.touch, [companyId, recordId]);
       after.record.updatedAt = new Date(touched!.updated_at);
@@ -189,10 +219,40 @@ export abstract class SalesBase<
     });
   }
 
-  /** A snapshot as compared for "did anything change": updated_at aside. */
+  /**
+   * A snapshot as compared for "did anything change": updated_at aside, and without the proposals and chats (a change
+   * of a record never changes them; the read before it does not hold them).
+   */
   protected comparable({ record, rel }: Loaded<R, Rel>): string {
-    const { updated_at: _u, ...rest } = this.snapshot(record, rel);
+    const { updated_at: _u, ...rest } = this.snapshot(record, { ...rel, proposals: [], chats: [] });
     return JSON.stringify(rest);
+  }
+
+  /**
+   * The chats of the persons a change or a creation may show, asked of chat before its transaction (decision 0130):
+   * record `recordId`'s persons (one small read; null for a creation), the persons a request names (`named`, as sent)
+   * and the one a deduplicating `person` would reuse (read without locks). No persons, no call; without a chat service,
+   * nothing at all. Never rejects: what it could not ask, the transaction asks.
+   */
+  chatsBefore(companyId: string, recordId: string | null, named: string[] = [], person?: PersonRequest | null): Promise<ChatPrefetch> {
+    const source = this.chatSource;
+    if (!source) return Promise.resolve(ChatPrefetch.none);
+    const { logger } = this.ctx;
+    return (async () => {
+      const pool = await this.pool;
+      let ids: string[];
+      try {
+        const [own, candidate] = await Promise.all([
+          recordId ? run<{ ids: string[] }>(pool, this.sql.personIds, [companyId, recordId]) : [],
+          person ? this.contacts.candidate(pool, companyId, person) : null,
+        ]);
+        ids = [...(own[0]?.ids ?? []), ...named, ...(candidate ? [candidate] : [])];
+      } catch (err) {
+        logger.warn({ err }, 'persons of a record not read before its transaction');
+        ids = [];
+      }
+      return ChatPrefetch.start(source, pool, companyId, ids, logger);
+    })();
   }
 
   /**

@@ -10,6 +10,7 @@ import { withoutSensitiveText } from '../marketing/redaction.js';
 import { type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
 import { attemptOwnerOf } from './sales.attempts.js';
 import { type Actor, SalesBase } from './sales.base.js';
+import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { type CreationAnswer, createOnce } from './sales.idempotency.js';
 import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
@@ -60,6 +61,9 @@ export abstract class SalesCreation<
   }
 
   protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, keyed: boolean): Promise<CreationAnswer> {
+    // The chats of the persons it names are asked of chat while the references are read, before the transaction.
+    const prefetch =
+      body.persons_id?.length || body.person ? this.chatsBefore(actor.companyId, null, body.persons_id ?? [], body.person) : null;
     const pool = await this.pool;
     const { stage, pipeline, responsible, handedOver, creator, requested, responsibleId } = await creationBasics(
       pool,
@@ -103,8 +107,14 @@ export abstract class SalesCreation<
     } else {
       const plans = this.checkReferences(refs, body, record);
       checkFollowers(refs, body.followers ?? []);
+      const chats = (await prefetch) ?? ChatPrefetch.none;
       await inTransaction(pool, async (client) => {
-        await this.writeRelations(client, record, rel, body, refs, plans, now);
+        const created = await this.writeRelations(client, record, rel, body, refs, plans, now);
+        rel.chats = await chats.of(
+          client,
+          rel.participants.map((p) => p.person.id),
+          created,
+        );
         if (handedOver) {
           await this.insertNote(client, record, {
             content: `Responsible user ${requested?.name ?? responsibleId} is inactive or archived; the ${this.kind} was assigned to the account's master user.`,
@@ -198,8 +208,19 @@ export abstract class SalesCreation<
     return answers.map((a, i) => planAnswer(fields, a, path(i), { companyId: record.companyId, recordId: record.id, at, allowFiles }));
   }
 
-  /** The creation's extra rows (persons, organization, participants, tags, answers), written before the record. */
-  protected async writeRelations(client: PoolClient, record: R, rel: Rel, body: CB, refs: RichReads, plans: AnswerPlan[], at: Date) {
+  /**
+   * The creation's extra rows (persons, organization, participants, tags, answers), written before the record. Returns
+   * the persons it created.
+   */
+  protected async writeRelations(
+    client: PoolClient,
+    record: R,
+    rel: Rel,
+    body: CB,
+    refs: RichReads,
+    plans: AnswerPlan[],
+    at: Date,
+  ): Promise<Set<string>> {
     const people: PersonWithContacts[] = [];
     if (body.person) people.push(await this.contacts.resolvePerson(client, record.companyId, body.person, 'person', at));
     for (const id of body.persons_id ?? []) {
@@ -233,6 +254,7 @@ export abstract class SalesCreation<
       'answers',
       plans.flatMap((p) => p.rows),
     );
+    return new Set(people.filter((p) => p.created).map((p) => p.person.id));
   }
 
   protected async insertNote(

@@ -134,7 +134,7 @@ export interface ListedKind {
   kind: string;
   table: string;
   fk: string;
-  relationsSelect(alias: string): string;
+  relationsSelect(alias: string, parts: { proposals: boolean }): string;
   relationsJoin(alias: string): string;
   visibleSql(alias: string, userParam: string): string;
 }
@@ -170,7 +170,7 @@ export class SalesList<Q extends SalesListQuery> {
       name,
       `select (select count(*)::int from ${sql.table} ${R} where ${where}) as total,
         coalesce((select json_agg(to_json(x) order by x."createdAt" desc, x.id desc) from (
-          select ${sql.relationsSelect(R)} from ${sql.table} ${R} ${sql.relationsJoin(R)}
+          select ${sql.relationsSelect(R, { proposals: true })} from ${sql.table} ${R} ${sql.relationsJoin(R)}
           where ${where} and (${at}::timestamptz is null or (${R}.created_at, ${R}.id) < (${at}::timestamptz, ${id}::uuid))
           order by ${R}.created_at desc, ${R}.id desc offset ${skip}::int limit ${take}::int + 1) x), '[]') as records`,
     );

@@ -174,28 +174,74 @@ const sharedSnapshot = {
   tags: z.array(tagSummary),
   proposals: z.array(proposalSummarySchema),
   followers: z.array(follower),
-  has_channel_chat: z.boolean(),
-  channel_chats: z.array(z.looseObject({})),
-  has_whatsapp_chat: z.boolean(),
-  whatsapp_chats: z.array(z.looseObject({})),
 };
 
-export const leadSnapshotSchema = z
-  .object({ ...sharedSnapshot, lead_source: leadSourceSummary.nullable(), deals: z.array(dealSummary) })
-  .meta({ id: 'LeadSnapshot' });
-
-export const dealSnapshotSchema = z
+/** The spec's chat summary (Lead detail `channel_chats`; in events too). */
+const channelChatSummary = z
   .object({
-    ...sharedSnapshot,
-    deal_source: leadSourceSummary.nullable(),
-    lead: z.object({ id: uuid, code: z.number().int(), title: z.string() }).nullable(),
-    crm_gain_reason: namedSummary.nullable(),
-    crm_gain_reasons: z.array(namedSummary),
-    won_reason_description: z.string().nullable(),
-    expected_close_date: nullableDate,
-    temperature: z.number().int().nullable(),
+    chat_id: uuid,
+    title: z.string(),
+    person_id: uuid,
+    person_name: z.string().nullable(),
+    channel_account_id: uuid,
+    type: z.string().meta({ description: 'INDIVIDUAL or GROUP' }),
+    channel_type: z.string().meta({ description: 'WHATSAPP or INSTAGRAM' }),
+    unread_count: z.number().int(),
+    channel_account_name: z.string(),
+    whatsapp_number_verified_name: z.string().nullable(),
+    external_contact_id: z.string().nullable(),
+    external_contact_handle: z.string().nullable(),
+    chat_responsible: userSummary.nullable(),
   })
-  .meta({ id: 'DealSnapshot' });
+  .meta({ id: 'ChannelChatSummary' });
+
+/** The webhook's own snapshot of an open WhatsApp chat (spec, Lead payloads), in lead and deal events. */
+const webhookWhatsappChat = z
+  .object({
+    chat_id: uuid,
+    status: z.string().meta({ description: 'OPEN or SNOOZED (a RESOLVED or archived chat is not listed)' }),
+    chat_type: z.string().meta({ description: 'INDIVIDUAL or GROUP' }),
+    person_id: uuid,
+    person_name: z.string().nullable(),
+    wa_contact_id: z.string().nullable(),
+    contact_name: z.string().nullable(),
+    contact_number: z.string().nullable(),
+    remote_profile_name: z.string().nullable(),
+    unread_count: z.number().int(),
+    phone_number: z
+      .object({ id: uuid, display_number: z.string(), raw_number: z.string(), phone_number_id: z.string() })
+      .meta({ description: 'The company’s WhatsApp number the chat is on' }),
+  })
+  .meta({ id: 'WebhookWhatsappChat' });
+
+/** The chat fields as events carry them: the multichannel summaries, and the open WhatsApp chats in the webhook's shape. */
+const eventChats = {
+  has_channel_chat: z.boolean(),
+  channel_chats: z.array(channelChatSummary),
+  has_whatsapp_chat: z.boolean(),
+  whatsapp_chats: z.array(webhookWhatsappChat),
+};
+/** The chat fields as the details show them: `whatsapp_*` the alias of the two others (spec, Lead detail). */
+const detailChats = { ...eventChats, whatsapp_chats: z.array(channelChatSummary) };
+
+const leadOwn = { lead_source: leadSourceSummary.nullable(), deals: z.array(dealSummary) };
+const dealOwn = {
+  deal_source: leadSourceSummary.nullable(),
+  lead: z.object({ id: uuid, code: z.number().int(), title: z.string() }).nullable(),
+  crm_gain_reason: namedSummary.nullable(),
+  crm_gain_reasons: z.array(namedSummary),
+  won_reason_description: z.string().nullable(),
+  expected_close_date: nullableDate,
+  temperature: z.number().int().nullable(),
+};
+
+/** The LeadSnapshot of events (and the management API's answers). */
+export const leadSnapshotSchema = z.object({ ...sharedSnapshot, ...eventChats, ...leadOwn }).meta({ id: 'LeadSnapshot' });
+export const dealSnapshotSchema = z.object({ ...sharedSnapshot, ...eventChats, ...dealOwn }).meta({ id: 'DealSnapshot' });
+
+/** A record of GET /leads and GET /deals: the snapshot without the chat fields (lists do not ask chat; decision 0130). */
+export const leadListRecordSchema = z.object({ ...sharedSnapshot, ...leadOwn }).meta({ id: 'LeadListRecord' });
+export const dealListRecordSchema = z.object({ ...sharedSnapshot, ...dealOwn }).meta({ id: 'DealListRecord' });
 
 const detailExtras = {
   pipeline_stages: z.array(z.object({ id: uuid, name: z.string(), position: z.number().int() })),
@@ -215,9 +261,9 @@ const detailExtras = {
 };
 
 export const leadDetailSchema = z
-  .object({ ...leadSnapshotSchema.shape, ...detailExtras, views_count: z.number().int() })
+  .object({ ...sharedSnapshot, ...detailChats, ...leadOwn, ...detailExtras, views_count: z.number().int() })
   .meta({ id: 'LeadDetail' });
-export const dealDetailSchema = z.object({ ...dealSnapshotSchema.shape, ...detailExtras }).meta({ id: 'DealDetail' });
+export const dealDetailSchema = z.object({ ...sharedSnapshot, ...detailChats, ...dealOwn, ...detailExtras }).meta({ id: 'DealDetail' });
 
 export const creationAnswer = z
   .object({ id: uuid, code: z.number().int(), title: z.string(), measurement_consent: consent })

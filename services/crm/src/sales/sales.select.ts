@@ -123,9 +123,12 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
    * The select list of a record (alias `alias`) with everything its snapshot shows: the stages of its pipeline,
    * the pipeline, its users, the latest active acquisition and the latest decision, the lead sources, tags,
    * participants, organization, custom field answers, followers and loss reasons, plus what `extraSelect` adds.
-   * `detail` adds the time per stage and the note count. Needs `relationsJoin(alias)` in the from clause.
+   * `proposals` adds its live proposals' summaries (the snapshot an event carries, a list record, a detail; not the
+   * locked read a change compares with); `detail` adds them, the time per stage and the note and file counts. Needs
+   * `relationsJoin(alias)` in the from clause.
    */
-  relationsSelect(alias: string, detail = false): string {
+  relationsSelect(alias: string, parts: { detail?: boolean; proposals?: boolean } = {}): string {
+    const { detail = false, proposals = detail } = parts;
     const { kind, fk } = this;
     const same = `company_id = ${alias}.company_id`;
     const activeOfRecord = `a.${same} and a.${fk} = ${alias}.id and a.active`;
@@ -141,8 +144,11 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount",
       (select fc.files_count from record_file_counts fc where fc.${same} and fc.record_id = ${alias}.id) as "_filesCount",
-      ${proposalSummariesOf(kind, alias)} as "_proposals",
       ${NOW_US} as "_nowUs"`
+      : '';
+    const proposalList = proposals
+      ? `,
+      ${proposalSummariesOf(kind, alias)} as "_proposals"`
       : '';
     return `${this.record.select(alias)}, ${this.stagesAndUsersSelect(alias)},
       case when la.id is null then null else ${this.acquisition.json('la')} end as "_latest",
@@ -166,7 +172,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         from ${kind}_followers rf join users fu on fu.${same} and fu.id = rf.user_id
         left join named_items fr on fr.${same} and fr.id = rf.role_id
         where rf.${same} and rf.${fk} = ${alias}.id) as "_followers",
-      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.extraSelect(alias)}${extras}`;
+      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.extraSelect(alias)}${proposalList}${extras}`;
   }
 
   /** The JSON array of the reasons record `alias` was lost or won for (`<kind>_<outcome>_reasons`), in their order. */
@@ -242,6 +248,8 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
       })),
       lossReasons: list(row._lossReasons).map((n) => this.named.hydrate(n)),
       deals: [],
+      proposals: list(row._proposals).map(proposalDates),
+      chats: [],
     };
     return { record, rel: this.relationsOf(row, rel) };
   }
@@ -251,7 +259,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
     return shared as Rel;
   }
 
-  /** The detail-only part of a `relationsSelect(alias, true)` row. */
+  /** The detail-only part of a `relationsSelect(alias, { detail: true })` row. */
   detailExtrasFromRow(row: Json): SalesDetailExtras {
     return {
       stagePeriods: ((row._stagePeriods as Json[] | null) ?? []).map((x) => ({
@@ -261,7 +269,6 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
       })),
       notesCount: Number(row._notesCount ?? 0),
       filesCount: Number(row._filesCount ?? 0),
-      proposals: ((row._proposals as Json[] | null) ?? []).map(proposalDates),
       nowUs: Number(row._nowUs),
     };
   }

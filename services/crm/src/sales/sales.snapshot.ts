@@ -6,6 +6,7 @@ import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 import type { LeadMarketing } from '../marketing/acquisition.service.js';
 import { effectiveLeadSourceId, leadSourceSummary, marketingLeadSourceView } from '../marketing/acquisition.view.js';
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
+import { CHAT_FIELD_KEYS, type ChatFieldKey, eventChatFields, type LinkedChat } from './sales.chats.js';
 import type { SalesRecord } from './sales.entity.js';
 import {
   type CustomFieldRelation,
@@ -39,6 +40,10 @@ export interface SalesRelations {
   lossReasons: NamedItem[];
   /** The deals that came from the lead (empty for a deal). */
   deals: DealOfLead[];
+  /** The live proposals' summaries (spec "Proposal summary"), newest first; read where the snapshot is shown or sent. */
+  proposals: Record<string, unknown>[];
+  /** The chats of its persons, as chat answered for an event (decision 0130); empty where chat is not asked. */
+  chats: LinkedChat[];
 }
 
 /**
@@ -50,8 +55,6 @@ export interface SalesDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
   filesCount: number;
-  /** The live proposals' summaries, newest first. */
-  proposals: Record<string, unknown>[];
   nowUs: number;
 }
 
@@ -67,6 +70,8 @@ export const noRelations = (): Omit<SalesRelations, 'users' | 'marketing' | 'pip
   followers: [],
   lossReasons: [],
   deals: [],
+  proposals: [],
+  chats: [],
 });
 
 /**
@@ -106,7 +111,9 @@ const valuationOf = (lead: Pick<SalesRecord, 'value'>) => ({
 
 /**
  * LeadSnapshot of the spec's Lead payloads, which DealSnapshot adapts (deal.snapshot.ts): what events carry and the
- * base of the GET detail. Fields whose sources do not exist yet are present as null or empty, never invented.
+ * base of the GET detail. Fields whose sources do not exist yet are present as null or empty, never invented. The chat
+ * fields are the events' shape (`whatsapp_chats`: the webhook's own snapshot of open WhatsApp chats); the details
+ * replace them with the HTTP routes' shape, the lists leave them out (`withoutChatFields`).
  */
 export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
   return {
@@ -147,12 +154,22 @@ export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
     organization: organizationSummary(rel.organization),
     custom_fields: customFieldsWithAnswers(rel.customFields),
     tags: rel.tags.map(tagSummary),
-    proposals: [],
+    proposals: rel.proposals,
     deals: rel.deals.map(dealSummary),
     followers: rel.followers.map(followerSummary),
-    has_channel_chat: false,
-    channel_chats: [],
-    has_whatsapp_chat: false,
-    whatsapp_chats: [],
+    ...eventChatFields(
+      rel.chats,
+      rel.participants.map((p) => p.person),
+    ),
   };
+}
+
+/**
+ * A list record (GET /leads, GET /deals): the snapshot without the chat fields, which only the details and the events
+ * carry (a list asks chat nothing; decision 0130).
+ */
+export function withoutChatFields<S extends object>(snapshot: S): Omit<S, ChatFieldKey> {
+  const record = { ...snapshot } as Record<string, unknown>;
+  for (const key of CHAT_FIELD_KEYS) delete record[key];
+  return record as Omit<S, ChatFieldKey>;
 }

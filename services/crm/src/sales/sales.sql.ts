@@ -34,8 +34,10 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
   readonly richReads: Statement;
   /** The record ($2 id) of company $1 and its relations, its row locked for the caller's transaction. */
   readonly snapshotForUpdate: Statement;
-  /** The record ($2 id) of company $1 and its relations (after a change, in the same transaction). */
+  /** The record ($2 id) of company $1 and its relations with its proposals (after a change, in the same transaction). */
   readonly snapshot: Statement;
+  /** The persons of record $2 of company $1 (`ids`, uuid[]): whose chats a change asks chat for before its transaction. */
+  readonly personIds: Statement;
   /** The id of record $2 (uuid or null) or code $3 (integer or null) of company $1. */
   readonly idOf: Statement;
   /** $1 company, $2 uuid or null, $3 code or null: the record's id and whether user $4 may see it. */
@@ -107,7 +109,11 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
     );
     const one = `from ${table} r ${this.relationsJoin('r')} where r.company_id = $1 and r.id = $2`;
     this.snapshotForUpdate = statement(`crm_${kind}_snapshot_for_update`, `select ${this.relationsSelect('r')} ${one} for update of r`);
-    this.snapshot = statement(`crm_${kind}_snapshot`, `select ${this.relationsSelect('r')} ${one}`);
+    this.snapshot = statement(`crm_${kind}_snapshot`, `select ${this.relationsSelect('r', { proposals: true })} ${one}`);
+    this.personIds = statement(
+      `crm_${kind}_person_ids`,
+      `select coalesce(array_agg(person_id), '{}') as ids from ${kind}_participants where company_id = $1 and ${fk} = $2`,
+    );
     const byRef = 'r.company_id = $1 and (r.id = $2::uuid or ($2::uuid is null and r.code = $3::int))';
     this.idOf = statement(`crm_${kind}_id_of`, `select r.id from ${table} r where ${byRef}`);
     this.access = statement(`crm_${kind}_access`, `select r.id, ${this.visibleSql('r', '$4')} as visible from ${table} r where ${byRef}`);

@@ -9,7 +9,7 @@ import { correctAcquisition } from '../marketing/correction.js';
 import { findOrCreateLeadSource, resolveOrigin } from '../marketing/origin.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
 import { originSourceName } from '../marketing/tracking.js';
-import type { Actor, Loaded } from './sales.base.js';
+import type { Actor, ChangeChats, Loaded } from './sales.base.js';
 import { SalesCreation } from './sales.creation.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { conversionToolOf, holdsAnswers, participantRow, requireQualityReason, responsibleOf, stageOf } from './sales.rules.js';
@@ -36,6 +36,9 @@ export abstract class SalesUpdates<
    */
   async update(actor: Actor, ref: string, body: UB) {
     const id = await this.visibleId(actor, ref);
+    // The chats of its persons and of those the body links are asked of chat while the references are read.
+    const named = (body.persons_id ?? []).filter((p) => !p.delete).map((p) => p.person_id);
+    const chats: ChangeChats = { prefetch: this.chatsBefore(actor.companyId, id, named, body.person), created: new Set() };
     const pool = await this.pool;
     const [readRow] = await run(pool, this.sql.createReads, [
       actor.companyId,
@@ -70,72 +73,78 @@ export abstract class SalesUpdates<
     }
     let sensitive: string[] = [];
     try {
-      const after = await this.change(actor.companyId, id, async (client, before) => {
-        const record = { ...before.record };
-        const plans = this.planAnswers(refs, body.custom_fields ?? [], record, false);
-        record.title = body.title;
-        if (target) {
-          record.stageId = target.stage.id;
-          record.pipelineId = target.pipeline.id;
-        }
-        if (responsible) record.responsibleId = responsible.user.id;
-        if (body.visibility !== undefined) record.visibility = body.visibility;
-        if (body.quality_rating !== undefined) record.qualityRating = body.quality_rating;
-        if (body.quality_reason !== undefined) record.qualityReason = body.quality_reason;
-        if (body.quality_rating !== undefined || body.quality_reason !== undefined) {
-          requireQualityReason(target?.pipeline ?? before.rel.pipeline, record.qualityRating ?? null, record.qualityReason ?? null);
-        }
-        const now = new Date();
-        if (body.organization) {
-          record.organizationId = (await this.contacts.createOrganization(client, record.companyId, body.organization, now)).id;
-        } else if (body.organization_id !== undefined) record.organizationId = body.organization_id;
-        const correction = correctAcquisition(
-          body.marketing,
-          before.rel.marketing.latest,
-          effectiveConsent(before.record, before.rel.marketing),
-        );
-        sensitive = correction.sensitive;
-        if (correction.decision) record.measurementConsent = correction.decision;
-        let origin = manualSource;
-        if (correction.draft && correction.originTouched && origin === undefined) {
-          origin = (
-            await resolveOrigin(this.ctx.orm.em.fork(), actor.companyId, {
-              svcCode: correction.draft.svc_code,
-              sourceName: originSourceName(correction.draft),
-            })
-          ).leadSource;
-        }
-        if (manualSource !== undefined) record.leadSourceId = manualSource?.id ?? null;
-        if (correction.draft) await conversionToolOf(this.ctx, actor, correction.draft);
-        if (correction.draft) {
-          const current = before.rel.marketing.latest;
-          const next = acquisitionOf(this.kind, record, correction.draft, { leadSource: null, tracker: null }, now);
-          next.leadSourceId = origin !== undefined ? (origin?.id ?? null) : (current?.leadSourceId ?? null);
-          next.trackerId = current?.trackerId ?? null;
-          if (current) {
-            next.id = current.id;
-            next.createdAt = current.createdAt;
+      const after = await this.change(
+        actor.companyId,
+        id,
+        async (client, before) => {
+          const record = { ...before.record };
+          const plans = this.planAnswers(refs, body.custom_fields ?? [], record, false);
+          record.title = body.title;
+          if (target) {
+            record.stageId = target.stage.id;
+            record.pipelineId = target.pipeline.id;
           }
-          await run(client, this.sql.upsertAcquisition, [JSON.stringify(this.sql.acquisitionRow(next))]);
-        } else if (manualSource !== undefined && before.rel.marketing.latest) {
-          await run(client, this.sql.setAcquisitionSource, [record.companyId, before.rel.marketing.latest.id, manualSource?.id ?? null]);
-        }
-        await this.updateOwnFields(client, record, body, before);
-        await this.writeRecord(client, record);
-        if (record.stageId !== before.record.stageId)
-          await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
-        await this.updateParticipants(client, record, before, body, refs, now);
-        if (tags) await this.replaceTags(client, before, tags, now);
-        const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
-        if (changedPlans.length) {
-          await run(client, this.sql.clearAnswers, [record.companyId, record.id, changedPlans.map((p) => p.field.field.id)]);
-          await this.sql.insert(
-            client,
-            'answers',
-            changedPlans.flatMap((p) => p.rows),
+          if (responsible) record.responsibleId = responsible.user.id;
+          if (body.visibility !== undefined) record.visibility = body.visibility;
+          if (body.quality_rating !== undefined) record.qualityRating = body.quality_rating;
+          if (body.quality_reason !== undefined) record.qualityReason = body.quality_reason;
+          if (body.quality_rating !== undefined || body.quality_reason !== undefined) {
+            requireQualityReason(target?.pipeline ?? before.rel.pipeline, record.qualityRating ?? null, record.qualityReason ?? null);
+          }
+          const now = new Date();
+          if (body.organization) {
+            record.organizationId = (await this.contacts.createOrganization(client, record.companyId, body.organization, now)).id;
+          } else if (body.organization_id !== undefined) record.organizationId = body.organization_id;
+          const correction = correctAcquisition(
+            body.marketing,
+            before.rel.marketing.latest,
+            effectiveConsent(before.record, before.rel.marketing),
           );
-        }
-      });
+          sensitive = correction.sensitive;
+          if (correction.decision) record.measurementConsent = correction.decision;
+          let origin = manualSource;
+          if (correction.draft && correction.originTouched && origin === undefined) {
+            origin = (
+              await resolveOrigin(this.ctx.orm.em.fork(), actor.companyId, {
+                svcCode: correction.draft.svc_code,
+                sourceName: originSourceName(correction.draft),
+              })
+            ).leadSource;
+          }
+          if (manualSource !== undefined) record.leadSourceId = manualSource?.id ?? null;
+          if (correction.draft) await conversionToolOf(this.ctx, actor, correction.draft);
+          if (correction.draft) {
+            const current = before.rel.marketing.latest;
+            const next = acquisitionOf(this.kind, record, correction.draft, { leadSource: null, tracker: null }, now);
+            next.leadSourceId = origin !== undefined ? (origin?.id ?? null) : (current?.leadSourceId ?? null);
+            next.trackerId = current?.trackerId ?? null;
+            if (current) {
+              next.id = current.id;
+              next.createdAt = current.createdAt;
+            }
+            await run(client, this.sql.upsertAcquisition, [JSON.stringify(this.sql.acquisitionRow(next))]);
+          } else if (manualSource !== undefined && before.rel.marketing.latest) {
+            await run(client, this.sql.setAcquisitionSource, [record.companyId, before.rel.marketing.latest.id, manualSource?.id ?? null]);
+          }
+          await this.updateOwnFields(client, record, body, before);
+          await this.writeRecord(client, record);
+          if (record.stageId !== before.record.stageId)
+            await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
+          await this.updateParticipants(client, record, before, body, refs, now, chats.created);
+          if (tags) await this.replaceTags(client, before, tags, now);
+          const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
+          if (changedPlans.length) {
+            await run(client, this.sql.clearAnswers, [record.companyId, record.id, changedPlans.map((p) => p.field.field.id)]);
+            await this.sql.insert(
+              client,
+              'answers',
+              changedPlans.flatMap((p) => p.rows),
+            );
+          }
+        },
+        undefined,
+        chats,
+      );
       return {
         id: after.record.id,
         code: after.record.code,
@@ -150,7 +159,16 @@ export abstract class SalesUpdates<
     }
   }
 
-  protected async updateParticipants(client: PoolClient, record: R, before: Loaded<R, Rel>, body: UB, refs: RichReads, at: Date) {
+  /** The persons of a PUT: removed, linked (`created` gets those it created), and the contacts of phone and email. */
+  protected async updateParticipants(
+    client: PoolClient,
+    record: R,
+    before: Loaded<R, Rel>,
+    body: UB,
+    refs: RichReads,
+    at: Date,
+    created: Set<string>,
+  ) {
     const removed = (body.persons_id ?? []).filter((p) => p.delete).map((p) => p.person_id);
     if (removed.length) await run(client, this.sql.removeParticipants, [record.companyId, record.id, removed]);
     const kept = before.rel.participants.filter((p) => !removed.includes(p.person.id));
@@ -161,6 +179,7 @@ export abstract class SalesUpdates<
     }
     if (body.person) {
       const person = await this.contacts.resolvePerson(client, record.companyId, body.person, 'person', at);
+      if (person.created) created.add(person.person.id);
       if (!kept.some((k) => k.person.id === person.person.id) && !added.some((a) => a.person.id === person.person.id)) added.push(person);
     }
     const hasMain = kept.some((k) => k.participant.main);
