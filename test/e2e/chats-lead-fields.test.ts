@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type ChatTenant, seedChatTenant } from '../support/chats.js';
+import { type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
 import { openStack } from '../support/session.js';
 
 describe('the chat fields of the lead detail, asked of chat over gRPC and gated by crm/chats.read', function () {
@@ -19,22 +19,7 @@ describe('the chat fields of the lead detail, asked of chat over gRPC and gated 
     });
     expect(res.status, res.text).to.equal(201);
     lead = res.body;
-    wa = await t.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: t.number.id,
-      wa_contact_id: '5511987654321',
-      person_id: t.person.id,
-      remote_profile_name: 'Maria Zap',
-      unread_count: 2,
-      assigned_agent_id: t.otherAgent.agent_id,
-    });
-    ig = await t.chat({
-      channel_type: 'INSTAGRAM',
-      instagram_account_id: t.instagram.id,
-      external_contact: { id: 'igsid-9', handle: 'maria.ig', display_name: 'Maria IG' },
-      person_id: t.person.id,
-      last_activity_at: new Date(Date.now() - 60_000).toISOString(),
-    });
+    ({ wa, ig } = await seedPersonChats(t));
     await t.chat({
       channel_type: 'WHATSAPP',
       whatsapp_number_id: t.number.id,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { type ChatTenant, seedChatTenant } from '../support/chats.js';
+import { type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
 import { client } from '../support/client.js';
 import { startReceiver } from '../support/receiver.js';
 import { deliveredPayload, salesEventKeys } from '../support/sales.js';
@@ -70,22 +70,7 @@ describe('lead and deal event snapshots: proposals from crm, chats from the chat
       });
       expect(sub.status, sub.text).to.equal(201);
     }
-    wa = await t.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: t.number.id,
-      wa_contact_id: '5511987654321',
-      person_id: t.person.id,
-      remote_profile_name: 'Maria Zap',
-      unread_count: 2,
-      assigned_agent_id: t.otherAgent.agent_id,
-    });
-    ig = await t.chat({
-      channel_type: 'INSTAGRAM',
-      instagram_account_id: t.instagram.id,
-      external_contact: { id: 'igsid-9', handle: 'maria.ig', display_name: 'Maria IG' },
-      person_id: t.person.id,
-      last_activity_at: new Date(Date.now() - 60_000).toISOString(),
-    });
+    ({ wa, ig } = await seedPersonChats(t));
     resolved = await t.chat({
       channel_type: 'WHATSAPP',
       whatsapp_number_id: t.number.id,

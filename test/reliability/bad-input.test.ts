@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import pg from 'pg';
 import type { CallResult } from '../support/client.js';
+import { expectErrorBody } from '../support/errors.js';
 import { pathOf, ROUTES, type RouteRow } from './route-table.js';
 import { type World, world } from './support/world.js';
 
@@ -124,11 +125,7 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
   /** A status below 500; a 4xx in the spec's error body. */
   const sane = (res: { status: number; text: string; body: unknown }, what: string) => {
     expect(res.status, `${what}: ${res.text.slice(0, 300)}`).to.be.below(500);
-    if (res.status >= 400) {
-      expect(res.body, `${what}: ${res.status} ${res.text.slice(0, 300)}`).to.be.an('object');
-      expect(res.body, `${what}: ${res.text.slice(0, 300)}`).to.have.all.keys('statusCode', 'message', 'error');
-      expect((res.body as { statusCode: number }).statusCode).to.equal(res.status);
-    }
+    if (res.status >= 400) expectErrorBody(res, what);
   };
   const countOf = async (row: RouteRow) => {
     const table = CREATED_IN[row.path.split('/')[1]!];

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import type { CallResult } from '../support/client.js';
+import { expectErrorBody } from '../support/errors.js';
 import { postMultipart } from '../support/files.js';
 import { pathKinds, pathOf, ROUTES, type RouteRow, withValueAt } from './route-table.js';
 import { type World, world } from './support/world.js';
-
-const ERROR_KEYS = ['statusCode', 'message', 'error'];
 
 /** Generated from the route table (OWASP API1, broken object level authorization; API5, function level). */
 describe('reliability: tenancy and permissions on every route (generated from the route table)', () => {
@@ -27,7 +26,7 @@ describe('reliability: tenancy and permissions on every route (generated from th
   const noLeak = (res: CallResult) => expect(res.text, "the other company's data").not.to.contain(w.other.marker);
   const refused = (res: CallResult, statuses: number[]) => {
     expect(statuses, `${res.status} ${res.text}`).to.include(res.status);
-    expect(res.body).to.have.all.keys(...ERROR_KEYS);
+    expectErrorBody(res);
     noLeak(res);
   };
   /** The other company's record the path named is still there, unchanged. */
@@ -76,7 +75,7 @@ describe('reliability: tenancy and permissions on every route (generated from th
         const others = [...new Set(ROUTES.map((r) => r.permission))].filter((p) => p !== row.permission);
         const res = await send(row, await w.keyWith(others));
         expect(res.status, res.text).to.equal(403);
-        expect(res.body).to.have.all.keys(...ERROR_KEYS);
+        expectErrorBody(res);
         expect(res.body.message).to.contain(row.permission);
       });
     });

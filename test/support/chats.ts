@@ -61,6 +61,30 @@ export async function seedChatTenant(call: Call, adminToken: string, numberBody:
   return { ...t, number, instagram, agent, otherUser, otherAgent, template, person, admin, chat: (body) => made('/chats', body) };
 }
 
+/**
+ * The two chats of the tenant's person that the lead-field tests read back: an open WhatsApp chat with unread
+ * messages assigned to the second agent, and an Instagram chat active a minute ago.
+ */
+export async function seedPersonChats(t: ChatTenant): Promise<{ wa: any; ig: any }> {
+  const wa = await t.chat({
+    channel_type: 'WHATSAPP',
+    whatsapp_number_id: t.number.id,
+    wa_contact_id: '5511987654321',
+    person_id: t.person.id,
+    remote_profile_name: 'Maria Zap',
+    unread_count: 2,
+    assigned_agent_id: t.otherAgent.agent_id,
+  });
+  const ig = await t.chat({
+    channel_type: 'INSTAGRAM',
+    instagram_account_id: t.instagram.id,
+    external_contact: { id: 'igsid-9', handle: 'maria.ig', display_name: 'Maria IG' },
+    person_id: t.person.id,
+    last_activity_at: new Date(Date.now() - 60_000).toISOString(),
+  });
+  return { wa, ig };
+}
+
 export function chatsApi(call: Call, token: () => string) {
   const base = '/integrations/external/chats';
   const qs = (query: Record<string, string | number | boolean>) => {
