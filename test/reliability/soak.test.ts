@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
+import type { CallResult } from '../support/client.js';
 import { type World, world } from './support/world.js';
 
 /** Requests per second of the mixed traffic (CI keeps it small; the bench's ceilings are in the README). */
@@ -29,39 +30,41 @@ describe('reliability: a soak of mixed traffic, memory of every process sampled'
     this.timeout(SECONDS * 1000 + 120_000);
     const { own } = w;
     let leadId = own.ids.lead;
-    // The mix of an integration: reads dominate, a third writes (leads, tasks, updates).
-    type Outcome = { status: number; expected: number };
-    const mix: (() => Promise<Outcome>)[] = [
-      async () => ({ status: (await w.call('GET', `/integrations/external/leads/${leadId}`, { token: own.key })).status, expected: 200 }),
-      async () => ({ status: (await w.call('GET', '/integrations/external/leads?take=20', { token: own.key })).status, expected: 200 }),
-      async () => ({
-        status: (await w.call('GET', `/integrations/external/tasks?crm_lead_id=${own.ids.lead}`, { token: own.key })).status,
+    // The mix of an integration: reads dominate, a third writes (leads, tasks, updates). An answer other than the
+    // expected one is counted under its operation, status and error message, so a failed run says who refused what.
+    type Op = { what: string; run: () => Promise<CallResult>; expected: number };
+    const mix: Op[] = [
+      { what: 'GET lead', expected: 200, run: () => w.call('GET', `/integrations/external/leads/${leadId}`, { token: own.key }) },
+      { what: 'GET leads', expected: 200, run: () => w.call('GET', '/integrations/external/leads?take=20', { token: own.key }) },
+      {
+        what: 'GET tasks',
         expected: 200,
-      }),
-      async () => ({
-        status: (await w.call('GET', `/integrations/external/deals/${own.ids.deal}`, { token: own.key })).status,
-        expected: 200,
-      }),
-      async () => {
-        const res = await w.call('POST', '/integrations/external/leads', { token: own.key, body: { title: 'Soak lead', visibility: 1 } });
-        if (res.status === 201) leadId = res.body.id;
-        return { status: res.status, expected: 201 };
+        run: () => w.call('GET', `/integrations/external/tasks?crm_lead_id=${own.ids.lead}`, { token: own.key }),
       },
-      async () => ({
-        status: (
-          await w.call('PUT', `/integrations/external/leads/${own.ids.lead}`, { token: own.key, body: { title: `Soak ${Date.now()}` } })
-        ).status,
+      { what: 'GET deal', expected: 200, run: () => w.call('GET', `/integrations/external/deals/${own.ids.deal}`, { token: own.key }) },
+      {
+        what: 'POST lead',
+        expected: 201,
+        run: async () => {
+          const res = await w.call('POST', '/integrations/external/leads', { token: own.key, body: { title: 'Soak lead', visibility: 1 } });
+          if (res.status === 201) leadId = res.body.id;
+          return res;
+        },
+      },
+      {
+        what: 'PUT lead',
         expected: 200,
-      }),
-      async () => ({
-        status: (
-          await w.call('POST', '/integrations/external/tasks', {
+        run: () => w.call('PUT', `/integrations/external/leads/${own.ids.lead}`, { token: own.key, body: { title: `Soak ${Date.now()}` } }),
+      },
+      {
+        what: 'POST task',
+        expected: 201,
+        run: () =>
+          w.call('POST', '/integrations/external/tasks', {
             token: own.key,
             body: { title: 'Soak task', crm_task_type_id: own.ids.task_type },
-          })
-        ).status,
-        expected: 201,
-      }),
+          }),
+      },
     ];
     const pids = Object.fromEntries(Object.entries(w.system.deployed).map(([name, d]) => [name, d.child.proc.pid!]));
     const samples: Record<string, number[]> = Object.fromEntries(Object.keys(pids).map((n) => [n, []]));
@@ -87,13 +90,14 @@ describe('reliability: a soak of mixed traffic, memory of every process sampled'
           sent++;
           inFlight++;
           const t0 = performance.now();
-          op()
+          const count = (key: string) => errors.set(key, (errors.get(key) ?? 0) + 1);
+          op.run()
             .then(
-              ({ status, expected }) => {
+              (res) => {
                 latencies.push(performance.now() - t0);
-                if (status !== expected) errors.set(String(status), (errors.get(String(status)) ?? 0) + 1);
+                if (res.status !== op.expected) count(`${op.what} ${res.status} ${res.body?.message ?? res.text.slice(0, 80)}`);
               },
-              (err: Error) => errors.set(err.message, (errors.get(err.message) ?? 0) + 1),
+              (err: Error) => count(`${op.what} ${err.message}`),
             )
             .finally(() => inFlight--);
         }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectNats } from '@svc/platform/events/nats';
@@ -89,6 +89,8 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
     return name === 'webhooks' ? { ...own, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...o.webhooks } : own;
   };
   const finished: string[] = [];
+  /** Every output of a process, restarts included, in order (what RELIABILITY_LOG_DIR writes out). */
+  const outputs = Object.fromEntries(DEPLOYABLES.map((n) => [n, [] as string[]])) as Record<Deployable, string[]>;
   const entry = (name: Deployable) => (name === 'gateway' ? 'gateway/src/main.ts' : `services/${name}/src/main.ts`);
   const deploy = (name: Deployable): Deployed => {
     const d: Deployed = {
@@ -101,6 +103,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
       kill9: async () => {
         const code = await d.child.stop('SIGKILL');
         finished.push(d.child.output());
+        outputs[name].push(d.child.output());
         void code;
       },
     };
@@ -134,6 +137,12 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
       await deployed.gateway.child.stop();
       await Promise.all((['tasks', 'chat', 'files', 'webhooks'] as const).map((n) => deployed[n].child.stop()));
       await deployed.crm.child.stop();
+      const dir = process.env.RELIABILITY_LOG_DIR;
+      if (dir) {
+        // Each process's lines in a file of its own, for reading after the run.
+        await mkdir(dir, { recursive: true });
+        for (const n of DEPLOYABLES) await writeFile(join(dir, `${n}.log`), [...outputs[n], deployed[n].child.output()].join(''));
+      }
       const nats = await connectNats(natsUrl, 'rel-cleanup', createLogger('test', 'silent')).catch(() => undefined);
       await nats?.jsm.streams.delete(env.NATS_STREAM!).catch(() => undefined);
       await nats?.nc.close();
