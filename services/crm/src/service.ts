@@ -6,6 +6,7 @@ import { referenceAdminRoutes } from './catalog/reference.http.js';
 import { ChatLinks } from './chats/chat-links.js';
 import { crmGrpc } from './companies/company.grpc.js';
 import { companyAdminRoutes } from './companies/company.http.js';
+import { KeyLookups } from './companies/key-lookups.js';
 import { crmPlan } from './companies/plan.js';
 import { contractEvents } from './contracts/contract.events.js';
 import { contractAdminRoutes } from './contracts/contract.http.js';
@@ -40,6 +41,7 @@ const crmConfig = serviceConfigSchema.extend({
 
 interface Components {
   chatLinks: ChatLinks;
+  keys: KeyLookups;
   leads: Leads;
   deals: Deals;
   dealList: DealList;
@@ -62,6 +64,7 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     deals.chatSource = chatLinks;
     return {
       chatLinks,
+      keys: new KeyLookups(ctx.config.DATABASE_URL, ctx.schema, ctx.logger),
       leads,
       deals,
       dealList: new DealList(ctx.orm, deals.sql),
@@ -92,20 +95,21 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
   events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
-  grpc: (ctx, { leads, deals, proposals }) => [
-    crmGrpc(ctx),
+  grpc: (ctx, { keys, leads, deals, proposals }) => [
+    crmGrpc(ctx, keys),
     recordGrpc(ctx),
     personGrpc(ctx, { leads, deals }),
     fileCountGrpc(ctx),
     proposalGrpc(ctx, proposals),
   ],
-  workers: async (ctx, { leads, chatLinks }) => {
+  workers: async (ctx, { leads, chatLinks, keys }) => {
     leads.views.start();
     const owner = attemptOwnerOf(ctx);
     return async () => {
       await leads.views.stop();
       await owner.stop();
       chatLinks.close();
+      await keys.close();
     };
   },
   plan: crmPlan,

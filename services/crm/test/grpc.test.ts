@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { credentials } from '@grpc/grpc-js';
+import { nativePool } from '@svc/platform/db/native';
 import { AppError } from '@svc/platform/errors';
 import { callUnary } from '@svc/platform/grpc/server';
 import { IdentitySigner } from '@svc/platform/identity';
@@ -76,6 +77,25 @@ describe('crm.v1.CrmService over gRPC', () => {
     });
     expect(res.key?.permissions).to.deep.equal(['crm/lead.read']);
     expect(res.creator).to.include({ id: user.id, active: true, archived: false });
+  });
+
+  it("answers a key look-up while every connection of crm's pool is taken and more work waits for one (decision 0145)", async () => {
+    // The gateway admits every request with this look-up: under a load that fills crm's pool, a look-up queued
+    // behind that load missed its deadline and refused every request of the key waiting for it (503).
+    const pool = await nativePool(crm.ctx.orm);
+    const busy = Array.from({ length: crm.ctx.config.DB_POOL_MAX + 4 }, () => pool.query('select pg_sleep(1.5)'));
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(pool.waitingCount, 'statements waiting for a connection of the pool').to.be.greaterThan(0);
+      const hash = createHash('sha256').update(key.key).digest('hex');
+      const started = performance.now();
+      const res = await callUnary(grpc, grpc.resolveKey, { key_hash: hash }, 1000);
+      expect(res.key?.id).to.equal(key.id);
+      expect(res.creator?.id).to.equal(user.id);
+      expect(performance.now() - started, 'ms for the look-up').to.be.below(1000);
+    } finally {
+      await Promise.all(busy);
+    }
   });
 
   it('answers an unknown hash with no key, and a malformed one with INVALID_ARGUMENT', async () => {

@@ -13,7 +13,8 @@ import {
   type User as UserMessage,
 } from '@svc/proto/crm/v1/crm';
 import type { User } from './company.entity.js';
-import { requireCompany, requireUser, resolveKey } from './company.service.js';
+import { requireCompany, requireUser } from './company.service.js';
+import type { KeyLookups } from './key-lookups.js';
 
 const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
 const userMessage = (u: User): UserMessage => ({
@@ -26,30 +27,15 @@ const userMessage = (u: User): UserMessage => ({
   archived: u.archived,
 });
 
-export function crmGrpc(ctx: ServiceContext): GrpcServiceRegistration {
+/** `keys` answers ResolveKey on its own connections (decision 0145); the other methods use the service's pool. */
+export function crmGrpc(ctx: ServiceContext, keys: KeyLookups): GrpcServiceRegistration {
   const em = () => ctx.orm.em.fork();
   return {
     definition: CrmServiceService,
     implementation: {
       resolveKey: unary<ResolveKeyRequest, ResolveKeyResponse>(ctx.logger, async (req) => {
         if (!/^[0-9a-f]{64}$/.test(req.key_hash)) throw invalid('key_hash: must be a hex SHA-256');
-        const { key, creator } = await resolveKey(em(), req.key_hash);
-        if (!key) return {};
-        return {
-          key: {
-            id: key.id,
-            company_id: key.companyId,
-            created_by_user_id: key.createdByUserId,
-            permissions: key.permissions,
-            allowed_domain: opt(key.allowedDomain),
-            valid_from: opt(key.validFrom?.toISOString()),
-            valid_until: opt(key.validUntil?.toISOString()),
-            active: key.active,
-            deleted: key.deletedAt !== null,
-            rate_limit_per_minute: opt(key.rateLimitPerMinute),
-          },
-          creator: creator ? userMessage(creator) : undefined,
-        };
+        return keys.resolve(req.key_hash);
       }),
       getCompany: unary<GetCompanyRequest, GetCompanyResponse>(ctx.logger, async (req) => {
         const company = await requireCompany(em(), req.company_id);

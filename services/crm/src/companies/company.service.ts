@@ -150,10 +150,3 @@ export async function deleteKey(em: EntityManager, companyId: string, keyId: str
   await em.flush();
   return key;
 }
-
-export async function resolveKey(em: EntityManager, keyHash: string) {
-  const key = await em.findOne(IntegrationKey, { keyHash });
-  if (!key) return { key: null, creator: null };
-  const creator = await em.findOne(User, { id: key.createdByUserId, companyId: key.companyId });
-  return { key, creator };
-}

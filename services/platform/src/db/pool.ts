@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg';
+import pg, { type Pool, type PoolClient } from 'pg';
+import type { Logger } from '../logging.js';
 
 /**
  * Gives a client back to the pool (as broken, so the pool drops it) when its connection ends while it is
@@ -20,4 +21,16 @@ export function releaseClientsThatEnd(pool: Pool): void {
       release(new Error('connection ended while checked out'));
     });
   });
+}
+
+/**
+ * A small `pg` pool beside the service's MikroORM one, on the same database and schema (search_path), for work that
+ * must not wait behind the service's own traffic for a connection (crm's key look-ups, decision 0145). An idle
+ * connection that breaks (Postgres restarting) is dropped and logged: unheard, the pool's error would end the process.
+ */
+export function separatePool(o: { url: string; schema: string; max: number; logger: Logger; what: string }): Pool {
+  const pool = new pg.Pool({ connectionString: o.url, options: `-c search_path=${o.schema}`, max: o.max });
+  releaseClientsThatEnd(pool);
+  pool.on('error', (err) => o.logger.warn({ err }, `${o.what} pool: an idle connection failed`));
+  return pool;
 }
