@@ -7,8 +7,13 @@
  *   hpm-lean:  node:http server + http-proxy-middleware without xfwd and proxyTimeout
  *   hpm-eject: as hpm, with the target as a URL object and hpm's default plugins ejected (the gateway's set-up
  *              since decision 0017: one plugin of its own for errors, the identity header and early closes)
+ *   hpm-eject-id: as hpm-eject, with a request id made per request, sent upstream and answered (decision 0102)
+ *   hpm-eject-id-als: as hpm-eject-id, each request served inside AsyncLocalStorage.run with its id, as the gateway
+ *              does since decisions 0102 and 0140 (on Node 22 the first run turns on async_hooks for every resource)
  * Prints `listening <port>`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -62,7 +67,7 @@ if (kind === 'node-http') {
     },
   });
   handler = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
-} else if (kind === 'hpm-eject') {
+} else if (kind.startsWith('hpm-eject')) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
   const plugin: Plugin = (proxyServer) => {
     proxyServer.on('proxyReq', (proxyReq) => {
@@ -82,7 +87,18 @@ if (kind === 'node-http') {
     ejectPlugins: true,
     plugins: [plugin],
   });
-  handler = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
+  const plain: http.RequestListener = (req, res) => void proxy(req, res, () => res.writeHead(404).end());
+  const context = new AsyncLocalStorage<{ requestId: string }>();
+  const withId = (als: boolean): http.RequestListener => {
+    return (req, res) => {
+      const requestId = randomUUID();
+      req.headers['x-request-id'] = requestId;
+      res.setHeader('x-request-id', requestId);
+      if (als) context.run({ requestId }, () => plain(req, res));
+      else plain(req, res);
+    };
+  };
+  handler = kind === 'hpm-eject-id' ? withId(false) : kind === 'hpm-eject-id-als' ? withId(true) : plain;
 } else {
   const app = express();
   app.disable('x-powered-by');

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody } from '@svc/platform/http/body';
-import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '@svc/platform/http/request-id';
+import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
@@ -44,10 +44,13 @@ type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
+/** The id the request is served under (set on the response before anything else; decision 0146). */
+const idOf = (res: http.ServerResponse) => res.getHeader(REQUEST_ID_HEADER) as string | undefined;
+
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
-  if (!(err instanceof AppError)) logger.error({ err }, 'gateway error');
-  else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind }, 'upstream failed');
+  if (!(err instanceof AppError)) logger.error({ err, request_id: idOf(res) }, 'gateway error');
+  else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind, request_id: idOf(res) }, 'upstream failed');
   const body = errorBody(e.kind, e.message);
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
@@ -99,8 +102,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];
       });
-      proxyServer.on('error', (err, _req, res) => {
-        logger.warn({ err: err.message, upstream: name }, 'upstream failed');
+      proxyServer.on('error', (err, req, res) => {
+        logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
         if (res instanceof http.ServerResponse && !res.headersSent) {
           const body = errorBody('unavailable', `The ${name} service is unavailable`);
           res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -114,7 +117,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         proxyServer.on('proxyRes', (proxyRes, req, res) => {
           const status = proxyRes.statusCode ?? 502;
           const companyId = req[REVOKES_KEY];
-          const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId) : Promise.resolve();
+          const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : Promise.resolve();
           void revoked.then(() => {
             const headers: http.OutgoingHttpHeaders = {};
             for (const [k, v] of Object.entries(proxyRes.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = v;
@@ -149,7 +152,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     req[WATCHED_KEY] = true;
     req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
       if (req.complete) return;
-      logger.info({ method: req.method, path: req.url?.split('?')[0] }, 'request body stalled');
+      logger.info({ method: req.method, path: req.url?.split('?')[0], request_id: idOf(res) }, 'request body stalled');
       const body = JSON.stringify(errorBody('request_timeout', stalled));
       if (res.headersSent) req.destroy();
       else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
@@ -273,7 +276,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     observe(req, res, 'external');
     if (isPreflight(req)) return answerPreflight(req, res);
     try {
-      const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer), (key) =>
+      const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
         andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
       );
       if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
@@ -356,10 +359,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     else app(req, res);
   };
   // Every answer carries the request id, and the services get it with the request (the proxy forwards the headers).
+  // The gateway's few lines of a request name it themselves (idOf): no AsyncLocalStorage here, whose first use turns on
+  // async_hooks for every socket, promise and tick of the process on Node 22 (decision 0146).
   return (req, res) => {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     req.headers[REQUEST_ID_HEADER] = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    withRequestId(requestId, () => dispatch(req, res));
+    dispatch(req, res);
   };
 }

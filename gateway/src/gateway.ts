@@ -7,6 +7,7 @@ import { IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
 import { Redis } from 'ioredis';
+import type { DestinationStream } from 'pino';
 import { createGatewayApp } from './app.js';
 import { type GatewayConfig, gatewayConfigSchema } from './config.js';
 import { KeyAuthenticator } from './keys.js';
@@ -20,9 +21,10 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(env: NodeJS.ProcessEnv = process.env): Promise<RunningGateway> {
+/** `logDestination`: where the log lines go (stdout when unset; tests read them). */
+export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDestination?: DestinationStream): Promise<RunningGateway> {
   const config = loadConfig(gatewayConfigSchema, env);
-  const logger = createLogger('gateway', config.LOG_LEVEL);
+  const logger = createLogger('gateway', config.LOG_LEVEL, logDestination);
   const metrics = createMetrics('gateway');
   const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   await redis.connect();

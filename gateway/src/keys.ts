@@ -100,11 +100,16 @@ export class KeyAuthenticator {
     this.cache.clear();
   }
 
-  /** The key of a request, or a 401 (thrown, or the promise rejected when the key had to be looked up). */
+  /**
+   * The key of a request, or a 401 (thrown, or the promise rejected when the key had to be looked up). A look-up
+   * carries `requestId` to crm (the id of the request that started it; decision 0146: the gateway holds no
+   * AsyncLocalStorage).
+   */
   authenticate(
     authorization: string | undefined,
     origin: string | undefined,
     referer: string | undefined,
+    requestId?: string,
   ): AuthenticatedKey | Promise<AuthenticatedKey> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match?.[1]) throw unauthorized('Missing integration key: send Authorization: Bearer <key>');
@@ -113,14 +118,14 @@ export class KeyAuthenticator {
     const keyHash = hash('sha256', plain, 'hex');
     const cached = this.cache.get(keyHash);
     if (cached && cached.expiresAt > this.now()) return admit(cached, origin, referer, this.now());
-    return this.lookup(keyHash, cached).then((entry) => admit(entry, origin, referer, this.now()));
+    return this.lookup(keyHash, cached, requestId).then((entry) => admit(entry, origin, referer, this.now()));
   }
 
-  private lookup(keyHash: string, stale: CacheEntry | undefined): Promise<CacheEntry> {
+  private lookup(keyHash: string, stale: CacheEntry | undefined, requestId: string | undefined): Promise<CacheEntry> {
     const pending = this.inflight.get(keyHash);
     if (pending) return pending;
     const epoch = this.epoch;
-    const p: Promise<CacheEntry> = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000)
+    const p: Promise<CacheEntry> = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000, requestId)
       .then((resolved) => {
         const entry = this.entryOf(resolved, stale?.token);
         // crm may have answered before a revocation that happened since: only its own request may use the answer.

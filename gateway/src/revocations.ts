@@ -40,7 +40,7 @@ export class KeyRevocations {
   }
 
   /** Drops the company's keys here, and on the other gateways once Redis has taken the message (or gave up). */
-  async revoke(companyId: string): Promise<void> {
+  async revoke(companyId: string, requestId?: string): Promise<void> {
     this.keys.forgetCompany(companyId);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -50,7 +50,7 @@ export class KeyRevocations {
       await Promise.race([this.publisher.publish(this.channel, companyId), timeout]);
     } catch (err) {
       this.logger.warn(
-        { err: (err as Error).message, companyId },
+        { err: (err as Error).message, companyId, request_id: requestId },
         'key revocation not broadcast; other gateways drop it within KEY_CACHE_TTL_MS',
       );
     } finally {

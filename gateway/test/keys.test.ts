@@ -33,6 +33,8 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
   let crm: RunningGrpcServer;
   let answer: ResolveKeyResponse;
   let lookups = 0;
+  /** The x-request-id metadata of each look-up crm was asked. */
+  let lookupIds: (string | undefined)[] = [];
   /** While set, crm's answers (as they were when asked) wait here until the test sends them. */
   let heldAnswers: (() => void)[] | undefined;
   let clock = 1_000_000;
@@ -53,6 +55,7 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
         implementation: {
           resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) => {
             lookups++;
+            lookupIds.push(call.metadata.get('x-request-id')[0] as string | undefined);
             const now = call.request.key_hash === HASH ? answer : {};
             if (heldAnswers) heldAnswers.push(() => done(null, now));
             else done(null, now);
@@ -67,6 +70,7 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
   beforeEach(() => {
     answer = keyAnswer(['*']);
     lookups = 0;
+    lookupIds = [];
     heldAnswers = undefined;
     signer = new HeldSigner();
     keys = new KeyAuthenticator(`127.0.0.1:${crm.port}`, TTL_MS, signer, () => clock);
@@ -86,6 +90,13 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
     expect(authenticate()).to.be.instanceOf(Promise);
     await authenticate();
     expect(lookups).to.equal(2);
+  });
+
+  it('sends crm the request id it was given with a look-up, and nothing without one (decision 0146)', async () => {
+    await keys.authenticate(`Bearer ${PLAIN}`, undefined, undefined, 'rid-1');
+    clock += TTL_MS + 1;
+    await keys.authenticate(`Bearer ${PLAIN}`, undefined, undefined);
+    expect(lookupIds).to.deep.equal(['rid-1', undefined]);
   });
 
   it('checks the validity period on every request, also for a cached key', async () => {

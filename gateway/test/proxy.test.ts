@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
 import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
 import { eventually, TEST_REDIS_URL } from '@svc/platform/testing';
@@ -44,6 +45,14 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
   let upstream: Server;
   const upstreamRequests: { req: IncomingMessage; aborted: boolean; bytes: number }[] = [];
   let down: RunningGateway;
+  /** The lines `down` wrote. */
+  const downLines: Record<string, unknown>[] = [];
+  const downLog = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n').filter(Boolean)) downLines.push(JSON.parse(l));
+      done();
+    },
+  });
   let gateway: RunningGateway;
   const env = (over: Record<string, string>) => ({
     REDIS_URL: TEST_REDIS_URL,
@@ -105,7 +114,9 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
         FILES_URL: closed,
         WEBHOOKS_URL: closed,
         CRM_GRPC_URL: `127.0.0.1:${await closedPort()}`,
+        LOG_LEVEL: 'warn',
       }),
+      downLog,
     );
   });
   after(async () => {
@@ -125,6 +136,19 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
       expect(res.status, text).to.equal(503);
       expect(text).to.not.match(/127\.0\.0\.1|ECONNREFUSED|connect|Last error/i);
       expect(JSON.parse(text)).to.have.keys('statusCode', 'message', 'error');
+    }
+  });
+
+  it('names the request on the line of each failure, the key look-up and the proxy hop (no AsyncLocalStorage: decision 0146)', async () => {
+    for (const [path, token, id] of [
+      ['/integrations/external/leads', PLAIN, `rid-key-${Date.now()}`],
+      ['/admin/v1/companies/c-1/tags', ADMIN, `rid-hop-${Date.now()}`],
+    ] as const) {
+      const res = await fetch(`${down.url}${path}`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': id } });
+      expect(res.status).to.equal(503);
+      expect(res.headers.get('x-request-id')).to.equal(id);
+      const line = await eventually(() => downLines.find((l) => l.request_id === id), 5000);
+      expect(line).to.include({ msg: 'upstream failed', level: 40 });
     }
   });
 

@@ -96,11 +96,17 @@ type UnaryMethod<Req, Res> = (
 /**
  * Calls a unary method of a ts-proto client with a deadline (every call has one) and turns a gRPC
  * failure back into our error set. Made while a request is served, the call carries its id as `x-request-id`
- * metadata (decision 0140); outside one it carries nothing more than before.
+ * metadata (decision 0140); outside one it carries nothing more than before. A caller that serves requests outside
+ * the AsyncLocalStorage (the gateway, decision 0146) gives the id as `requestId`.
  */
-export function callUnary<Req, Res>(client: Client, method: UnaryMethod<Req, Res>, request: Req, deadlineMs = 2000): Promise<Res> {
+export function callUnary<Req, Res>(
+  client: Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  deadlineMs = 2000,
+  requestId: string | undefined = currentRequestId(),
+): Promise<Res> {
   const metadata = new Metadata();
-  const requestId = currentRequestId();
   if (requestId !== undefined) metadata.set(REQUEST_ID_HEADER, requestId);
   return new Promise<Res>((resolve, reject) => {
     method.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
