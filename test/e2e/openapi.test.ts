@@ -23,6 +23,13 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.components.securitySchemes.integrationKey).to.deep.include({ type: 'http', scheme: 'bearer' });
   });
 
+  it('names /integrations/external as its server, its paths relative to it, and Retry-After on every 429', () => {
+    expect(doc.servers).to.deep.equal([{ url: '/integrations/external', description: 'The gateway this document is served by.' }]);
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith('/integrations/'))).to.deep.equal([]);
+    expect(doc.components.responses.Error429.headers['Retry-After']).to.deep.equal({ $ref: '#/components/headers/Retry-After' });
+    expect(doc.components.headers['Retry-After'].schema).to.deep.equal({ type: 'integer' });
+  });
+
   it('is the document the contract test checks responses against (built from the same service definitions)', () => {
     expect(doc).to.deep.equal(localDocument());
   });
@@ -32,7 +39,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
   });
 
   it('describes the lead, deal, task and custom-field routes with their permission, body and responses', () => {
-    const p = (path: string) => doc.paths[`/integrations/external${path}`];
+    const p = (path: string) => doc.paths[path];
     expect(Object.keys(p('/leads'))).to.have.members(['get', 'post']);
     expect(Object.keys(p('/leads/{ref}'))).to.have.members(['get', 'put']);
     expect(Object.keys(p('/deals'))).to.have.members(['get', 'post']);
@@ -72,7 +79,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.webhooks['delivery.updated'].post.requestBody.content['application/json'].schema.properties.payload).to.deep.equal({
       $ref: '#/components/schemas/DeliverySnapshot',
     });
-    expect(doc.paths['/integrations/external/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
+    expect(doc.paths['/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/SatisfactionLink',
     });
     const body = doc.webhooks['task.completed'].post.requestBody.content['application/json'].schema;

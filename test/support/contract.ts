@@ -44,7 +44,8 @@ class ContractValidator {
     const compile = (schema: Json) =>
       this.ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/')));
     for (const [template, ops] of Object.entries(this.doc.paths as Record<string, Record<string, Json>>)) {
-      const pattern = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`);
+      const served = `${(this.doc.servers as { url: string }[])[0]?.url ?? ''}${template}`;
+      const pattern = new RegExp(`^${served.replace(/\{\w+\}/g, '[^/]+')}$`);
       for (const [method, op] of Object.entries(ops)) {
         const responses: Operation['responses'] = {};
         for (const [status, r] of Object.entries(op.responses as Record<string, Json>)) {

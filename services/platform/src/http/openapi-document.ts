@@ -61,8 +61,16 @@ const webhookHeader = (name: string, description: string, required = true) => ({
   schema: { type: 'string' },
 });
 
-/** The gateway's whole document: every service's fragment merged, plus the parts all operations share. */
-export function assembleDocument(fragments: readonly OpenApiFragment[], info: { version: string; serverUrl?: string }): Json {
+/** Where the external API is served: the document's server, which its paths are relative to. */
+export const API_BASE_PATH = '/integrations/external';
+
+/**
+ * The gateway's whole document: every service's fragment merged, plus the parts all operations share. Paths under
+ * `basePath` are written relative to it, and the server entry names it, so a client calls `/leads` on it.
+ */
+export function assembleDocument(fragments: readonly OpenApiFragment[], info: { version: string; basePath?: string }): Json {
+  const basePath = info.basePath ?? API_BASE_PATH;
+  const relative = (path: string) => (path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path);
   const paths: Record<string, Record<string, Json>> = {};
   const webhooks: Record<string, Json> = {};
   const schemas: Record<string, Json> = {
@@ -104,7 +112,8 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
   };
   const undocumented: string[] = [];
   for (const f of fragments) {
-    for (const [path, ops] of Object.entries(f.paths)) {
+    for (const [served, ops] of Object.entries(f.paths)) {
+      const path = relative(served);
       paths[path] ??= {};
       for (const [method, op] of Object.entries(ops)) {
         if (paths[path][method]) throw new Error(`${method.toUpperCase()} ${path} is documented by two services`);
@@ -128,7 +137,7 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
   return {
     openapi: '3.1.1',
     info: { title: 'CRM integration API', version: info.version, description: DESCRIPTION },
-    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    servers: [{ url: basePath, description: 'The gateway this document is served by.' }],
     security: [{ integrationKey: [] }],
     tags: [...tags.map((name) => ({ name })), { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' }],
     paths: sorted(paths),
@@ -143,7 +152,10 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
           `Error${status}`,
           {
             description,
-            headers: { 'x-request-id': { $ref: '#/components/headers/x-request-id' } },
+            headers: {
+              'x-request-id': { $ref: '#/components/headers/x-request-id' },
+              ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+            },
             content: {
               'application/json': { schema: { $ref: `#/components/schemas/${status === '400' ? 'ValidationErrorBody' : 'ErrorBody'}` } },
             },
@@ -155,6 +167,7 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
         'RateLimit-Remaining': header('Requests left in the current window.'),
         'RateLimit-Reset': header('Seconds until the window resets.'),
         'x-request-id': header('Identifies the request in logs: quote it to support.', { type: 'string' }),
+        'Retry-After': header('Seconds to wait before trying again (on a 429 always; on a 503 when the gateway knows).'),
       },
       parameters: {
         'x-svc-event': webhookHeader('x-svc-event', 'The event key.'),
