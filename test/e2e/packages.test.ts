@@ -14,8 +14,17 @@ const run = promisify(execFile);
 
 /** Node 20 where the machine has it (the oldest the packages promise), else the Node running the tests. */
 const PLAIN_NODE = existsSync('/usr/bin/node') ? '/usr/bin/node' : process.execPath;
-/** The environment of an integrator's shell: no tsx loader, no source condition of this repository. */
-const plainEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NODE_OPTIONS' && !k.startsWith('npm_')));
+/**
+ * The environment of an integrator's shell: no tsx loader, none of the npm script's own variables (its prefix and
+ * workspace would point npm at this repository); the registry and CA settings (`npm_config_*`) are kept.
+ */
+const NPM_SCRIPT_ONLY = /^npm_config_(local_prefix|prefix|workspaces?|global|include_workspace_root)$/i;
+const plainEnv = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => k !== 'NODE_OPTIONS' && (!k.startsWith('npm_') || (k.startsWith('npm_config_') && !NPM_SCRIPT_ONLY.test(k))),
+    ),
+  );
 
 async function pack(folder: string, into: string): Promise<{ file: string; files: string[] }> {
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', into], { cwd: join(REPO_ROOT, folder), env: plainEnv() });
