@@ -1,7 +1,9 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { EVENT_KEYS } from '@svc/platform/events/catalog';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
-import { localDocument } from '../support/contract.js';
+import { contractValidator, localDocument } from '../support/contract.js';
+import { committedExamples } from '../support/examples.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 type Json = Record<string, any>;
@@ -61,7 +63,8 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.components.schemas.ValidationErrorBody.required).to.deep.equal(['statusCode', 'message', 'error']);
     expect(doc.components.schemas.ErrorBody).to.deep.include({ required: ['statusCode', 'message', 'error'], additionalProperties: false });
     expect(doc.components.schemas.ErrorBody.properties).to.have.all.keys('statusCode', 'message', 'error');
-    expect(p('/leads/{ref}').get.parameters).to.deep.include({
+    // Parameters carry a recorded example besides (decision 0187).
+    expect(p('/leads/{ref}').get.parameters.map(({ example: _example, ...param }: Json) => param)).to.deep.include({
       name: 'ref',
       in: 'path',
       required: true,
@@ -109,6 +112,48 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     }
     for (const name of Object.keys(doc.components.schemas))
       expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).to.be.a('function');
+  });
+});
+
+describe('the OpenAPI document’s examples and lint (decision 0187)', () => {
+  const validator = contractValidator();
+  const examples = committedExamples;
+
+  it('has a recorded example for every operation: its 2xx answer, its body when it takes one, its path parameters', () => {
+    const lacking: string[] = [];
+    for (const key of validator.operationKeys()) {
+      const example = examples.operations[key];
+      const [method = '', template = ''] = key.split(' ');
+      const op = validator.doc.paths[template][method.toLowerCase()];
+      if (!example) lacking.push(`${key}: no example`);
+      else {
+        if (example.response === undefined && example.status !== '204') lacking.push(`${key}: no answer body`);
+        if (op.requestBody?.required && example.body === undefined) lacking.push(`${key}: no request body`);
+        for (const name of template.match(/\{(\w+)\}/g) ?? []) if (!example.path?.[name.slice(1, -1)]) lacking.push(`${key}: no ${name}`);
+      }
+    }
+    expect(lacking, 'run `npm run examples -w test` to record them').to.deep.equal([]);
+    expect(Object.keys(validator.doc.webhooks).filter((key) => examples.webhooks[key] === undefined)).to.deep.equal([]);
+  });
+
+  it('holds only examples that fit their schemas today, so they cannot drift', () => {
+    const problems = Object.entries(examples.operations).flatMap(([key, example]) => validator.exampleProblems(key, example));
+    problems.push(...Object.entries(examples.webhooks).flatMap(([key, body]) => validator.webhookProblems(key, body)));
+    expect(problems, 'run `npm run examples -w test` to record them again').to.deep.equal([]);
+  });
+
+  it('shows them in the served document', () => {
+    const [key, example] = Object.entries(examples.operations).find(([, e]) => e.response !== undefined) ?? [];
+    expect(key).to.be.a('string');
+    const [method = '', template = ''] = (key as string).split(' ');
+    const answer = validator.doc.paths[template][method.toLowerCase()].responses[example!.status];
+    expect(answer.content['application/json'].example).to.deep.equal(example!.response);
+  });
+
+  it('passes Redocly’s recommended rules with no error and no warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(validator.doc), absoluteRef: 'openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).to.deep.equal([]);
   });
 });
 
