@@ -4,7 +4,7 @@ import { postMultipart } from '../support/files.js';
 import { seedTenant } from '../support/fixtures.js';
 
 /**
- * `x-idempotency-key` on the chat writes (issue 22, decision 0187): POST /chats, POST /chats/{id}/messages (JSON and
+ * `x-idempotency-key` on the chat writes (issue 22, decision 0188): POST /chats, POST /chats/{id}/messages (JSON and
  * multipart) and POST /chats/{id}/scheduled-messages run once per key; the provider is called once.
  */
 describe('idempotent chat writes with x-idempotency-key', function () {

@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
 /**
- * An `x-idempotency-key` of a chat write (decision 0187), per company: `processing` while its request runs, then
+ * An `x-idempotency-key` of a chat write (decision 0188), per company: `processing` while its request runs, then
  * `done` with the answer replayed to every later request with the key, or `unknown` when the request failed after
  * the provider may have received the message (the server never sends it again).
  */
