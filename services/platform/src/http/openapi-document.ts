@@ -1,4 +1,5 @@
 import type { OpenApiFragment } from './openapi.js';
+import recordedExamples from './openapi-examples.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 
@@ -50,6 +51,18 @@ after starting, answers 409.
 the body>\` keyed with the subscription secret, and the timestamped \`webhook-id\`, \`webhook-timestamp\` and
 \`webhook-signature\` headers (verify these, and reject old timestamps, to refuse replays).`;
 
+/** What each group of operations is about (a tag without one fails the document's lint). */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Chats: 'WhatsApp and Instagram conversations: chats, messages, scheduled messages, templates.',
+  'Custom fields': 'The company’s custom fields of leads and deals.',
+  Deals: 'Deals: create, read, update and list.',
+  Files: 'Files linked to leads, deals, proposals and messages, and their signed download URLs.',
+  Leads: 'Leads: create, read, update and list.',
+  Proposals: 'Proposals of leads and deals, their items, attachments and documents.',
+  Satisfaction: 'Links to the public satisfaction form.',
+  Tasks: 'Tasks, their recurrence and subtasks.',
+};
+
 const ERROR_FIELDS = { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } };
 
 const header = (description: string, schema: Json = { type: 'integer' }) => ({ description, schema });
@@ -61,8 +74,68 @@ const webhookHeader = (name: string, description: string, required = true) => ({
   schema: { type: 'string' },
 });
 
-/** The gateway's whole document: every service's fragment merged, plus the parts all operations share. */
-export function assembleDocument(fragments: readonly OpenApiFragment[], info: { version: string; serverUrl?: string }): Json {
+/**
+ * What one operation was sent and answered in a run of the e2e suite (`npm run examples:record -w test`), shown as
+ * its examples: recorded, never written by hand, and checked against the operation's schemas by the OpenAPI test.
+ */
+export interface RecordedExample {
+  status: string;
+  response?: unknown;
+  body?: unknown;
+  contentType?: string;
+  path?: Record<string, string>;
+  query?: Record<string, string>;
+}
+export interface RecordedExamples {
+  operations: Record<string, RecordedExample>;
+  webhooks: Record<string, unknown>;
+}
+
+function applyExamples(paths: Record<string, Record<string, Json>>, webhooks: Record<string, Json>, recorded: RecordedExamples): void {
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const example = recorded.operations[`${method.toUpperCase()} ${path}`];
+      if (!example) continue;
+      for (const param of (op.parameters ?? []) as Json[]) {
+        const value =
+          param.in === 'path'
+            ? example.path?.[param.name as string]
+            : param.in === 'query'
+              ? example.query?.[param.name as string]
+              : undefined;
+        if (value !== undefined) param.example = value;
+      }
+      const content = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+      const media = content?.[example.contentType ?? 'application/json'];
+      if (media && example.body !== undefined) media.example = example.body;
+      const answer = (op.responses as Record<string, Json>)[example.status];
+      if (!answer || example.response === undefined) continue;
+      // An answer documented without a schema still shows what it looked like.
+      answer.content ??= { 'application/json': {} };
+      const answerMedia = (answer.content as Record<string, Json>)['application/json'];
+      if (answerMedia) answerMedia.example = example.response;
+    }
+  }
+  for (const [key, hook] of Object.entries(webhooks)) {
+    const body = recorded.webhooks[key];
+    const media = ((hook.post as Json)?.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+    if (body !== undefined && media?.['application/json']) media['application/json'].example = body;
+  }
+}
+
+/** Where the external API is served: the document's server, which its paths are relative to. */
+export const API_BASE_PATH = '/integrations/external';
+
+/**
+ * The gateway's whole document: every service's fragment merged, plus the parts all operations share. Paths under
+ * `basePath` are written relative to it, and the server entry names it, so a client calls `/leads` on it.
+ */
+export function assembleDocument(
+  fragments: readonly OpenApiFragment[],
+  info: { version: string; basePath?: string; examples?: RecordedExamples },
+): Json {
+  const basePath = info.basePath ?? API_BASE_PATH;
+  const relative = (path: string) => (path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path);
   const paths: Record<string, Record<string, Json>> = {};
   const webhooks: Record<string, Json> = {};
   const schemas: Record<string, Json> = {
@@ -104,7 +177,8 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
   };
   const undocumented: string[] = [];
   for (const f of fragments) {
-    for (const [path, ops] of Object.entries(f.paths)) {
+    for (const [served, ops] of Object.entries(f.paths)) {
+      const path = relative(served);
       paths[path] ??= {};
       for (const [method, op] of Object.entries(ops)) {
         if (paths[path][method]) throw new Error(`${method.toUpperCase()} ${path} is documented by two services`);
@@ -123,14 +197,23 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
     }
     undocumented.push(...f.undocumented.map((r) => `${r} (${f.service})`));
   }
+  applyExamples(paths, webhooks, info.examples ?? (recordedExamples as RecordedExamples));
   const sorted = <T>(o: Record<string, T>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   const tags = [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op.tags as string[]) ?? [])))].sort();
   return {
     openapi: '3.1.1',
-    info: { title: 'CRM integration API', version: info.version, description: DESCRIPTION },
-    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    info: {
+      title: 'CRM integration API',
+      version: info.version,
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: basePath, description: 'The gateway this document is served by.' }],
     security: [{ integrationKey: [] }],
-    tags: [...tags.map((name) => ({ name })), { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' }],
+    tags: [
+      ...tags.map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
+      { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' },
+    ],
     paths: sorted(paths),
     webhooks: sorted(webhooks),
     components: {
@@ -143,7 +226,10 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
           `Error${status}`,
           {
             description,
-            headers: { 'x-request-id': { $ref: '#/components/headers/x-request-id' } },
+            headers: {
+              'x-request-id': { $ref: '#/components/headers/x-request-id' },
+              ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+            },
             content: {
               'application/json': { schema: { $ref: `#/components/schemas/${status === '400' ? 'ValidationErrorBody' : 'ErrorBody'}` } },
             },
@@ -155,6 +241,7 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
         'RateLimit-Remaining': header('Requests left in the current window.'),
         'RateLimit-Reset': header('Seconds until the window resets.'),
         'x-request-id': header('Identifies the request in logs: quote it to support.', { type: 'string' }),
+        'Retry-After': header('Seconds to wait before trying again (on a 429 always; on a 503 when the gateway knows).'),
       },
       parameters: {
         'x-svc-event': webhookHeader('x-svc-event', 'The event key.'),
