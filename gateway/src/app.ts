@@ -7,8 +7,9 @@ import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
+import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
+import { Gauge } from 'prom-client';
 import type { GatewayConfig } from './config.js';
 import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
@@ -18,6 +19,7 @@ import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
+import { UpstreamHealth } from './upstream-health.js';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -79,6 +81,21 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     files: config.FILES_URL,
     webhooks: config.WEBHOOKS_URL,
   };
+  const health = new UpstreamHealth(upstreamUrl, {
+    probeMs: config.UPSTREAM_PROBE_MS,
+    logger,
+    gauge: new Gauge({
+      name: 'gateway_upstream_up',
+      help: 'Whether the gateway reaches the service (0 while its routes answer 503 at once)',
+      labelNames: ['upstream'],
+      registers: [metrics.registry],
+    }),
+  });
+  /** A service known to be unreachable: 503 with Retry-After at once, nothing sent to it (decision 0189). */
+  const answerDown = (res: http.ServerResponse, name: string, retryAfter: number) => {
+    const body = errorBody('unavailable', `The ${name} service is unavailable`);
+    res.writeHead(body.statusCode, { 'content-type': 'application/json', 'retry-after': String(retryAfter) }).end(JSON.stringify(body));
+  };
   // hpm's default plugins are ejected: its logger plugin builds a URL and walks the agent's sockets on every
   // response even with logging off, and httpxy already ends the upstream response when the client goes away.
   // The target is a URL object, which neither hpm nor httpxy parse again per request (decision 0017).
@@ -104,9 +121,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       });
       proxyServer.on('error', (err, req, res) => {
         logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
+        health.failed(name, err);
         if (res instanceof http.ServerResponse && !res.headersSent) {
-          const body = errorBody('unavailable', `The ${name} service is unavailable`);
-          res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          answerDown(res, name, health.retryAfter(name) ?? 1);
         } else if (res && !(res instanceof http.ServerResponse)) {
           res.destroy();
         }
@@ -127,7 +144,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         });
       }
     };
-    return createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
+    const proxy = createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
       target: new URL(target),
       agent,
       changeOrigin: false,
@@ -137,10 +154,17 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       selfHandleResponse: answersAfterRevocation,
       plugins: [plugin],
     });
+    const guarded = (req: ProxiedRequest, res: http.ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
+      const retryAfter = health.retryAfter(name);
+      if (retryAfter === undefined) return proxy(req, res, next);
+      answerDown(res, name, retryAfter);
+      return Promise.resolve();
+    };
+    return guarded;
   };
   const proxies = Object.fromEntries(Object.entries(upstreamUrl).map(([name, target]) => [name, proxyTo(name, target, false)])) as Record<
     Upstream,
-    RequestHandler<ProxiedRequest, http.ServerResponse>
+    ReturnType<typeof proxyTo>
   >;
   const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
@@ -190,22 +214,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    const checks: Record<string, string> = {};
-    await Promise.all([
-      deps.redis.ping().then(
-        () => (checks.redis = 'ok'),
-        (err: Error) => (checks.redis = err.message),
-      ),
-      ...Object.entries(upstreamUrl).map(([name, url]) =>
-        fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-          (r) => (checks[name] = r.ok ? 'ok' : `status ${r.status}`),
-          (err: Error) => (checks[name] = err.message),
-        ),
-      ),
-    ]);
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  // Ready once configured and listening: a service that is down fails only its own routes (decision 0189), and
+  // Redis has an in-memory fallback. The body says what the gateway knows of each, without asking anyone.
+  app.get('/readyz', (_req, res) => {
+    res.json({ status: 'ready', upstreams: health.states(), redis: deps.redis.status === 'ready' ? 'ok' : deps.redis.status });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -30,6 +30,8 @@ export const gatewayConfigSchema = z.object({
   /** Signed file downloads (`/public/files`): requests per minute per client address (decision 0137). */
   PUBLIC_FILES_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(300),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** How often a service the gateway could not reach is asked whether it is back (decision 0189). */
+  UPSTREAM_PROBE_MS: z.coerce.number().int().min(50).default(1000),
   /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
   BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   LOG_LEVEL: env.logLevel.default('info'),

@@ -166,6 +166,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     { name: 'postgres', check: async () => void (await orm.em.fork().execute('select 1')) },
     {
       name: 'nats',
+      required: false,
       check: async () => {
         if (nats.nc.isClosed() || nats.nc.isDraining()) throw new Error('closed');
         await nats.nc.flush();
