@@ -10,7 +10,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import type { GatewayConfig } from './config.js';
-import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
+import { allowOrigin, answerPreflight, exposeRefusal, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
@@ -275,13 +275,17 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     if (isPreflight(req)) return answerPreflight(req, res);
+    const refuse = (err: unknown) => {
+      if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);
+      sendError(res, err, logger);
+    };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
         andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
       );
-      if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
+      if (done instanceof Promise) done.catch(refuse);
     } catch (err) {
-      sendError(res, err, logger);
+      refuse(err);
     }
   };
 
