@@ -32,6 +32,19 @@ export const gatewayConfigSchema = z.object({
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** A request body that sends nothing for this long is the client's timeout (408), well before the upstream's. */
   BODY_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** What one slow client may hold (decision 0151): a body must arrive whole within this (408 otherwise)... */
+  BODY_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** ...and send at least this many bytes in every window of BODY_RATE_WINDOW_MS until it is complete. */
+  BODY_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(1024),
+  BODY_RATE_WINDOW_MS: z.coerce.number().int().min(100).default(5000),
+  /** A body declared this long or shorter is received whole before the service is asked; a longer one streams. */
+  BODY_BUFFER_BYTES: z.coerce.number().int().min(0).default(65_536),
+  /** The request line and headers must arrive within this (408 otherwise). */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Requests of one key in flight at once on this gateway process; one more is a 429. */
+  KEY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(64),
+  /** Connections of the gateway process to each service. */
+  UPSTREAM_MAX_SOCKETS: z.coerce.number().int().min(1).default(512),
   LOG_LEVEL: env.logLevel.default('info'),
   /** One info line per request (method, route, path, status, duration, key id, request id); `false` turns it off. */
   ACCESS_LOG: z

@@ -34,7 +34,14 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   const revocations = new KeyRevocations(redis, new Redis(config.REDIS_URL, { lazyConnect: true }), config.REDIS_KEY_PREFIX, keys, logger);
   await revocations.start();
   const server: Server = createServer(
-    { keepAliveTimeout: 65_000 },
+    {
+      keepAliveTimeout: 65_000,
+      // Slow headers are the client's (decision 0151); the whole request is bounded a little after the body deadline,
+      // which the gateway answers itself (app.ts), and both are checked every second rather than Node's 30.
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.BODY_TIMEOUT_MS + config.HEADERS_TIMEOUT_MS + config.BODY_RATE_WINDOW_MS,
+      connectionsCheckingInterval: 1000,
+    },
     createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations }),
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket));
