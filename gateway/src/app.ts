@@ -10,6 +10,7 @@ import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
+import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
 import { allowOrigin, answerPreflight, exposeRefusal, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
@@ -79,6 +80,7 @@ const isExternal = (url: string) =>
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
+  const addressOf = clientAddressOf(config.TRUSTED_PROXIES, config.TRUSTED_PROXY_HEADER);
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS, keepAliveMsecs: 10_000 });
   const upstreamUrl: Record<Upstream, string> = {
     crm: config.CRM_URL,
@@ -292,7 +294,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms); health, readiness and metrics probes are not logged.
+  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
+  // not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
     const started = performance.now();
     res.once('finish', () => {
@@ -318,6 +321,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             status,
             duration_ms: Math.round(seconds * 1e6) / 1e3,
             key_id: req[KEY_ID],
+            client_address: addressOf(req),
           },
           'request',
         );
@@ -410,7 +414,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077);
   // limited per client address first (decision 0137).
-  const downloadLimiter = new DownloadRateLimiter(deps.redis, config.REDIS_KEY_PREFIX, config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE);
+  const downloadLimiter = new DownloadRateLimiter(
+    deps.redis,
+    config.REDIS_KEY_PREFIX,
+    config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE,
+    addressOf,
+  );
   app.get('/public/files/:id', async (req, res) => {
     try {
       await downloadLimiter.consume(req, res);
@@ -428,6 +437,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     config.REDIS_KEY_PREFIX,
     config.PUBLIC_RATE_LIMIT_PER_MINUTE,
     config.PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE,
+    addressOf,
   );
   let publicToken: { value: string; refreshAt: number } | undefined;
   app.use(PUBLIC_PREFIX, async (req, res) => {

@@ -1,5 +1,6 @@
 import { env } from '@svc/platform/config';
 import { z } from 'zod';
+import { trustedProxies } from './client-address.js';
 
 export const gatewayConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -45,6 +46,23 @@ export const gatewayConfigSchema = z.object({
   KEY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(64),
   /** Connections of the gateway process to each service. */
   UPSTREAM_MAX_SOCKETS: z.coerce.number().int().min(1).default(512),
+  /**
+   * The proxies in front of the gateway whose forwarded client address is believed (decision 0152): addresses or
+   * CIDRs, comma-separated; none by default, so the TCP peer is the client.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .default('')
+    .transform((v, ctx) => {
+      try {
+        return trustedProxies(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: `must list addresses or CIDRs (${(err as Error).message})` });
+        return z.NEVER;
+      }
+    }),
+  /** The header those proxies write the client's address in. */
+  TRUSTED_PROXY_HEADER: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
   LOG_LEVEL: env.logLevel.default('info'),
   /** One info line per request (method, route, path, status, duration, key id, request id); `false` turns it off. */
   ACCESS_LOG: z
