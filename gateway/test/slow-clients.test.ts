@@ -18,7 +18,7 @@ const MAX_IN_FLIGHT = 6;
 const SOCKETS = 4;
 const MIN_RATE = 200;
 const WINDOW_MS = 500;
-const BODY_TIMEOUT_MS = 1500;
+const BODY_TIMEOUT_MS = 3000;
 const HEADERS_TIMEOUT_MS = 1000;
 
 /** A raw HTTP/1.1 request the test writes piece by piece; `answer` resolves with everything the gateway sent once it closed. */
@@ -127,7 +127,7 @@ describe('gateway: slow clients cannot starve fast ones', () => {
 
   it('spends no service connection on a short body that has not arrived: fast GETs of this key and another go through a full pool', async () => {
     // More slow bodies than the pool has connections, each sent fast enough not to be cut while the test runs.
-    const body = JSON.stringify({ title: 'x'.repeat(4000) });
+    const body = JSON.stringify({ title: 'x'.repeat(20_000) });
     const slow = Array.from({ length: MAX_IN_FLIGHT - 1 }, () => rawRequest(gateway.port, post(KEY_A, body.length)));
     open.push(...slow.map((s) => s.socket));
     for (const s of slow) void trickle(s.socket, body, 200, 100);
@@ -142,7 +142,7 @@ describe('gateway: slow clients cannot starve fast ones', () => {
   });
 
   it(`answers 429 with the error body to a key with ${MAX_IN_FLIGHT} requests in flight; other keys go on, and the key again once they end`, async () => {
-    const body = JSON.stringify({ title: 'y'.repeat(4000) });
+    const body = JSON.stringify({ title: 'y'.repeat(20_000) });
     const slow = Array.from({ length: MAX_IN_FLIGHT }, () => rawRequest(gateway.port, post(KEY_A, body.length)));
     open.push(...slow.map((s) => s.socket));
     for (const s of slow) void trickle(s.socket, body, 200, 100);
@@ -180,7 +180,7 @@ describe('gateway: slow clients cannot starve fast ones', () => {
   });
 
   it(`cuts a body that keeps the minimum rate but is not complete within ${BODY_TIMEOUT_MS} ms`, async () => {
-    const body = JSON.stringify({ title: 'w'.repeat(20_000) });
+    const body = JSON.stringify({ title: 'w'.repeat(40_000) });
     const slow = rawRequest(gateway.port, post(KEY_A, body.length));
     open.push(slow.socket);
     void trickle(slow.socket, body, 200, 100);
