@@ -64,7 +64,7 @@ export const gatewayConfigSchema = z.object({
   /** The header those proxies write the client's address in. */
   TRUSTED_PROXY_HEADER: z.enum(['x-forwarded-for', 'forwarded']).default('x-forwarded-for'),
   LOG_LEVEL: env.logLevel.default('info'),
-  /** One info line per request (method, route, path, status, duration, key id, request id); `false` turns it off. */
+  /** One info line per request (method, route, path, status, duration, key id, client address, request id); `false` turns it off. */
   ACCESS_LOG: z
     .enum(['true', 'false'])
     .default('true')
