@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import { PassThrough } from 'node:stream';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody } from '@svc/platform/http/body';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
@@ -10,8 +11,9 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import { Gauge } from 'prom-client';
+import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
-import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
+import { allowOrigin, answerPreflight, exposeRefusal, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
@@ -36,12 +38,19 @@ const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
+const BODY_KEY = Symbol('heldBody');
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
+type ProxiedRequest = http.IncomingMessage & {
+  [TOKEN_KEY]?: string;
+  [KEY_ID]?: string;
+  [REVOKES_KEY]?: string;
+  [WATCHED_KEY]?: true;
+  [BODY_KEY]?: PassThrough;
+};
 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -73,7 +82,8 @@ const isExternal = (url: string) =>
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  const addressOf = clientAddressOf(config.TRUSTED_PROXIES, config.TRUSTED_PROXY_HEADER);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS, keepAliveMsecs: 10_000 });
   const upstreamUrl: Record<Upstream, string> = {
     crm: config.CRM_URL,
     tasks: config.TASKS_URL,
@@ -144,19 +154,26 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         });
       }
     };
+    const url = new URL(target);
     const proxy = createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
-      target: new URL(target),
+      target: url,
       agent,
       changeOrigin: false,
       xfwd: true,
       proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
       ejectPlugins: true,
       selfHandleResponse: answersAfterRevocation,
+      // Not a routing choice: the per-request hook hpm offers, used to hand httpxy the body held back by holdBody.
+      router: (req, _res, options) => {
+        if (req[BODY_KEY]) options.buffer = req[BODY_KEY];
+        return url;
+      },
       plugins: [plugin],
     });
     const guarded = (req: ProxiedRequest, res: http.ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
       const retryAfter = health.retryAfter(name);
       if (retryAfter === undefined) return proxy(req, res, next);
+      logger.warn({ upstream: name, request_id: idOf(res), known_down: true }, 'upstream failed');
       answerDown(res, name, retryAfter);
       return Promise.resolve();
     };
@@ -168,29 +185,92 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   >;
   const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
-  // A body that stops arriving is the client's timeout, not the service's: answered 408 after BODY_IDLE_TIMEOUT_MS
-  // without a byte, which closes the connection and so the upstream request. The socket's own idle timer does the
-  // watching (no timer or promise of ours), and only while a body is still coming: a GET never arms it.
-  const stalled = `body: nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`;
+  // What one slow client may hold (decision 0151). A body that stops arriving is the client's timeout, not the
+  // service's: answered 408 after BODY_IDLE_TIMEOUT_MS without a byte (the socket's own idle timer), after a window of
+  // BODY_RATE_WINDOW_MS that brought less than the minimum rate, or once BODY_TIMEOUT_MS passed without the whole body.
+  // The 408 closes the connection and so the upstream request. Only requests with a body are watched: a GET never is.
+  const minPerWindow = Math.ceil((config.BODY_MIN_BYTES_PER_SECOND * config.BODY_RATE_WINDOW_MS) / 1000);
   const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
     req[WATCHED_KEY] = true;
-    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
-      if (req.complete) return;
-      logger.info({ method: req.method, path: req.url?.split('?')[0], request_id: idOf(res) }, 'request body stalled');
-      const body = JSON.stringify(errorBody('request_timeout', stalled));
+    const cut = (reason: string) => {
+      logger.info({ method: req.method, path: req.url?.split('?')[0], reason, request_id: idOf(res) }, 'request body too slow');
+      const body = JSON.stringify(errorBody('request_timeout', `body: ${reason}`));
       if (res.headersSent) req.destroy();
       else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
+    };
+    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
+      if (!req.complete) cut(`nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`);
     });
-    req.once('end', () => req.setTimeout(0));
+    const deadline = Date.now() + config.BODY_TIMEOUT_MS;
+    // Counted on the socket, so no listener changes how the body flows; a window in which the gateway itself stopped
+    // reading (the service was slower than the client) is not held against the client.
+    let windowStart = req.socket.bytesRead;
+    let excused = false;
+    const onPause = () => {
+      excused = true;
+    };
+    req.on('pause', onPause);
+    let timer: NodeJS.Timeout;
+    const check = () => {
+      if (req.complete || req.destroyed) return;
+      const now = Date.now();
+      if (now >= deadline) return cut(`not complete within ${config.BODY_TIMEOUT_MS} ms`);
+      const read = req.socket.bytesRead - windowStart;
+      if (!excused && read < minPerWindow) return cut(`slower than ${config.BODY_MIN_BYTES_PER_SECOND} bytes per second`);
+      windowStart = req.socket.bytesRead;
+      excused = req.isPaused();
+      timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, deadline - now));
+    };
+    timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, config.BODY_TIMEOUT_MS));
+    const done = () => {
+      clearTimeout(timer);
+      req.setTimeout(0);
+      req.off('pause', onPause);
+    };
+    req.once('end', done);
+    req.once('close', done);
+  };
+
+  // No connection to a service is spent on a body that has not arrived (decision 0151): a body declared at most
+  // BODY_BUFFER_BYTES long is received whole first, any other (a streamed upload) once its first bytes are here; then
+  // what was received and the rest stream on to the service.
+  const holdBody = (req: ProxiedRequest, send: () => void) => {
+    const declared = Number(req.headers['content-length']);
+    const whole = req.headers['transfer-encoding'] === undefined && declared <= config.BODY_BUFFER_BYTES;
+    const chunks: Buffer[] = [];
+    let started = false;
+    const go = () => {
+      if (started) return;
+      started = true;
+      req.off('data', onData);
+      req.off('end', go);
+      req.pause();
+      const body = new PassThrough();
+      for (const chunk of chunks) body.write(chunk);
+      if (req.readableEnded) body.end();
+      else req.pipe(body);
+      req[BODY_KEY] = body;
+      send();
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (!whole) go();
+    };
+    req.on('data', onData);
+    req.once('end', go);
   };
 
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
     req[TOKEN_KEY] = token;
-    if (!req.complete && hasBody(req)) watchBody(req, res);
     const proxy = req[REVOKES_KEY] && upstream === 'crm' ? keyChangeProxy : proxies[upstream];
-    proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
-      sendError(res, err, logger),
-    );
+    const send = () => {
+      proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
+        sendError(res, err, logger),
+      );
+    };
+    if (req.complete || !hasBody(req)) return send();
+    watchBody(req, res);
+    holdBody(req, send);
   };
   const document = new ApiDocument(upstreamUrl);
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -227,7 +307,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms); health, readiness and metrics probes are not logged.
+  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
+  // not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
     const started = performance.now();
     res.once('finish', () => {
@@ -253,6 +334,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             status,
             duration_ms: Math.round(seconds * 1e6) / 1e3,
             key_id: req[KEY_ID],
+            client_address: addressOf(req),
           },
           'request',
         );
@@ -263,6 +345,25 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     observe(req, res, req.path.startsWith('/admin/') ? 'admin' : 'other');
     next();
   });
+
+  // Requests of each key in flight on this process (decision 0151): one key's slow or stuck requests cannot take every
+  // connection to a service, whatever its rate limit allows. Counted from admission until the answer is finished or
+  // the connection is gone.
+  const inFlight = new Map<string, number>();
+  const tooMany = `Too many concurrent requests for this key: at most ${config.KEY_MAX_IN_FLIGHT} at once`;
+  const admitInFlight = (keyId: string, res: http.ServerResponse) => {
+    const n = inFlight.get(keyId) ?? 0;
+    if (n >= config.KEY_MAX_IN_FLIGHT) {
+      res.setHeader('Retry-After', '1');
+      throw new AppError('rate_limited', tooMany);
+    }
+    inFlight.set(keyId, n + 1);
+    res.once('close', () => {
+      const left = (inFlight.get(keyId) ?? 1) - 1;
+      if (left > 0) inFlight.set(keyId, left);
+      else inFlight.delete(keyId);
+    });
+  };
 
   // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
   // from its edge): no promise is made on the hot path of a proxied request, only where crm, Redis or a signing
@@ -282,18 +383,23 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const path = q === -1 ? url : url.slice(0, q);
     const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
+    admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     if (isPreflight(req)) return answerPreflight(req, res);
+    const refuse = (err: unknown) => {
+      if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);
+      sendError(res, err, logger);
+    };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
         andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
       );
-      if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
+      if (done instanceof Promise) done.catch(refuse);
     } catch (err) {
-      sendError(res, err, logger);
+      refuse(err);
     }
   };
 
@@ -321,7 +427,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077);
   // limited per client address first (decision 0137).
-  const downloadLimiter = new DownloadRateLimiter(deps.redis, config.REDIS_KEY_PREFIX, config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE);
+  const downloadLimiter = new DownloadRateLimiter(
+    deps.redis,
+    config.REDIS_KEY_PREFIX,
+    config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE,
+    addressOf,
+  );
   app.get('/public/files/:id', async (req, res) => {
     try {
       await downloadLimiter.consume(req, res);
@@ -339,6 +450,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     config.REDIS_KEY_PREFIX,
     config.PUBLIC_RATE_LIMIT_PER_MINUTE,
     config.PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE,
+    addressOf,
   );
   let publicToken: { value: string; refreshAt: number } | undefined;
   app.use(PUBLIC_PREFIX, async (req, res) => {

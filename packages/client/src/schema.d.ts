@@ -2929,7 +2929,7 @@ export type components = {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request body stalled (nothing arrived for the gateway’s body idle timeout); nothing was written. */
+        /** @description The request body (or its headers) arrived too slowly: nothing for the gateway’s idle timeout, less than its minimum rate, or not whole within its deadline; `message` says which, and nothing was written. */
         Error408: {
             headers: {
                 "x-request-id": components["headers"]["x-request-id"];
@@ -2969,7 +2969,7 @@ export type components = {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The key’s per-minute request limit is exceeded; `Retry-After` says when to try again. */
+        /** @description The key’s per-minute request limit is exceeded, or it has too many requests in flight at once; `Retry-After` says when to try again. */
         Error429: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];

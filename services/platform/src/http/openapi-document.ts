@@ -16,11 +16,11 @@ const ERRORS: Record<number, string> = {
   403: 'The key (or the user who created it) lacks the permission the operation needs.',
   404: 'The resource does not exist in the key’s company (another company’s record is 404, never 403).',
   409: 'An idempotent creation with this key is still processing, or failed after starting: use a new key.',
-  408: 'The request body stalled (nothing arrived for the gateway’s body idle timeout); nothing was written.',
+  408: 'The request body (or its headers) arrived too slowly: nothing for the gateway’s idle timeout, less than its minimum rate, or not whole within its deadline; `message` says which, and nothing was written.',
   413: 'The body is larger than the limit (1 MB of JSON, or an upload over its documented size); the upload ended as that byte arrived and nothing was stored.',
   415: 'The body is not `application/json` (utf-8, no `Content-Encoding`), or not `multipart/form-data` where a route takes files.',
   431: 'The request line or headers are larger than 16 KB.',
-  429: 'The key’s per-minute request limit is exceeded; `Retry-After` says when to try again.',
+  429: 'The key’s per-minute request limit is exceeded, or it has too many requests in flight at once; `Retry-After` says when to try again.',
   500: 'Internal failure or a failure talking to a provider.',
   503: 'A service behind the gateway is unavailable; retry later.',
 };
