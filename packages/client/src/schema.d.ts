@@ -3503,7 +3503,9 @@ export interface operations {
     listScheduledMessages: {
         parameters: {
             query?: {
+                skip?: number;
                 status?: "PENDING" | "PROCESSING" | "SENT" | "CANCELED" | "FAILED";
+                take?: number;
             };
             header?: never;
             path: {
@@ -3514,7 +3516,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `{total, records}` in scheduled order. */
+            /** @description `{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

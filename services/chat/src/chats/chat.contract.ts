@@ -173,7 +173,9 @@ export const listScheduled = route({
   permission: P.read,
   params: chatId,
   query: listScheduledQuery,
-  responses: ok('`{total, records}` in scheduled order.'),
+  responses: ok(
+    '`{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list.',
+  ),
 });
 
 export const scheduleMessage = route({
