@@ -188,6 +188,28 @@ describe('files: /integrations/external/files and the signed downloads', () => {
             'must not contain control characters',
           );
       });
+      it('a file name with raw control bytes in the quoted name: refused, not dropped as a malformed part (issue 23 item 4)', async () => {
+        for (const byte of [0x01, 0x0a, 0x1b, 0x7f])
+          textRefused(
+            await upload([{ name: 'crm_lead_id', value: lead.id }, named(Buffer.from([0x61, byte, 0x2e, 0x70, 0x6e, 0x67]))]),
+            'file.filename',
+            'must not contain control characters',
+          );
+      });
+      it('multipart without a boundary', async () => {
+        const res = await fetch(`${stack.gatewayUrl}/integrations/external/files`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.key.key}`, 'content-type': 'multipart/form-data' },
+          body: '--x\r\ncontent-disposition: form-data; name="crm_lead_id"\r\n\r\nx\r\n--x--\r\n',
+        });
+        expect(res.status).to.equal(400);
+        expect(await res.json()).to.deep.equal({
+          statusCode: 400,
+          message: 'body: must be multipart/form-data with a boundary',
+          error: 'Bad Request',
+          details: { fields: [{ field: 'body', message: 'must be multipart/form-data with a boundary' }] },
+        });
+      });
       it('a file name that is not UTF-8 (raw bytes, or percent-encoded in filename*)', async () => {
         textRefused(
           await upload([{ name: 'crm_lead_id', value: lead.id }, named(Buffer.from([0x72, 0xe9, 0x73, 0x2e, 0x70, 0x6e, 0x67]))]),
