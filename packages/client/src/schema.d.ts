@@ -3281,6 +3281,16 @@ export interface operations {
                     }[];
                     type?: string;
                 };
+                "multipart/form-data": {
+                    body?: string;
+                    files?: string[];
+                    reference_wamid?: string;
+                    /** @description JSON text of {name, language} */
+                    template?: string;
+                    /** @description JSON text of the template fields */
+                    template_fields?: string;
+                    type?: string;
+                };
             };
         };
         responses: {
