@@ -155,14 +155,19 @@ class PartHeaderGuard extends Transform {
         return;
       }
       if (this.header === null) {
-        const seen = Buffer.concat([this.carry, chunk]);
-        const at = seen.indexOf(this.delimiter);
-        if (at < 0) {
+        // A delimiter across the previous chunk's end, else one inside this chunk: file bytes are never copied.
+        const keep = this.delimiter.length - 1;
+        const edge = Buffer.concat([this.carry, chunk.subarray(0, keep)]);
+        const across = edge.indexOf(this.delimiter);
+        const inside = across < 0 ? chunk.indexOf(this.delimiter) : -1;
+        if (across < 0 && inside < 0) {
           this.push(chunk);
-          this.carry = seen.subarray(Math.max(0, seen.length - this.delimiter.length + 1));
+          this.carry = Buffer.from(
+            chunk.length >= keep ? chunk.subarray(chunk.length - keep) : edge.subarray(Math.max(0, edge.length - keep)),
+          );
           return;
         }
-        const end = at + this.delimiter.length - this.carry.length;
+        const end = across >= 0 ? across + this.delimiter.length - this.carry.length : inside + this.delimiter.length;
         this.push(chunk.subarray(0, end));
         this.header = Buffer.alloc(0);
         chunk = chunk.subarray(end);
