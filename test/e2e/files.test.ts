@@ -150,6 +150,27 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       it('a crm_lead_id that is not a UUID', async () =>
         expect400(await upload([{ name: 'crm_lead_id', value: 'x' }, png()]), 'crm_lead_id'));
       it('no file part', async () => expect400(await upload([{ name: 'crm_lead_id', value: lead.id }]), 'file'));
+      it("the form's own refusals list their field in details.fields, as every validation 400 does", async () => {
+        for (const [parts, field] of [
+          [[{ name: 'crm_lead_id', value: lead.id }], 'file'],
+          [[png(), { name: 'crm_lead_id', value: lead.id }], 'crm_lead_id'],
+          [
+            [
+              { name: 'crm_lead_id', value: lead.id },
+              { name: 'document', filename: 'a.png', data: PNG_BYTES },
+            ],
+            'document',
+          ],
+          [[{ name: 'crm_lead_id', value: lead.id }, { name: 'note', value: 'x'.repeat(5000) }, png()], 'note'],
+        ] as [Part[], string][]) {
+          const res = await upload(parts);
+          expect400(res, field);
+          expect(
+            res.body.details.fields.map((f: { field: string }) => f.field),
+            res.text,
+          ).to.deep.equal([field]);
+        }
+      });
       it('two files', async () => expect400(await upload([{ name: 'crm_lead_id', value: lead.id }, png('a.png'), png('b.png')]), 'file'));
       it('a field after the file', async () => expect400(await upload([png(), { name: 'crm_lead_id', value: lead.id }]), 'crm_lead_id'));
       it('a file part with another name', async () =>

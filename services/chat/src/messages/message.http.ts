@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ApiRouter } from '@svc/platform/http/api';
 import { checkText } from '@svc/platform/http/body';
 import { isMultipart, readMultipart as readForm } from '@svc/platform/http/multipart';
@@ -97,7 +97,7 @@ export const jsonField = (fields: Record<string, string>, name: string): unknown
   try {
     parsed = JSON.parse(v);
   } catch {
-    throw invalid(`${name}: must be JSON in a multipart body`);
+    throw invalidField(name, 'must be JSON in a multipart body');
   }
   // A NUL or a lone surrogate reaches the JSON as a \u escape: the rule of JSON bodies, under the field's name.
   checkText(parsed, name);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError, invalid, tooLarge } from '@svc/platform/errors';
+import { AppError, invalidField, tooLarge } from '@svc/platform/errors';
 import { readMultipart } from '@svc/platform/http/multipart';
 import type { FileStorage } from '../storage/storage.js';
 import { sanitizeFileName } from './file.name.js';
@@ -63,7 +63,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
       void stored?.then(() => storage.delete(key)).catch(() => undefined);
       void requestDone.then(() => reject(error));
     };
-    const refuse = (err: unknown) => reader.fail(err instanceof AppError ? err : invalid('body: the upload could not be read'));
+    const refuse = (err: unknown) => reader.fail(err instanceof AppError ? err : invalidField('body', 'the upload could not be read'));
 
     const reader = readMultipart(
       req,
@@ -71,13 +71,13 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
       { limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: FIELD_LIMIT }, fieldKind: 'name' },
       {
         field: (name, value) => {
-          if (storing) return reader.fail(invalid(`${name}: fields must come before the file`));
+          if (storing) return reader.fail(invalidField(name, 'fields must come before the file'));
           fields[name] = value;
         },
         file: (name, stream, info) => {
           if (name !== 'file') {
             stream.resume();
-            return reader.fail(invalid(`${name}: unexpected file part; send the file as the part named file`));
+            return reader.fail(invalidField(name, 'unexpected file part; send the file as the part named file'));
           }
           // The name passed the text rule before anything is stored; it is then sanitized for storage as before.
           fileName = sanitizeFileName(info.filename);
@@ -107,7 +107,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
         error: fail,
         close: () => {
           if (settled) return;
-          if (!storing || !sniffer) return reader.fail(invalid('file: required (a part named file)'));
+          if (!storing || !sniffer) return reader.fail(invalidField('file', 'required (a part named file)'));
           const counter = sniffer;
           // The file part has ended; its last bytes may still be on their way to the storage.
           const finish = async () => {
@@ -122,6 +122,6 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
         },
       },
     );
-    req.on('aborted', () => reader.fail(invalid('body: the upload was interrupted')));
+    req.on('aborted', () => reader.fail(invalidField('body', 'the upload was interrupted')));
   });
 }
