@@ -19,7 +19,7 @@ export type Part =
     };
 
 /** The parts in the order given (so a test can send a field after the file), streamed as they are produced. */
-async function* multipart(boundary: string, parts: Part[]): AsyncIterable<Buffer> {
+export async function* multipart(boundary: string, parts: Part[]): AsyncIterable<Buffer> {
   for (const part of parts) {
     if ('value' in part) {
       yield Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"\r\n\r\n`);

@@ -3285,6 +3285,16 @@ export interface operations {
                     }[];
                     type?: string;
                 };
+                "multipart/form-data": {
+                    body?: string;
+                    files?: string[];
+                    reference_wamid?: string;
+                    /** @description JSON text of {name, language} */
+                    template?: string;
+                    /** @description JSON text of the template fields */
+                    template_fields?: string;
+                    type?: string;
+                };
             };
         };
         responses: {
@@ -3507,7 +3517,9 @@ export interface operations {
     listScheduledMessages: {
         parameters: {
             query?: {
+                skip?: number;
                 status?: "PENDING" | "PROCESSING" | "SENT" | "CANCELED" | "FAILED";
+                take?: number;
             };
             header?: never;
             path: {
@@ -3518,7 +3530,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `{total, records}` in scheduled order. */
+            /** @description `{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list. */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

@@ -1,7 +1,7 @@
 import { type EventContract, event, idempotencyKeyHeader, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listMessagesQuery } from '../messages/message.schema.js';
-import { sendMessageBody } from '../messages/send.schema.js';
+import { sendMessageBody, sendMultipart } from '../messages/send.schema.js';
 import { cancelBody, listScheduledQuery, scheduleBody, scheduleMultipart } from '../scheduled/scheduled.schema.js';
 import { responsibleBody, templatesQuery, typingBody } from './chat.actions.js';
 import { createChatBody } from './chat.create.js';
@@ -100,6 +100,7 @@ export const sendMessage = route({
   permission: P.write,
   params: chatId,
   body: sendMessageBody,
+  streamedBody: { contentType: 'multipart/form-data', schema: sendMultipart },
   responses: { 201: { description: '`{records}`: one per message sent; a failed file is a record with status failed.' } },
 });
 
@@ -181,7 +182,9 @@ export const listScheduled = route({
   permission: P.read,
   params: chatId,
   query: listScheduledQuery,
-  responses: ok('`{total, records}` in scheduled order.'),
+  responses: ok(
+    '`{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list.',
+  ),
 });
 
 export const scheduleMessage = route({

@@ -54,7 +54,7 @@ export function chatRoutes(d: ChatRouteDeps): ApiRouter {
       res.json(await d.actions.removeParticipant(actor(req), params.id, params.userId)),
     )
     .route(c.listTemplates, async (req, res, { params, query }) => res.json(await d.actions.templates(actor(req), params.id, query)))
-    .route(c.listScheduled, async (req, res, { params, query }) => res.json(await d.scheduled.list(actor(req), params.id, query.status)))
+    .route(c.listScheduled, async (req, res, { params, query }) => res.json(await d.scheduled.list(actor(req), params.id, query)))
     .route(c.cancelScheduled, async (req, res, { params, body }) =>
       res.json(await d.scheduled.cancel(actor(req), params.id, params.sid, body.reason)),
     );

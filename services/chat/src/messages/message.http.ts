@@ -1,10 +1,10 @@
 import type { IncomingMessage } from 'node:http';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ApiResponse, ApiRouter } from '@svc/platform/http/api';
-import { checkFormField, checkFormText, checkText } from '@svc/platform/http/body';
+import { checkText } from '@svc/platform/http/body';
+import { isMultipart, readMultipart as readForm } from '@svc/platform/http/multipart';
 import { parse } from '@svc/platform/http/parse';
 import type { Identity } from '@svc/platform/identity';
-import busboy from 'busboy';
 import { sendMessage } from '../chats/chat.contract.js';
 import type { ChatActor } from '../chats/chat.service.js';
 import type { Answer, IdempotentWrites } from '../idempotency/idempotency.js';
@@ -20,23 +20,15 @@ interface Multipart {
 }
 
 /**
- * A multipart body read as it arrives (busboy): fields first, then each file handed on as a stream the moment it
- * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first). The text of
- * the fields and file names follows the platform's rule for multipart text (decision 0135): a field that breaks it
- * rejects `fields`; a file name that breaks it rejects `fields` when it is the first file, else ends `files`.
+ * A multipart body read as it arrives by the platform's reader (decision 0170): fields first, then each file handed on
+ * as a stream the moment it starts, never buffered. Fields sent after a file are not seen (the README says to send
+ * fields first). A refusal (the reader's 400s, among them the multipart text rule of decision 0135) rejects `fields`
+ * when it comes before the first file, else ends `files` with it.
  */
 export function readMultipart(req: IncomingMessage): Multipart {
-  const bb = busboy({
-    headers: req.headers,
-    // File names are UTF-8 (busboy's default for header parameters is latin1, which turned "é" into "Ã©").
-    defParamCharset: 'utf8',
-    limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 },
-  });
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];
   let done = false;
-  let failure: Error | null = null;
-  /** The first field or file name refused by the text rule: it ends the request as a 400. */
   let refused: Error | null = null;
   let draining = false;
   let wake: (() => void) | null = null;
@@ -53,35 +45,28 @@ export function readMultipart(req: IncomingMessage): Multipart {
     else fieldsReady(fields);
     wake?.();
   };
-  const refuse = (check: () => void): boolean => {
-    if (refused) return true;
-    try {
-      check();
-      return false;
-    } catch (err) {
-      refused = err as Error;
-      poke();
-      return true;
-    }
-  };
-  bb.on('field', (name, value) => {
-    if (refuse(() => checkFormField(name, value, 'text'))) return;
-    fields[name] = value;
-  });
-  bb.on('file', (name, stream, info) => {
-    if (draining || refuse(() => checkFormText(info.filename ?? 'file', `${name}.filename`, 'name'))) return void stream.resume();
-    queue.push({ stream, fileName: info.filename ?? 'file', mimeType: info.mimeType });
-    poke();
-  });
-  bb.on('close', () => {
-    done = true;
-    poke();
-  });
-  bb.on('error', (err) => {
-    failure = err instanceof Error ? err : new Error(String(err));
-    poke();
-  });
-  req.pipe(bb);
+  readForm(
+    req,
+    { limits: { fileSize: FILE_LIMIT_BYTES, files: 10, fields: 20, fieldSize: 64 * 1024 }, fieldKind: 'text' },
+    {
+      field: (name, value) => {
+        fields[name] = value;
+      },
+      file: (_name, stream, info) => {
+        if (draining) return void stream.resume();
+        queue.push({ stream, fileName: info.filename ?? 'file', mimeType: info.mimeType });
+        poke();
+      },
+      error: (err) => {
+        refused = err;
+        poke();
+      },
+      close: () => {
+        done = true;
+        poke();
+      },
+    },
+  );
   return {
     fields: fieldsPromise,
     files: {
@@ -93,7 +78,6 @@ export function readMultipart(req: IncomingMessage): Multipart {
             yield next;
             continue;
           }
-          if (failure) throw invalid(`body: malformed multipart (${(failure as Error).message})`);
           if (done) return;
           await new Promise<void>((r) => (wake = r));
           wake = null;
@@ -114,14 +98,14 @@ export const jsonField = (fields: Record<string, string>, name: string): unknown
   try {
     parsed = JSON.parse(v);
   } catch {
-    throw invalid(`${name}: must be JSON in a multipart body`);
+    throw invalidField(name, 'must be JSON in a multipart body');
   }
   // A NUL or a lone surrogate reaches the JSON as a \u escape: the rule of JSON bodies, under the field's name.
   checkText(parsed, name);
   return parsed;
 };
 
-export const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
+export { isMultipart };
 
 /**
  * POST /chats/{id}/messages: JSON, or multipart read as it arrives and each file streamed on to the provider

@@ -1,3 +1,4 @@
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
 
 const templateField = z.strictObject({
@@ -39,8 +40,12 @@ export const cancelBody = z.strictObject({
   reason: z.string().max(500, 'must be at most 500 characters').optional(),
 });
 
+/** GET /chats/{id}/scheduled-messages: paged as the other lists (`total` counts the whole query). */
 export const listScheduledQuery = z.object({
+  skip: skipParam().default(0),
+  take: takeParam(100).default(20),
   status: z
     .enum(['PENDING', 'PROCESSING', 'SENT', 'CANCELED', 'FAILED'], { message: 'must be PENDING, PROCESSING, SENT, CANCELED or FAILED' })
     .optional(),
 });
+export type ListScheduledQuery = z.infer<typeof listScheduledQuery>;
