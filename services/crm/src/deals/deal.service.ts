@@ -4,6 +4,8 @@ import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
+import { CustomerStatus } from '../customers/customer.entity.js';
+import { customerPartyOf, findOrCreateCustomer } from '../customers/customer.service.js';
 import type { Leads } from '../leads/lead.service.js';
 import { effectiveLeadSourceId } from '../marketing/acquisition.view.js';
 import type { Actor, Loaded } from '../sales/sales.base.js';
@@ -81,7 +83,9 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
 
   /**
    * The admin API's win (decision 0056): deal.won with the gain reasons in the order sent (the first is
-   * `gain_reason`), the description (`won_reason_description`) and `customer_id` null (crm has no customers).
+   * `gain_reason`), the description (`won_reason_description`) and `customer_id`: the customer the deal's
+   * organization, else its main person, is, found or made in the win's transaction (decision 0165); null when the
+   * deal has neither.
    */
   async win(companyId: string, ref: string, userId: string, gainReasonIds: string[], description: string | null) {
     const target = await this.target(companyId, ref, userId);
@@ -90,15 +94,17 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       won: true,
       lossReasons: [],
       lossDescription: null,
-      also: async (client, deal) => {
+      also: async (client, deal, before) => {
         deal.wonReasonDescription = description;
         await this.setGainReasons(client, deal, reasons);
+        const party = customerPartyOf(deal, before.rel);
+        return party ? (await findOrCreateCustomer(client, companyId, party, new Date(), CustomerStatus.ACTIVE)).id : null;
       },
-      event: ({ snapshot, at, by }) =>
+      event: ({ snapshot, at, by }, customerId) =>
         salesEvent('deal', 'won', snapshot, {
           won_date: at,
           won_by: by,
-          customer_id: null,
+          customer_id: customerId ?? null,
           gain_reason: reasons[0] ? namedSummary(reasons[0]) : null,
           gain_reasons: reasons.map(namedSummary),
           won_reason_description: description,
