@@ -1,6 +1,5 @@
 import { inTransaction, run, statement } from '@svc/platform/db/native';
 import { invalidField, isUuid, notFound } from '@svc/platform/errors';
-import { iso } from '@svc/platform/http/json';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { nextCodeSql } from '../companies/plan.js';
@@ -32,8 +31,9 @@ interface CustomerRow {
   code: number;
   type: number;
   status: number;
-  created_at: Date;
-  updated_at: Date;
+  // The native pool answers timestamps as text.
+  created_at: string | Date;
+  updated_at: string | Date;
   person: { id: string; name: string } | null;
   organization: { id: string; name: string; legal_name: string | null } | null;
 }
@@ -50,8 +50,8 @@ const json = (r: CustomerRow): CustomerJson => ({
   status: r.status,
   person: r.person,
   organization: r.organization,
-  created_at: iso(r.created_at) as string,
-  updated_at: iso(r.updated_at) as string,
+  created_at: new Date(r.created_at).toISOString(),
+  updated_at: new Date(r.updated_at).toISOString(),
 });
 
 // A second find-or-create of the same party waits for the first's commit, so the unique pair never refuses it and
@@ -182,7 +182,7 @@ export class Customers {
     const last = rows[take - 1];
     return {
       total: row?.total ?? 0,
-      records: rows.slice(0, take).map((r) => json({ ...r, created_at: new Date(r.created_at), updated_at: new Date(r.updated_at) })),
+      records: rows.slice(0, take).map(json),
       next_cursor: rows.length > take && last ? encodeCursor(last.code) : null,
     };
   }
