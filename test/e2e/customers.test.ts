@@ -127,6 +127,20 @@ describe('customers: made by a won deal, the admin API, linked from tasks', () =
       expect((await customers(a, `?person_id=${bob.id}`)).body.total).to.equal(0);
     });
 
+    it('a deal won by PUT (status 2) makes its person a customer too, the person the PUT left it', async () => {
+      const [hal, ian] = [await person(a, 'Hal'), await person(a, 'Ian')];
+      const sale = await deal({ persons_id: [hal.id] });
+      const res = await call('PUT', `/integrations/external/deals/${sale.id}`, {
+        token: a.key.key,
+        body: { title: 'Sale', status: 2, persons_id: [{ person_id: hal.id, delete: true }, { person_id: ian.id }] },
+      });
+      expect(res.status, res.text).to.equal(200);
+      expect((await customers(a, `?person_id=${hal.id}`)).body.total).to.equal(0);
+      const made = (await customers(a, `?person_id=${ian.id}`)).body.records;
+      expect(made).to.have.length(1);
+      expect(made[0]).to.deep.include({ type: 1, status: 1, person: { id: ian.id, name: 'Ian' } });
+    });
+
     it('names no customer when the deal has neither person nor organization', async () => {
       const before = await total(a);
       const sale = await deal({});

@@ -1,4 +1,4 @@
-import { run } from '@svc/platform/db/native';
+import { run, statement } from '@svc/platform/db/native';
 import { invalid, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
@@ -21,6 +21,12 @@ import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snap
 import { DealSql } from './deal.sql.js';
 
 export type LoadedDeal = Loaded<Deal, DealRelations>;
+
+// The deal's main person, else its first.
+const MAIN_PERSON = statement(
+  'crm_deal_main_person',
+  'select person_id from deal_participants where company_id = $1 and deal_id = $2 order by main desc, created_at, id limit 1',
+);
 
 /** crm's deal operations (decisions 0050–0052): the lead rules and relations (SalesRecords), on the deal tables. */
 export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
@@ -79,6 +85,14 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     }
     deal.lostReasonDescription = null;
     await this.setLossReasons(client, deal.companyId, deal.id, []);
+  }
+
+  /** A deal won by PUT (status 2) makes its customer as the admin API's win does, from the persons the PUT left it. */
+  protected override async updated(client: PoolClient, deal: Deal, before: LoadedDeal) {
+    if (deal.status !== SalesStatus.won || before.record.status === SalesStatus.won) return;
+    const [main] = await run<{ person_id: string }>(client, MAIN_PERSON, [deal.companyId, deal.id]);
+    const party = customerPartyOf(deal, { participants: main ? [{ participant: { main: true }, person: { id: main.person_id } }] : [] });
+    if (party) await findOrCreateCustomer(client, deal.companyId, party, new Date(), CustomerStatus.ACTIVE);
   }
 
   /**
