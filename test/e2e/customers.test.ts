@@ -206,6 +206,8 @@ describe('customers: made by a won deal, the admin API, linked from tasks', () =
         expect(res.body).to.deep.equal({ statusCode: 404, message: 'Customer not found', error: 'Not Found' });
       }
       expect((await admin('GET', `/companies/${MISSING}/customers`)).status).to.equal(404);
+      const withKey = await call('GET', `/admin/v1/companies/${a.company.id}/customers`, { token: a.key.key });
+      expect(withKey.status, withKey.text).to.equal(401);
       const listed = await customers(a, `?organization_id=${b.organization.id}`);
       expect(listed.body.total).to.equal(0);
     });
