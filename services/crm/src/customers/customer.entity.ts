@@ -30,6 +30,11 @@ export const Customer = defineEntity({
     { name: 'customers_company_person_unique', properties: ['companyId', 'personId'] },
     { name: 'customers_company_organization_unique', properties: ['companyId', 'organizationId'] },
   ],
-  indexes: [{ name: 'customers_company_created_idx', properties: ['companyId', 'createdAt', 'id'] }],
+  checks: [
+    {
+      name: 'customers_party_check',
+      expression: `("type" = ${CustomerType.PERSON} and "person_id" is not null and "organization_id" is null) or ("type" = ${CustomerType.ORGANIZATION} and "organization_id" is not null and "person_id" is null)`,
+    },
+  ],
 });
 export type Customer = InferEntity<typeof Customer>;

@@ -7,13 +7,11 @@ export class Migration20261126101707__customers extends Migration {
     this.addSql(
       `create table "crm"."customers" ("id" uuid not null, "company_id" uuid not null, "code" int not null, "type" smallint not null, "status" smallint not null, "person_id" uuid null, "organization_id" uuid null, "created_at" timestamptz not null, "updated_at" timestamptz not null, primary key ("id"));`,
     );
-    this.addSql(`create index "customers_company_created_idx" on "crm"."customers" ("company_id", "created_at", "id");`);
     this.addSql(`alter table "crm"."customers" add constraint "customers_company_code_unique" unique ("company_id", "code");`);
     this.addSql(`alter table "crm"."customers" add constraint "customers_company_person_unique" unique ("company_id", "person_id");`);
     this.addSql(
       `alter table "crm"."customers" add constraint "customers_company_organization_unique" unique ("company_id", "organization_id");`,
     );
-    // Exactly one party, the one its type names (decision 0165).
     this.addSql(
       `alter table "crm"."customers" add constraint "customers_party_check" check (("type" = 1 and "person_id" is not null and "organization_id" is null) or ("type" = 2 and "organization_id" is not null and "person_id" is null));`,
     );
