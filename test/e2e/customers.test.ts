@@ -111,6 +111,16 @@ describe('customers: made by a won deal, the admin API, linked from tasks', () =
       expect(byPerson.body.records.map((c: { id: string }) => c.id)).to.deep.equal([won.customer_id]);
     });
 
+    it('deals of one person won at the same time make one customer, named by every deal.won', async () => {
+      const kim = await person(a, 'Kim');
+      const sales = await Promise.all([1, 2, 3, 4].map(() => deal({ persons_id: [kim.id] })));
+      await Promise.all(sales.map((d) => win(d.id)));
+      const named = new Set(await Promise.all(sales.map(async (d) => (await wonOf(d.id)).customer_id)));
+      const listed = (await customers(a, `?person_id=${kim.id}`)).body.records;
+      expect(listed).to.have.length(1);
+      expect([...named]).to.deep.equal([listed[0].id]);
+    });
+
     it('makes the deal`s organization the customer when it has one, before its person', async () => {
       const org = await organization(a, 'Acme');
       const bob = await person(a, 'Bob Buyer');
