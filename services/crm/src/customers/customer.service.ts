@@ -110,8 +110,9 @@ export async function findOrCreateCustomer(
   at: Date,
   status?: number,
 ): Promise<{ id: string; created: boolean }> {
-  const partyId = party.personId ?? party.organizationId;
-  await run(client, LOCK_PARTY, [companyId, partyId]);
+  // The lock's key is text: one spelling per id, whatever case the caller sent.
+  const partyId = (party.personId ?? party.organizationId).toLowerCase();
+  await run(client, LOCK_PARTY, [companyId.toLowerCase(), partyId]);
   const [found] = await run<{ id: string }>(client, FIND_BY_PARTY, [companyId, party.personId ?? null, party.organizationId ?? null]);
   if (found) {
     if (status !== undefined) await run(client, SET_STATUS, [companyId, found.id, status, at]);
