@@ -1710,6 +1710,7 @@ export type components = {
             removed_tags: components["schemas"]["TagSummary"][];
         };
         DealWonPayload: {
+            /** @description The customer the win found or made of the deal’s organization, else of its main person (admin API `GET /companies/{cid}/customers/{id}`); null when the deal has neither. */
             customer_id: string | null;
             deal: components["schemas"]["DealSnapshot"];
             gain_reason: components["schemas"]["NamedSummary"] | null;
