@@ -1341,6 +1341,26 @@ export type components = {
             measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
             title: string;
         };
+        CustomerSummary: {
+            code: number;
+            /** Format: uuid */
+            id: string;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                legal_name: string | null;
+                name: string;
+            } | null;
+            person: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** @description 1 active, 2 inactive. */
+            status: number;
+            /** @description 1 person, 2 organization. */
+            type: number;
+        };
         CustomField: {
             /** @enum {string} */
             entity: "lead" | "deal";
@@ -1690,6 +1710,7 @@ export type components = {
             removed_tags: components["schemas"]["TagSummary"][];
         };
         DealWonPayload: {
+            /** @description The customer the win found or made of the deal’s organization, else of its main person (admin API `GET /companies/{cid}/customers/{id}`); null when the deal has neither. */
             customer_id: string | null;
             deal: components["schemas"]["DealSnapshot"];
             gain_reason: components["schemas"]["NamedSummary"] | null;
@@ -2370,7 +2391,7 @@ export type components = {
             /** Format: date-time */
             created_at: string;
             created_by: components["schemas"]["UserSummary"] | null;
-            crm_customer: null;
+            crm_customer: components["schemas"]["CustomerSummary"] | null;
             crm_customer_id: string | null;
             crm_deal: {
                 code: number;
@@ -2532,7 +2553,7 @@ export type components = {
             /** Format: date-time */
             created_at: string;
             created_by: components["schemas"]["UserSummary"] | null;
-            crm_customer: null;
+            crm_customer: components["schemas"]["CustomerSummary"] | null;
             crm_customer_id: string | null;
             crm_deal: {
                 code: number;
@@ -2702,7 +2723,7 @@ export type components = {
             /** Format: date-time */
             created_at: string;
             created_by: components["schemas"]["UserSummary"] | null;
-            crm_customer: null;
+            crm_customer: components["schemas"]["CustomerSummary"] | null;
             crm_customer_id: string | null;
             crm_deal: {
                 code: number;

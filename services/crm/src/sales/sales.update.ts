@@ -131,6 +131,7 @@ export abstract class SalesUpdates<
           if (record.stageId !== before.record.stageId)
             await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
           await this.updateParticipants(client, record, before, body, refs, now, chats.created);
+          await this.updated(client, record, before);
           if (tags) await this.replaceTags(client, before, tags, now);
           const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
           if (changedPlans.length) {
@@ -158,6 +159,9 @@ export abstract class SalesUpdates<
       throw withoutSensitiveText(err, sensitive);
     }
   }
+
+  /** What a kind does once a PUT wrote the record and its persons (a deal won by PUT finds or makes its customer). */
+  protected async updated(_client: PoolClient, _record: R, _before: Loaded<R, Rel>): Promise<void> {}
 
   /** The persons of a PUT: removed, linked (`created` gets those it created), and the contacts of phone and email. */
   protected async updateParticipants(
