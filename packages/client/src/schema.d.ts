@@ -552,6 +552,172 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/integrations/external/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the company’s subscriptions
+         * @description Oldest first, with skip/take or cursor paging.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe an endpoint to events
+         * @description The answer holds the signing secret, which no later answer shows (rotate it to get a new one).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a subscription */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a subscription
+         * @description Nothing more is issued to it; deliveries already issued keep their course.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a subscription */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log of a subscription
+         * @description Newest first, each delivery with its attempts.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Same event id and body; a delivery still pending is left as it is.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every delivery of a time range
+         * @description Every delivery issued in the range that is not pending (or only the failed ones) is queued again with its event id.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a subscription a new signing secret
+         * @description The old secret keeps signing beside the new one until previous_secret_expires_at (a second value in each signature header).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description `webhook.test` by default, or a sample of one of the subscription’s event keys (the payload of the company’s latest event of that key); sent, signed and logged like any delivery, with the header `x-svc-test: true`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event key a subscription may name
+         * @description Each with its description and the JSON Schema (2020-12) of its payload, self-contained (`$defs`).
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = {
     "chat.message_received": {
@@ -1109,6 +1275,40 @@ export type webhooks = {
         put?: never;
         /** A task became completed (created in, moved to or updated into a completion stage) */
         post: operations["webhook_task_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Another subscription of the company was disabled (its receiver answered 410 Gone, or kept failing) */
+        post: operations["webhook_webhook_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event a subscriber asked for (`POST /webhooks/{id}/test`); only that subscription gets it */
+        post: operations["webhook_webhook_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2862,6 +3062,134 @@ export type components = {
             error: string;
             message: string;
             statusCode: number;
+        };
+        WebhookDelivery: {
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            event_id: string;
+            event_key: string;
+            id: string;
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        WebhookDeliveryAttempt: {
+            /** @description ISO 8601 date-time (UTC) */
+            at: string;
+            duration_ms: number;
+            error: string | null;
+            /** @description The first 1 KB of the receiver’s answer. */
+            response_body: string | null;
+            /** @description The receiver’s status; null when no answer came. */
+            status_code: number | null;
+        };
+        WebhookDeliveryPage: {
+            next_cursor: string | null;
+            records: components["schemas"]["WebhookDelivery"][];
+            total: number;
+        };
+        WebhookDisabledPayload: {
+            /** @description ISO 8601 date-time (UTC) */
+            disabled_at: string;
+            disabled_reason: string;
+            /** @enum {string} */
+            reason: "gone" | "failing";
+            webhook: {
+                description: string | null;
+                id: string;
+                url: string;
+            };
+        };
+        WebhookEventType: {
+            description: string;
+            event_key: string;
+            /** @description The payload’s JSON Schema. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        WebhookEventTypeList: {
+            next_cursor: null;
+            records: components["schemas"]["WebhookEventType"][];
+            total: number;
+        };
+        WebhookSubscription: {
+            active: boolean;
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            description: string | null;
+            /** @description When it was disabled (a 410 Gone, or failing too long); null while enabled. */
+            disabled_at: string | null;
+            /** @description Why it was disabled. */
+            disabled_reason: string | null;
+            events: string[];
+            headers: {
+                [key: string]: string;
+            };
+            id: string;
+            /** @description During a secret rotation, when the old secret stops signing. */
+            previous_secret_expires_at: string | null;
+            /** @description ISO 8601 date-time (UTC) */
+            updated_at: string;
+            url: string;
+        };
+        WebhookSubscriptionCreateInput: {
+            description?: string;
+            events: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            headers?: {
+                [key: string]: string;
+            };
+            /** Format: uri */
+            url: string;
+        };
+        WebhookSubscriptionPage: {
+            next_cursor: string | null;
+            records: components["schemas"]["WebhookSubscription"][];
+            total: number;
+        };
+        WebhookSubscriptionUpdateInput: {
+            /** @description true re-enables a disabled subscription with a clean record. */
+            active?: boolean;
+            description?: string | null;
+            events?: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            headers?: {
+                [key: string]: string;
+            };
+            /** Format: uri */
+            url?: string;
+        };
+        WebhookSubscriptionWithSecret: {
+            active: boolean;
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            description: string | null;
+            /** @description When it was disabled (a 410 Gone, or failing too long); null while enabled. */
+            disabled_at: string | null;
+            /** @description Why it was disabled. */
+            disabled_reason: string | null;
+            events: string[];
+            headers: {
+                [key: string]: string;
+            };
+            id: string;
+            /** @description During a secret rotation, when the old secret stops signing. */
+            previous_secret_expires_at: string | null;
+            /** @description The signing secret, shown only when created or rotated. */
+            secret: string;
+            /** @description The same secret in its Standard Webhooks form (`whsec_…`). */
+            standard_webhooks_secret: string;
+            /** @description ISO 8601 date-time (UTC) */
+            updated_at: string;
+            url: string;
+        };
+        WebhookTestPayload: {
+            message: string;
+            /** @description ISO 8601 date-time (UTC) */
+            sent_at: string;
+            /** @constant */
+            test: true;
+            webhook_id: string;
         };
         WebhookWhatsappChat: {
             /** Format: uuid */
@@ -5286,6 +5614,466 @@ export interface operations {
             503: components["responses"]["Error503"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description The previous page’s next_cursor; replaces skip. */
+                cursor?: string;
+                skip?: number;
+                take?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its secret. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description The previous page’s next_cursor; replaces skip. */
+                cursor?: string;
+                event_key?: string;
+                /** @description Deliveries issued at or after this time. */
+                since?: string;
+                skip?: number;
+                status?: "pending" | "succeeded" | "failed";
+                take?: number;
+                /** @description Deliveries issued before this time. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery’s UUID. */
+                delivery_id: string;
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries issued at or after this time.
+                     */
+                    since: string;
+                    /**
+                     * @description Only the deliveries that failed.
+                     * @constant
+                     */
+                    status?: "failed";
+                    /**
+                     * Format: date-time
+                     * @description Deliveries issued before this time (default: now).
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued again. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queued: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the old secret keeps signing beside the new one (default 86400). */
+                    secret_rotation_grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription and its new secret. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `webhook.test` (the default) or one of the subscription’s event keys. */
+                    event_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The delivery, queued. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog, by key. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventTypeList"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
     webhook_chat_message_received: {
         parameters: {
             query?: never;
@@ -6626,6 +7414,88 @@ export interface operations {
                     /** @constant */
                     event_key: "task.completed";
                     payload: components["schemas"]["TaskCompletedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "webhook.disabled";
+                    payload: components["schemas"]["WebhookDisabledPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "webhook.test";
+                    payload: components["schemas"]["WebhookTestPayload"];
                 };
             };
         };

@@ -1,3 +1,4 @@
+import { gatewayFragment } from './event-types.js';
 import type { OpenApiFragment } from './openapi.js';
 
 type Json = Record<string, unknown>;
@@ -103,7 +104,7 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
     },
   };
   const undocumented: string[] = [];
-  for (const f of fragments) {
+  for (const f of [...fragments, gatewayFragment()]) {
     for (const [path, ops] of Object.entries(f.paths)) {
       paths[path] ??= {};
       for (const [method, op] of Object.entries(ops)) {
