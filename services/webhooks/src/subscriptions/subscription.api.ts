@@ -113,6 +113,22 @@ export function subscriptionApiRoutes(
     return { $or: [{ createdAt: { [op]: c.createdAt } }, { createdAt: c.createdAt, id: { [op]: c.id } }] };
   };
 
+  /**
+   * Queues again, now and with a fresh retry budget, the deliveries of a subscription that `condition` picks: ended
+   * ones, and pending ones waiting for a retry. One statement: a delivery a sender holds (leased) is left alone, so
+   * nothing is sent twice at once. Each keeps its event id and body.
+   */
+  const requeue = async (condition: string, values: unknown[]) => {
+    const pool = await nativePool(ctx.orm);
+    return pool.query(
+      `update deliveries
+          set status = 'pending', attempt_count = 0, next_attempt_at = now(), lease_until = null, completed_at = null, updated_at = now()
+        where subscription_id = $1 and company_id = $2 and ${condition}
+          and (status <> 'pending' or lease_until is null or lease_until < now())`,
+      values,
+    );
+  };
+
   return apiRouter()
     .route(createWebhook, async (req, res, { body }) => {
       const sub = await subs.create(em(), companyOf(req), allowedDestination(body));
@@ -246,41 +262,24 @@ export function subscriptionApiRoutes(
     .route(redeliverWebhookDelivery, async (req, res, { params }) => {
       const e = em();
       const sub = await subs.require(e, companyOf(req), params.id);
-      const delivery = await e.findOne(Delivery, {
-        id: requireUuid(params.delivery_id, 'Delivery'),
-        subscriptionId: sub.id,
-        companyId: sub.companyId,
-      });
+      const id = requireUuid(params.delivery_id, 'Delivery');
+      const { rowCount } = await requeue(`id = $3`, [sub.id, sub.companyId, id]);
+      if (rowCount) onRequeue();
+      const delivery = await e.findOne(Delivery, { id, subscriptionId: sub.id, companyId: sub.companyId });
       if (!delivery) throw notFound('Delivery');
-      // A pending delivery is queued or in flight already: queuing it again could send it twice at once.
-      if (delivery.status !== 'pending') {
-        const now = new Date();
-        Object.assign(delivery, {
-          status: 'pending',
-          attemptCount: 0,
-          nextAttemptAt: now,
-          leaseUntil: null,
-          completedAt: null,
-          updatedAt: now,
-        });
-        await e.flush();
-        onRequeue();
-      }
       res.status(202).json(await viewOf(e, delivery));
     })
     .route(replayWebhook, async (req, res, { params, body }) => {
       const sub = await subs.require(em(), companyOf(req), params.id);
       const until = body.until ? new Date(body.until) : new Date();
       if (until.getTime() <= Date.parse(body.since)) throw invalidField('since', 'must be before until (now when until is not sent)');
-      const pool = await nativePool(ctx.orm);
-      // Ended deliveries only: a pending one is queued or in flight already. Each keeps its event id and body.
-      const { rowCount } = await pool.query(
-        `update deliveries
-            set status = 'pending', attempt_count = 0, next_attempt_at = now(), lease_until = null, completed_at = null, updated_at = now()
-          where subscription_id = $1 and company_id = $2 and created_at >= $3 and created_at < $4
-            and status <> 'pending' and ($5::text is null or status = $5)`,
-        [sub.id, sub.companyId, new Date(body.since), until, body.status ?? null],
-      );
+      const { rowCount } = await requeue(`created_at >= $3 and created_at < $4 and ($5::text is null or status = $5)`, [
+        sub.id,
+        sub.companyId,
+        new Date(body.since),
+        until,
+        body.status ?? null,
+      ]);
       if (rowCount) onRequeue();
       res.status(202).json({ queued: rowCount ?? 0 });
     });

@@ -222,7 +222,7 @@ export const redeliverWebhookDelivery = route({
   path: '/webhooks/{id}/deliveries/{delivery_id}/redeliver',
   operationId: 'redeliverWebhookDelivery',
   summary: 'Send a delivery again',
-  description: 'Same event id and body; a delivery still pending is left as it is.',
+  description: 'Now, with the same event id and body and a fresh retry budget; an attempt in flight is left to finish.',
   tags,
   permission: write,
   params: z.object({
@@ -237,7 +237,9 @@ export const replayWebhook = route({
   path: '/webhooks/{id}/replay',
   operationId: 'replayWebhook',
   summary: 'Send again every delivery of a time range',
-  description: 'Every delivery issued in the range that is not pending (or only the failed ones) is queued again with its event id.',
+  description:
+    'Every delivery issued in the range (or only the failed ones), ended or waiting for a retry, is sent again now with its ' +
+    'event id and a fresh retry budget; attempts in flight are left to finish.',
   tags,
   permission: write,
   params: idParams,
