@@ -629,7 +629,7 @@ export type paths = {
         put?: never;
         /**
          * Send a delivery again
-         * @description Same event id and body; a delivery still pending is left as it is.
+         * @description Now, with the same event id and body and a fresh retry budget; an attempt in flight is left to finish.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -649,7 +649,7 @@ export type paths = {
         put?: never;
         /**
          * Send again every delivery of a time range
-         * @description Every delivery issued in the range that is not pending (or only the failed ones) is queued again with its event id.
+         * @description Every delivery issued in the range (or only the failed ones), ended or waiting for a retry, is sent again now with its event id and a fresh retry budget; attempts in flight are left to finish.
          */
         post: operations["replayWebhook"];
         delete?: never;
