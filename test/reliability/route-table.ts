@@ -254,8 +254,8 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: '/webhooks/event-types', permission: 'crm/webhooks.read' },
   { method: 'GET', path: '/webhooks/{webhook}', permission: 'crm/webhooks.read' },
   { method: 'PATCH', path: '/webhooks/{webhook}', permission: 'crm/webhooks.write', body: () => ({ description: 'Tenancy probe' }) },
-  { method: 'POST', path: '/webhooks/{webhook}/rotate-secret', permission: 'crm/webhooks.write', body: () => ({}) },
-  { method: 'POST', path: '/webhooks/{webhook}/test', permission: 'crm/webhooks.write', body: () => ({}) },
+  { method: 'POST', path: '/webhooks/{webhook}/rotate-secret', permission: 'crm/webhooks.write' },
+  { method: 'POST', path: '/webhooks/{webhook}/test', permission: 'crm/webhooks.write' },
   { method: 'GET', path: '/webhooks/{webhook}/deliveries', permission: 'crm/webhooks.read', list: true },
   { method: 'POST', path: '/webhooks/{webhook}/deliveries/{webhook_delivery}/redeliver', permission: 'crm/webhooks.write' },
   {
