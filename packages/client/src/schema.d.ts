@@ -3349,7 +3349,7 @@ export type components = {
         "x-svc-event": string;
         /** @description Equals the body’s event_id; identical on resends. */
         "x-svc-event-id": string;
-        /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+        /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
         "x-svc-signature": string;
     };
     requestBodies: never;
@@ -6088,7 +6088,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6129,7 +6129,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6170,7 +6170,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6211,7 +6211,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6252,7 +6252,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6293,7 +6293,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6334,7 +6334,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6375,7 +6375,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6416,7 +6416,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6457,7 +6457,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6498,7 +6498,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6539,7 +6539,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6580,7 +6580,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6621,7 +6621,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6662,7 +6662,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6703,7 +6703,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6744,7 +6744,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6785,7 +6785,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6826,7 +6826,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6867,7 +6867,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6908,7 +6908,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6949,7 +6949,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6990,7 +6990,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7031,7 +7031,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7072,7 +7072,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7113,7 +7113,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7154,7 +7154,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7195,7 +7195,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7236,7 +7236,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7277,7 +7277,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7318,7 +7318,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7359,7 +7359,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7400,7 +7400,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7441,7 +7441,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -7482,7 +7482,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;

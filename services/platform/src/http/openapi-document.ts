@@ -47,9 +47,12 @@ after starting, answers 409.
 
 **Request ids.** Every response carries \`x-request-id\` (the caller's when it sent a well-formed one): quote it to support.
 
-**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with \`x-svc-signature: sha256=<hex HMAC-SHA256 of
-the body>\` keyed with the subscription secret, and the timestamped \`webhook-id\`, \`webhook-timestamp\` and
-\`webhook-signature\` headers (verify these, and reject old timestamps, to refuse replays).`;
+**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with the Standard Webhooks headers
+\`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (\`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`
+keyed with the subscription secret): verify these and reject old timestamps, which refuses replays. The spec's
+\`x-svc-signature: sha256=<hex HMAC-SHA256 of the body>\` is sent too, but it signs the body alone and gives no replay
+protection. Integrations manage their subscriptions under \`/webhooks\` (\`crm/webhooks.read\`, \`crm/webhooks.write\`);
+\`GET /webhooks/event-types\` lists every event key with its payload's schema.`;
 
 const ERROR_FIELDS = { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } };
 
@@ -160,7 +163,10 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
       parameters: {
         'x-svc-event': webhookHeader('x-svc-event', 'The event key.'),
         'x-svc-event-id': webhookHeader('x-svc-event-id', 'Equals the body’s event_id; identical on resends.', false),
-        'x-svc-signature': webhookHeader('x-svc-signature', '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes.'),
+        'x-svc-signature': webhookHeader(
+          'x-svc-signature',
+          '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature).',
+        ),
         'webhook-id': webhookHeader('webhook-id', 'The message id (Standard Webhooks).'),
         'webhook-timestamp': webhookHeader('webhook-timestamp', 'Unix seconds when the attempt was signed.'),
         'webhook-signature': webhookHeader('webhook-signature', '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.'),
