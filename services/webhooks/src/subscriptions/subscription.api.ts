@@ -185,9 +185,11 @@ export function subscriptionApiRoutes(
       else if (!sub.events.includes(key)) throw invalidField('event_key', 'must be webhook.test or one of the subscription’s event keys');
       else {
         // The sample is the payload of the company's latest event of that key: the shape a real one has, record and all.
+        // Looked up through the company's subscriptions, whose deliveries are indexed by subscription and time.
+        const companySubs = await e.find(SubscriptionEntity, { companyId: sub.companyId }, { fields: ['id'] });
         const [latest] = await e.find(
           Delivery,
-          { companyId: sub.companyId, eventKey: key, eventId: { $ne: eventId } },
+          { subscriptionId: { $in: companySubs.map((s) => s.id) }, companyId: sub.companyId, eventKey: key },
           { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1, fields: ['body'] },
         );
         if (!latest) throw invalidField('event_key', `no ${key} event was issued to this company yet to take a sample from`);
