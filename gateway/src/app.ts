@@ -188,7 +188,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const eventTypes = (key: AuthenticatedKey, res: http.ServerResponse) => {
     const permission = listWebhookEventTypes.permission;
     if (!hasPermission(key.identity, permission)) throw new AppError('forbidden', `The key lacks the permission ${permission}`);
-    return document.eventTypes().then((text) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(text));
+    return document.eventTypes().then((text) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(text);
+    });
   };
   const app = express();
   app.disable('x-powered-by');

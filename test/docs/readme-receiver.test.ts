@@ -27,7 +27,7 @@ describe('docs: the README’s webhook receiver', function () {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const block = /```js\n(\/\/ 2\. receiver\.mjs[\s\S]*?)```/.exec(readme)?.[1];
     expect(block, 'the receiver block of the README').to.be.a('string');
-    expect(block!.split('\n').filter((l) => l.trim()).length).to.be.at.most(12);
+    expect(block!.split('\n').filter((l) => l.trim()).length).to.be.at.most(16);
     const port = await freePort();
     // Inside the repository, so `standardwebhooks` resolves from its node_modules as after `npm install`.
     dir = await mkdtemp(join(root, 'test', '.readme-receiver-'));
