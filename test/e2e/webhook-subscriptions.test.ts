@@ -343,6 +343,28 @@ describe('webhooks under the integration key', function () {
     expect((await api(writer)('GET', `/webhooks/${sub.id}`)).status).to.equal(403);
   });
 
+  it('the OpenAPI document has the operations with their permissions and the two new events, one Webhooks tag', async () => {
+    const doc = (await (await fetch(`${stack.gatewayUrl}/integrations/external/openapi.json`)).json()) as any;
+    const op = (path: string, method: string) => doc.paths[`/integrations/external${path}`]?.[method];
+    const expected: [string, string, string][] = [
+      ['/webhooks', 'post', 'crm/webhooks.write'],
+      ['/webhooks', 'get', 'crm/webhooks.read'],
+      ['/webhooks/event-types', 'get', 'crm/webhooks.read'],
+      ['/webhooks/{id}', 'get', 'crm/webhooks.read'],
+      ['/webhooks/{id}', 'patch', 'crm/webhooks.write'],
+      ['/webhooks/{id}', 'delete', 'crm/webhooks.write'],
+      ['/webhooks/{id}/rotate-secret', 'post', 'crm/webhooks.write'],
+      ['/webhooks/{id}/test', 'post', 'crm/webhooks.write'],
+      ['/webhooks/{id}/deliveries', 'get', 'crm/webhooks.read'],
+      ['/webhooks/{id}/deliveries/{delivery_id}/redeliver', 'post', 'crm/webhooks.write'],
+      ['/webhooks/{id}/replay', 'post', 'crm/webhooks.write'],
+    ];
+    for (const [path, method, permission] of expected) expect(op(path, method)?.['x-permission'], `${method} ${path}`).to.equal(permission);
+    expect(doc.webhooks).to.include.keys('webhook.test', 'webhook.disabled');
+    const names = doc.tags.map((t: any) => t.name);
+    expect(new Set(names).size).to.equal(names.length);
+  });
+
   it('event-types: every catalog key, the spec’s 33 and the webhook ones, with a payload schema a real delivery fits', async () => {
     expect(SPEC_EVENT_KEYS).to.have.length(33);
     expect([...WEBHOOK_EVENT_KEYS]).to.deep.equal(['webhook.test', 'webhook.disabled']);

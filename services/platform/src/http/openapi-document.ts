@@ -134,7 +134,11 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
     info: { title: 'CRM integration API', version: info.version, description: DESCRIPTION },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     security: [{ integrationKey: [] }],
-    tags: [...tags.map((name) => ({ name })), { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' }],
+    // One Webhooks tag, for the subscription routes and the events alike (tag names are unique in a document).
+    tags: [
+      ...tags.filter((name) => name !== 'Webhooks').map((name) => ({ name })),
+      { name: 'Webhooks', description: 'Subscriptions, managed with the integration key, and the events POSTed to their URLs.' },
+    ],
     paths: sorted(paths),
     webhooks: sorted(webhooks),
     components: {
