@@ -195,6 +195,12 @@ describe('webhooks under the integration key', function () {
     const bad = await api(t)('GET', `/webhooks/${sub.id}/deliveries?since=yesterday`);
     expect(bad.status).to.equal(400);
     expect(bad.body.details.fields.map((f: any) => f.field)).to.deep.equal(['since']);
+    const garbage = await api(t)('GET', `/webhooks/${sub.id}/deliveries?cursor=not-a-cursor`);
+    expect(garbage.status).to.equal(400);
+    expect(garbage.body.details.fields.map((f: any) => f.field)).to.deep.equal(['cursor']);
+    const backwards = await api(t)('GET', `/webhooks/${sub.id}/deliveries?since=${encodeURIComponent(future)}&until=2020-01-01T00:00:00Z`);
+    expect(backwards.status).to.equal(400);
+    expect(backwards.body.details.fields.map((f: any) => f.field)).to.deep.equal(['until']);
   });
 
   it('a 410 Gone disables the subscription at once and fires webhook.disabled to the others that asked for it', async () => {
