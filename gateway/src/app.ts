@@ -3,8 +3,9 @@ import http from 'node:http';
 import { PassThrough } from 'node:stream';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody } from '@svc/platform/http/body';
+import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
-import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
+import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -287,6 +288,14 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       (err: unknown) => sendError(res, err, logger),
     );
   };
+  // The event catalog with its payload schemas, which only the assembled document holds (decision 0176).
+  const eventTypes = (key: AuthenticatedKey, res: http.ServerResponse) => {
+    const permission = listWebhookEventTypes.permission;
+    if (!hasPermission(key.identity, permission)) throw new AppError('forbidden', `The key lacks the permission ${permission}`);
+    return document.eventTypes().then((text) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(text);
+    });
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -381,6 +390,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (path === EVENT_TYPES_PATH && req.method === 'GET') return eventTypes(key, res);
     const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
     admitInFlight(key.keyId, res);

@@ -74,7 +74,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     // A route taking JSON or a streamed multipart body documents both.
     const scheduled = p('/chats/{id}/scheduled-messages').post.requestBody.content;
     expect(Object.keys(scheduled)).to.have.members(['application/json', 'multipart/form-data']);
-    expect(scheduled['multipart/form-data'].schema.properties).to.include.keys('scheduled_at', 'files');
+    expect(scheduled['multipart/form-data'].schema.properties).to.include.keys('scheduled_at', 'file');
   });
 
   it('has a webhook per event key of the catalog, and no other, in the spec envelope', () => {

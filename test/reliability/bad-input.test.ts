@@ -123,7 +123,12 @@ const headersNear = fc.record(
 );
 
 /** Tables of the records a route's 2xx may create, to prove refused requests wrote nothing. */
-const CREATED_IN: Record<string, string> = { leads: 'crm.leads', deals: 'crm.deals', tasks: 'tasks.tasks' };
+const CREATED_IN: Record<string, string> = {
+  leads: 'crm.leads',
+  deals: 'crm.deals',
+  tasks: 'tasks.tasks',
+  webhooks: 'webhooks.subscriptions',
+};
 
 describe('reliability: bad input is a 4xx with the error body, never a 5xx, and writes nothing', () => {
   let w: World;

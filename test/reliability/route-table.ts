@@ -259,6 +259,29 @@ export const ROUTES: RouteRow[] = [
     body: (ids) => ({ document_id: ids.document }),
     bodyIds: { document_id: 'document' },
   },
+  // Webhook subscriptions under the key (decision 0175): the world has one, with a test delivery.
+  {
+    method: 'POST',
+    path: '/webhooks',
+    permission: 'crm/webhooks.write',
+    body: () => ({ url: 'https://hooks.example.test/probe', events: ['webhook.disabled'] }),
+  },
+  { method: 'GET', path: '/webhooks', permission: 'crm/webhooks.read', list: true },
+  { method: 'GET', path: '/webhooks/event-types', permission: 'crm/webhooks.read' },
+  { method: 'GET', path: '/webhooks/{webhook}', permission: 'crm/webhooks.read' },
+  { method: 'PATCH', path: '/webhooks/{webhook}', permission: 'crm/webhooks.write', body: () => ({ description: 'Tenancy probe' }) },
+  { method: 'POST', path: '/webhooks/{webhook}/rotate-secret', permission: 'crm/webhooks.write' },
+  { method: 'POST', path: '/webhooks/{webhook}/test', permission: 'crm/webhooks.write' },
+  { method: 'GET', path: '/webhooks/{webhook}/deliveries', permission: 'crm/webhooks.read', list: true },
+  { method: 'POST', path: '/webhooks/{webhook}/deliveries/{webhook_delivery}/redeliver', permission: 'crm/webhooks.write' },
+  {
+    method: 'POST',
+    path: '/webhooks/{webhook}/replay',
+    permission: 'crm/webhooks.write',
+    body: () => ({ since: new Date(0).toISOString() }),
+  },
+  // Last: a fuzzed request may remove the world's subscription.
+  { method: 'DELETE', path: '/webhooks/{webhook}', permission: 'crm/webhooks.write' },
 ];
 
 /** The path params of a row, in order: `{lead}` → 'lead'. */

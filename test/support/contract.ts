@@ -124,7 +124,9 @@ export class ContractValidator {
     const path = url.split('?')[0] ?? url;
     if (!path.startsWith('/integrations/external/') || path === '/integrations/external/openapi.json') return undefined;
     const candidates = this.operations.filter((o) => o.pattern.test(path));
-    const op = candidates.find((o) => o.method === method.toUpperCase());
+    // A literal segment wins over a parameter (`/webhooks/event-types` over `/webhooks/{id}`), as in the routers.
+    const params = (o: Operation) => (o.template.match(/\{/g) ?? []).length;
+    const op = candidates.filter((o) => o.method === method.toUpperCase()).sort((a, b) => params(a) - params(b))[0];
     const where = `${method} ${path} → ${status}`;
     if (!op) {
       // What the gateway answers before any route is chosen (no key, unknown path, rate limit, service down) is not a

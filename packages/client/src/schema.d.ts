@@ -552,6 +552,172 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the company’s subscriptions
+         * @description Oldest first, with skip/take or cursor paging.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe an endpoint to events
+         * @description The answer holds the signing secret, which no later answer shows (rotate it to get a new one).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a subscription */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a subscription
+         * @description Nothing more is issued to it; deliveries already issued keep their course.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a subscription */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The delivery log of a subscription
+         * @description Newest first, each delivery with its attempts.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Now, with the same event id and body and a fresh retry budget; an attempt in flight is left to finish.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every delivery of a time range
+         * @description Every delivery issued in the range (or only the failed ones), ended or waiting for a retry, is sent again now with its event id and a fresh retry budget; attempts in flight are left to finish.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a subscription a new signing secret
+         * @description The old secret keeps signing beside the new one until previous_secret_expires_at (a second value in each signature header).
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description `webhook.test` by default, or a sample of one of the subscription’s event keys (the payload of the company’s latest event of that key); sent, signed and logged like any delivery, with the header `x-svc-test: true`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every event key a subscription may name
+         * @description Each with its description and the JSON Schema (2020-12) of its payload, self-contained (`$defs`).
+         */
+        get: operations["listWebhookEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 };
 export type webhooks = {
     "chat.message_received": {
@@ -1109,6 +1275,40 @@ export type webhooks = {
         put?: never;
         /** A task became completed (created in, moved to or updated into a completion stage) */
         post: operations["webhook_task_completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Another subscription of the company was disabled (its receiver answered 410 Gone, or kept failing) */
+        post: operations["webhook_webhook_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event a subscriber asked for (`POST /webhooks/{id}/test`); only that subscription gets it */
+        post: operations["webhook_webhook_test"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2884,6 +3084,134 @@ export type components = {
             message: string;
             statusCode: number;
         };
+        WebhookDelivery: {
+            attempts: components["schemas"]["WebhookDeliveryAttempt"][];
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            event_id: string;
+            event_key: string;
+            id: string;
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+        };
+        WebhookDeliveryAttempt: {
+            /** @description ISO 8601 date-time (UTC) */
+            at: string;
+            duration_ms: number;
+            error: string | null;
+            /** @description The first 1 KB of the receiver’s answer. */
+            response_body: string | null;
+            /** @description The receiver’s status; null when no answer came. */
+            status_code: number | null;
+        };
+        WebhookDeliveryPage: {
+            next_cursor: string | null;
+            records: components["schemas"]["WebhookDelivery"][];
+            total: number;
+        };
+        WebhookDisabledPayload: {
+            /** @description ISO 8601 date-time (UTC) */
+            disabled_at: string;
+            disabled_reason: string;
+            /** @enum {string} */
+            reason: "gone" | "failing";
+            webhook: {
+                description: string | null;
+                id: string;
+                url: string;
+            };
+        };
+        WebhookEventType: {
+            description: string;
+            event_key: string;
+            /** @description The payload’s JSON Schema. */
+            schema: {
+                [key: string]: unknown;
+            };
+        };
+        WebhookEventTypeList: {
+            next_cursor: null;
+            records: components["schemas"]["WebhookEventType"][];
+            total: number;
+        };
+        WebhookSubscription: {
+            active: boolean;
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            description: string | null;
+            /** @description When it was disabled (a 410 Gone, or failing too long); null while enabled. */
+            disabled_at: string | null;
+            /** @description Why it was disabled. */
+            disabled_reason: string | null;
+            events: string[];
+            headers: {
+                [key: string]: string;
+            };
+            id: string;
+            /** @description During a secret rotation, when the old secret stops signing. */
+            previous_secret_expires_at: string | null;
+            /** @description ISO 8601 date-time (UTC) */
+            updated_at: string;
+            url: string;
+        };
+        WebhookSubscriptionCreateInput: {
+            description?: string;
+            events: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            headers?: {
+                [key: string]: string;
+            };
+            /** Format: uri */
+            url: string;
+        };
+        WebhookSubscriptionPage: {
+            next_cursor: string | null;
+            records: components["schemas"]["WebhookSubscription"][];
+            total: number;
+        };
+        WebhookSubscriptionUpdateInput: {
+            /** @description true re-enables a disabled subscription with a clean record. */
+            active?: boolean;
+            description?: string | null;
+            events?: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            headers?: {
+                [key: string]: string;
+            };
+            /** Format: uri */
+            url?: string;
+        };
+        WebhookSubscriptionWithSecret: {
+            active: boolean;
+            /** @description ISO 8601 date-time (UTC) */
+            created_at: string;
+            description: string | null;
+            /** @description When it was disabled (a 410 Gone, or failing too long); null while enabled. */
+            disabled_at: string | null;
+            /** @description Why it was disabled. */
+            disabled_reason: string | null;
+            events: string[];
+            headers: {
+                [key: string]: string;
+            };
+            id: string;
+            /** @description During a secret rotation, when the old secret stops signing. */
+            previous_secret_expires_at: string | null;
+            /** @description The signing secret, shown only when created or rotated. */
+            secret: string;
+            /** @description The same secret in its Standard Webhooks form (`whsec_…`). */
+            standard_webhooks_secret: string;
+            /** @description ISO 8601 date-time (UTC) */
+            updated_at: string;
+            url: string;
+        };
+        WebhookTestPayload: {
+            message: string;
+            /** @description ISO 8601 date-time (UTC) */
+            sent_at: string;
+            /** @constant */
+            test: true;
+            webhook_id: string;
+        };
         WebhookWhatsappChat: {
             /** Format: uuid */
             chat_id: string;
@@ -3044,7 +3372,7 @@ export type components = {
         "x-svc-event": string;
         /** @description Equals the body’s event_id; identical on resends. */
         "x-svc-event-id": string;
-        /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+        /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
         "x-svc-signature": string;
     };
     requestBodies: never;
@@ -3079,6 +3407,7 @@ export interface operations {
                 phone_id?: string;
                 priority?: number;
                 responsible_user_id?: string;
+                /** @example Pedro */
                 search?: string;
                 skip?: number;
                 status?: "OPEN" | "RESOLVED" | "SNOOZED";
@@ -3100,7 +3429,125 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 1,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a21779-9a15-757b-a94a-c086b642dc0d",
+                     *           "status": "OPEN",
+                     *           "priority": 1,
+                     *           "channel_type": "WHATSAPP",
+                     *           "chat_type": "INDIVIDUAL",
+                     *           "crm_person": {
+                     *             "id": "01a21779-99fe-75bf-ba01-3c53b7c5dccc",
+                     *             "name": "Pedro Novo",
+                     *             "birth_date": null,
+                     *             "gender": null,
+                     *             "notes": null,
+                     *             "contacts": [
+                     *               {
+                     *                 "id": "01a21779-99fe-75bf-ba01-42e90bf4f3a8",
+                     *                 "type": 2,
+                     *                 "value": "+55 21 98888-7777",
+                     *                 "primary": true
+                     *               }
+                     *             ],
+                     *             "documents": [],
+                     *             "address": null
+                     *           },
+                     *           "unread_count": 1,
+                     *           "is_manually_unread": false,
+                     *           "archived_at": null,
+                     *           "last_customer_msg_at": "2026-11-26T10:49:34.000Z",
+                     *           "session_expires_at": "2026-11-27T10:49:34.000Z",
+                     *           "can_send_open_message": true,
+                     *           "last_activity_at": "2026-11-26T10:49:34.997Z",
+                     *           "created_at": "2026-11-26T10:49:34.997Z",
+                     *           "updated_at": "2026-11-26T10:49:35.002Z",
+                     *           "participants": [],
+                     *           "assigned_agent": null,
+                     *           "has_pending_copilot_actions": false,
+                     *           "pending_copilot_actions_count": 0,
+                     *           "channel_account_id": "01a21779-97c7-7371-afa4-6d28e1a91386",
+                     *           "last_message": {
+                     *             "id": "01a21779-9a1a-7588-8597-198b900a9446",
+                     *             "chat_id": "01a21779-9a15-757b-a94a-c086b642dc0d",
+                     *             "type": "text",
+                     *             "origin": "INBOUND",
+                     *             "from_me": false,
+                     *             "sent_via": "CONTACT",
+                     *             "status": "received",
+                     *             "body_text": "Quero comprar",
+                     *             "transcription": null,
+                     *             "content_payload": {
+                     *               "id": "wamid.NEW1",
+                     *               "from": "5521988887777",
+                     *               "text": {
+                     *                 "body": "Quero comprar"
+                     *               },
+                     *               "type": "text",
+                     *               "timestamp": "1795690174"
+                     *             },
+                     *             "reactions": [],
+                     *             "meta_timestamp": "2026-11-26T10:49:34.000Z",
+                     *             "created_at": "2026-11-26T10:49:35.002Z",
+                     *             "is_history": false,
+                     *             "history_phase": null,
+                     *             "history_chunk_order": null,
+                     *             "history_progress": null,
+                     *             "is_media_placeholder": false,
+                     *             "is_forwarded": false,
+                     *             "agent": null,
+                     *             "user": null,
+                     *             "media": null,
+                     *             "call": null,
+                     *             "quoted_message": null,
+                     *             "error_code": null,
+                     *             "error_message": null,
+                     *             "whatsapp_ai_agent_id": null
+                     *           },
+                     *           "crm_marketing_lead_source": [],
+                     *           "phone_number": {
+                     *             "id": "01a21779-97c7-7371-afa4-6d28e1a91386",
+                     *             "display_number": "+55 11 4000-0000",
+                     *             "raw_number": "551140000000",
+                     *             "phone_number_id": "106540352242922"
+                     *           },
+                     *           "wa_contact_id": "5521988887777",
+                     *           "contact_name": null,
+                     *           "contact_number": "+5521988887777",
+                     *           "remote_profile_name": "Pedro",
+                     *           "channel_account": {
+                     *             "id": "01a21779-97c7-7371-afa4-6d28e1a91386",
+                     *             "type": "WHATSAPP",
+                     *             "display_name": "Acme Support",
+                     *             "provider_status": "CONNECTED"
+                     *           },
+                     *           "external_contact": {
+                     *             "id": "5521988887777",
+                     *             "handle": "+5521988887777",
+                     *             "display_name": "Pedro",
+                     *             "avatar_url": null
+                     *           },
+                     *           "legacy": {
+                     *             "whatsapp_chat_id": "01a21779-9a15-757b-a94a-c086b642dc0d",
+                     *             "whatsapp_phone_id": "01a21779-97c7-7371-afa4-6d28e1a91386",
+                     *             "wa_contact_id": "5521988887777"
+                     *           },
+                     *           "ai_attendance": {
+                     *             "is_active": false,
+                     *             "whatsapp_ai_agent_id": null,
+                     *             "ai_messages_count": 0
+                     *           }
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3116,12 +3563,33 @@ export interface operations {
     createChat: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write run once (up to 255 characters): a retry with the same key answers the first answer without sending again; 409 while it runs, or when it failed after the provider may have received the message. */
+                "x-idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "phone_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                 *       "person_contact_id": "01a21779-9025-7478-ad4d-2e48d6885598",
+                 *       "template": {
+                 *         "name": "order_update",
+                 *         "language": "en_US"
+                 *       },
+                 *       "template_fields": [
+                 *         {
+                 *           "component": "HEADER",
+                 *           "type": "IMAGE",
+                 *           "value": "https://cdn.example.test/banner.png"
+                 *         }
+                 *       ],
+                 *       "assigned_agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     assigned_agent_id?: string;
@@ -3155,13 +3623,165 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-903b-709f-9228-797bda5e1871",
+                     *       "status": "OPEN",
+                     *       "priority": 1,
+                     *       "channel_type": "WHATSAPP",
+                     *       "chat_type": "INDIVIDUAL",
+                     *       "crm_person": {
+                     *         "id": "01a21779-9025-7478-ad4d-28427c96b727",
+                     *         "name": "Carla",
+                     *         "birth_date": null,
+                     *         "gender": null,
+                     *         "notes": null,
+                     *         "contacts": [
+                     *           {
+                     *             "id": "01a21779-9025-7478-ad4d-2e48d6885598",
+                     *             "type": 2,
+                     *             "value": "+55 31 97777-6666",
+                     *             "primary": true
+                     *           }
+                     *         ],
+                     *         "documents": [],
+                     *         "address": null
+                     *       },
+                     *       "unread_count": 0,
+                     *       "is_manually_unread": false,
+                     *       "archived_at": null,
+                     *       "last_customer_msg_at": null,
+                     *       "session_expires_at": null,
+                     *       "can_send_open_message": false,
+                     *       "last_activity_at": "2026-11-26T10:49:32.482Z",
+                     *       "created_at": "2026-11-26T10:49:32.475Z",
+                     *       "updated_at": "2026-11-26T10:49:32.494Z",
+                     *       "participants": [
+                     *         {
+                     *           "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *           "user": {
+                     *             "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *             "name": "Second Agent",
+                     *             "avatar": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "agent_id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "assigned_agent": {
+                     *         "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *         "user": {
+                     *           "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *           "name": "Second Agent",
+                     *           "avatar": null
+                     *         }
+                     *       },
+                     *       "has_pending_copilot_actions": false,
+                     *       "pending_copilot_actions_count": 0,
+                     *       "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *       "last_message": {
+                     *         "id": "01a21779-9042-70c7-9b35-e0e9b9e4b65d",
+                     *         "chat_id": "01a21779-903b-709f-9228-797bda5e1871",
+                     *         "type": "template",
+                     *         "origin": "API_OUTBOUND",
+                     *         "from_me": true,
+                     *         "sent_via": "API",
+                     *         "status": "sent",
+                     *         "body_text": null,
+                     *         "transcription": null,
+                     *         "content_payload": {
+                     *           "template": {
+                     *             "name": "order_update",
+                     *             "language": "en_US"
+                     *           },
+                     *           "template_fields": [
+                     *             {
+                     *               "type": "IMAGE",
+                     *               "value": "https://cdn.example.test/banner.png",
+                     *               "component": "HEADER"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "reactions": [],
+                     *         "meta_timestamp": null,
+                     *         "created_at": "2026-11-26T10:49:32.482Z",
+                     *         "is_history": false,
+                     *         "history_phase": null,
+                     *         "history_chunk_order": null,
+                     *         "history_progress": null,
+                     *         "is_media_placeholder": false,
+                     *         "is_forwarded": false,
+                     *         "agent": {
+                     *           "id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         },
+                     *         "user": {
+                     *           "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *           "name": "Integrator",
+                     *           "avatar": null
+                     *         },
+                     *         "media": null,
+                     *         "call": null,
+                     *         "quoted_message": null,
+                     *         "error_code": null,
+                     *         "error_message": null,
+                     *         "whatsapp_ai_agent_id": null
+                     *       },
+                     *       "crm_marketing_lead_source": [],
+                     *       "phone_number": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "display_number": "+55 11 4000-0000",
+                     *         "raw_number": "551140000000",
+                     *         "phone_number_id": "106540352242922"
+                     *       },
+                     *       "wa_contact_id": "5531977776666",
+                     *       "contact_name": null,
+                     *       "contact_number": "+5531977776666",
+                     *       "remote_profile_name": null,
+                     *       "channel_account": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "type": "WHATSAPP",
+                     *         "display_name": "Acme Support",
+                     *         "provider_status": "CONNECTED"
+                     *       },
+                     *       "external_contact": {
+                     *         "id": "5531977776666",
+                     *         "handle": "+5531977776666",
+                     *         "display_name": null,
+                     *         "avatar_url": null
+                     *       },
+                     *       "legacy": {
+                     *         "whatsapp_chat_id": "01a21779-903b-709f-9228-797bda5e1871",
+                     *         "whatsapp_phone_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "wa_contact_id": "5531977776666"
+                     *       },
+                     *       "ai_attendance": {
+                     *         "is_active": false,
+                     *         "whatsapp_ai_agent_id": null,
+                     *         "ai_messages_count": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             408: components["responses"]["Error408"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -3175,7 +3795,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example unread-summary
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3191,7 +3814,33 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "total": {
+                     *         "unread_chats": 2,
+                     *         "unread_messages": 5
+                     *       },
+                     *       "channel_accounts": [
+                     *         {
+                     *           "channel_account_id": "01a21779-8fbe-7028-bca0-4eeb47c78c3c",
+                     *           "channel_type": "INSTAGRAM",
+                     *           "display_name": "Acme IG",
+                     *           "unread_chats": 1,
+                     *           "unread_messages": 2
+                     *         },
+                     *         {
+                     *           "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *           "channel_type": "WHATSAPP",
+                     *           "display_name": "Acme Support",
+                     *           "unread_chats": 1,
+                     *           "unread_messages": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3209,7 +3858,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-abbf-73e1-89d3-0c675cfb7e50
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3225,7 +3877,25 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 1,
+                     *       "records": [
+                     *         {
+                     *           "agent_id": "01a21779-aa4f-77b7-9c13-b7749afb4be4",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-a9c5-75a3-9862-832070789e2a",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3244,11 +3914,15 @@ export interface operations {
                 order?: "asc" | "desc";
                 search?: string;
                 skip?: number;
+                /** @example 2 */
                 take?: number;
             };
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9820-716e-9dbc-6cb390cc543e
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3264,7 +3938,117 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 10,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a21779-9982-7135-913f-35a6d6a3e1ee",
+                     *           "chat_id": "01a21779-9820-716e-9dbc-6cb390cc543e",
+                     *           "type": "text",
+                     *           "origin": "INBOUND",
+                     *           "from_me": false,
+                     *           "sent_via": "CONTACT",
+                     *           "status": "received",
+                     *           "body_text": "a reply",
+                     *           "transcription": null,
+                     *           "content_payload": {
+                     *             "id": "wamid.admin.52951045-dc3f-4b84-b613-8b7ead90ee29",
+                     *             "type": "text",
+                     *             "body_text": "a reply",
+                     *             "quoted_wamid": "wamid.QUOTED"
+                     *           },
+                     *           "reactions": [],
+                     *           "meta_timestamp": "2026-11-26T10:49:34.841Z",
+                     *           "created_at": "2026-11-26T10:49:34.850Z",
+                     *           "is_history": false,
+                     *           "history_phase": null,
+                     *           "history_chunk_order": null,
+                     *           "history_progress": null,
+                     *           "is_media_placeholder": false,
+                     *           "is_forwarded": false,
+                     *           "agent": null,
+                     *           "user": null,
+                     *           "media": null,
+                     *           "call": null,
+                     *           "quoted_message": {
+                     *             "id": "01a21779-992c-7471-add6-91c4f1be8f43",
+                     *             "chat_id": "01a21779-9820-716e-9dbc-6cb390cc543e",
+                     *             "type": "text",
+                     *             "origin": "INBOUND",
+                     *             "from_me": false,
+                     *             "sent_via": "CONTACT",
+                     *             "status": "received",
+                     *             "body_text": "the original",
+                     *             "transcription": null,
+                     *             "content_payload": {
+                     *               "id": "wamid.QUOTED",
+                     *               "type": "text",
+                     *               "wamid": "wamid.QUOTED",
+                     *               "body_text": "the original"
+                     *             },
+                     *             "reactions": [],
+                     *             "meta_timestamp": "2026-11-26T10:49:34.760Z",
+                     *             "created_at": "2026-11-26T10:49:34.765Z",
+                     *             "is_history": false,
+                     *             "history_phase": null,
+                     *             "history_chunk_order": null,
+                     *             "history_progress": null,
+                     *             "is_media_placeholder": false,
+                     *             "is_forwarded": false,
+                     *             "agent": null,
+                     *             "user": null,
+                     *             "media": null,
+                     *             "call": null,
+                     *             "quoted_message": null,
+                     *             "error_code": null,
+                     *             "error_message": null,
+                     *             "whatsapp_ai_agent_id": null,
+                     *             "page": 3
+                     *           },
+                     *           "error_code": null,
+                     *           "error_message": null,
+                     *           "whatsapp_ai_agent_id": null
+                     *         },
+                     *         {
+                     *           "id": "01a21779-996e-75f8-8a49-d4b8f19b7714",
+                     *           "chat_id": "01a21779-9820-716e-9dbc-6cb390cc543e",
+                     *           "type": "text",
+                     *           "origin": "INBOUND",
+                     *           "from_me": false,
+                     *           "sent_via": "CONTACT",
+                     *           "status": "received",
+                     *           "body_text": "filler 2",
+                     *           "transcription": null,
+                     *           "content_payload": {
+                     *             "id": "wamid.admin.66cc43b1-88af-4908-bd33-a22f6f8c568d",
+                     *             "type": "text",
+                     *             "body_text": "filler 2"
+                     *           },
+                     *           "reactions": [],
+                     *           "meta_timestamp": "2026-11-26T10:49:34.821Z",
+                     *           "created_at": "2026-11-26T10:49:34.830Z",
+                     *           "is_history": false,
+                     *           "history_phase": null,
+                     *           "history_chunk_order": null,
+                     *           "history_progress": null,
+                     *           "is_media_placeholder": false,
+                     *           "is_forwarded": false,
+                     *           "agent": null,
+                     *           "user": null,
+                     *           "media": null,
+                     *           "call": null,
+                     *           "quoted_message": null,
+                     *           "error_code": null,
+                     *           "error_message": null,
+                     *           "whatsapp_ai_agent_id": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3280,15 +4064,26 @@ export interface operations {
     sendChatMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write run once (up to 255 characters): a retry with the same key answers the first answer without sending again; 409 while it runs, or when it failed after the provider may have received the message. */
+                "x-idempotency-key"?: string;
+            };
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9008-7702-a6cd-0708029201dd
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "body": "to delete"
+                 *     }
+                 */
                 "application/json": {
                     body?: string;
                     reference_wamid?: string;
@@ -3308,7 +4103,8 @@ export interface operations {
                 };
                 "multipart/form-data": {
                     body?: string;
-                    files?: string[];
+                    /** @description a file part (binary); repeat the part for several files */
+                    file?: string | string[];
                     reference_wamid?: string;
                     /** @description JSON text of {name, language} */
                     template?: string;
@@ -3328,13 +4124,62 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "01a21779-91bb-7587-85f4-0c932ea05172",
+                     *           "chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *           "type": "text",
+                     *           "origin": "API_OUTBOUND",
+                     *           "from_me": true,
+                     *           "sent_via": "API",
+                     *           "status": "sent",
+                     *           "body_text": "to delete",
+                     *           "transcription": null,
+                     *           "content_payload": null,
+                     *           "reactions": [],
+                     *           "meta_timestamp": null,
+                     *           "created_at": "2026-11-26T10:49:32.859Z",
+                     *           "is_history": false,
+                     *           "history_phase": null,
+                     *           "history_chunk_order": null,
+                     *           "history_progress": null,
+                     *           "is_media_placeholder": false,
+                     *           "is_forwarded": false,
+                     *           "agent": {
+                     *             "id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *             "user": {
+                     *               "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *               "name": "Integrator",
+                     *               "avatar": null
+                     *             }
+                     *           },
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "media": null,
+                     *           "call": null,
+                     *           "quoted_message": null,
+                     *           "error_code": null,
+                     *           "error_message": null,
+                     *           "whatsapp_ai_agent_id": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             408: components["responses"]["Error408"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -3348,8 +4193,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21779-91e9-7560-bc88-7e9a8af83ebf */
                 id: string;
-                /** @description The local message UUID. */
+                /**
+                 * @description The local message UUID.
+                 * @example 01a21779-91f7-70f5-a0a2-6e6f6da9ef1c
+                 */
                 messageId: string;
             };
             cookie?: never;
@@ -3365,7 +4214,44 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-91f7-70f5-a0a2-6e6f6da9ef1c",
+                     *       "chat_id": "01a21779-91e9-7560-bc88-7e9a8af83ebf",
+                     *       "type": "text",
+                     *       "origin": "API_OUTBOUND",
+                     *       "from_me": true,
+                     *       "sent_via": "API",
+                     *       "status": "deleted",
+                     *       "body_text": "sandbox",
+                     *       "transcription": null,
+                     *       "content_payload": null,
+                     *       "reactions": [],
+                     *       "meta_timestamp": null,
+                     *       "created_at": "2026-11-26T10:49:32.919Z",
+                     *       "is_history": false,
+                     *       "history_phase": null,
+                     *       "history_chunk_order": null,
+                     *       "history_progress": null,
+                     *       "is_media_placeholder": false,
+                     *       "is_forwarded": false,
+                     *       "agent": null,
+                     *       "user": {
+                     *         "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "media": null,
+                     *       "call": null,
+                     *       "quoted_message": null,
+                     *       "error_code": null,
+                     *       "error_message": null,
+                     *       "whatsapp_ai_agent_id": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3383,13 +4269,22 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9008-7702-a6cd-0708029201dd
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "is_typing": true,
+                 *       "reference_wamid": "wamid.REF"
+                 *     }
+                 */
                 "application/json": {
                     is_typing: boolean;
                     reference_wamid?: string;
@@ -3406,7 +4301,17 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *       "is_typing": true,
+                     *       "reference_wamid": "wamid.REF",
+                     *       "dispatched_at": "2026-11-26T10:49:32.839Z"
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3426,7 +4331,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21779-9008-7702-a6cd-0708029201dd */
                 id: string;
+                /** @example 01a21779-8fd6-75e0-9f36-8879cf49c985 */
                 userId: string;
             };
             cookie?: never;
@@ -3442,7 +4349,105 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *       "status": "OPEN",
+                     *       "priority": 1,
+                     *       "channel_type": "WHATSAPP",
+                     *       "chat_type": "INDIVIDUAL",
+                     *       "crm_person": {
+                     *         "id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                     *         "name": "Maria Cliente",
+                     *         "birth_date": null,
+                     *         "gender": null,
+                     *         "notes": null,
+                     *         "contacts": [
+                     *           {
+                     *             "id": "01a21779-8ff0-7545-b558-92689814e95e",
+                     *             "type": 2,
+                     *             "value": "+55 (11) 98765-4321",
+                     *             "primary": true
+                     *           }
+                     *         ],
+                     *         "documents": [],
+                     *         "address": null
+                     *       },
+                     *       "unread_count": 3,
+                     *       "is_manually_unread": true,
+                     *       "archived_at": null,
+                     *       "last_customer_msg_at": "2026-11-26T10:49:32.419Z",
+                     *       "session_expires_at": "2026-11-27T10:49:32.419Z",
+                     *       "can_send_open_message": true,
+                     *       "last_activity_at": "2026-11-26T10:49:32.424Z",
+                     *       "created_at": "2026-11-26T10:49:32.424Z",
+                     *       "updated_at": "2026-11-26T10:49:32.785Z",
+                     *       "participants": [],
+                     *       "assigned_agent": null,
+                     *       "has_pending_copilot_actions": false,
+                     *       "pending_copilot_actions_count": 0,
+                     *       "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *       "last_message": null,
+                     *       "crm_marketing_lead_source": [],
+                     *       "phone_number": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "display_number": "+55 11 4000-0000",
+                     *         "raw_number": "551140000000",
+                     *         "phone_number_id": "106540352242922"
+                     *       },
+                     *       "wa_contact_id": "5511987654321",
+                     *       "contact_name": null,
+                     *       "contact_number": "+5511987654321",
+                     *       "remote_profile_name": null,
+                     *       "channel_account": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "type": "WHATSAPP",
+                     *         "display_name": "Acme Support",
+                     *         "provider_status": "CONNECTED"
+                     *       },
+                     *       "external_contact": {
+                     *         "id": "5511987654321",
+                     *         "handle": "+5511987654321",
+                     *         "display_name": null,
+                     *         "avatar_url": null
+                     *       },
+                     *       "legacy": {
+                     *         "whatsapp_chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *         "whatsapp_phone_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "wa_contact_id": "5511987654321"
+                     *       },
+                     *       "ai_attendance": {
+                     *         "is_active": false,
+                     *         "whatsapp_ai_agent_id": null,
+                     *         "ai_messages_count": 0
+                     *       },
+                     *       "whatsapp_flow_sessions": [],
+                     *       "pending_copilot_actions": [],
+                     *       "assignable_agents": [
+                     *         {
+                     *           "agent_id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *             "name": "Second Agent",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3460,7 +4465,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9008-7702-a6cd-0708029201dd
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3476,7 +4484,105 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *       "status": "OPEN",
+                     *       "priority": 1,
+                     *       "channel_type": "WHATSAPP",
+                     *       "chat_type": "INDIVIDUAL",
+                     *       "crm_person": {
+                     *         "id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                     *         "name": "Maria Cliente",
+                     *         "birth_date": null,
+                     *         "gender": null,
+                     *         "notes": null,
+                     *         "contacts": [
+                     *           {
+                     *             "id": "01a21779-8ff0-7545-b558-92689814e95e",
+                     *             "type": 2,
+                     *             "value": "+55 (11) 98765-4321",
+                     *             "primary": true
+                     *           }
+                     *         ],
+                     *         "documents": [],
+                     *         "address": null
+                     *       },
+                     *       "unread_count": 0,
+                     *       "is_manually_unread": false,
+                     *       "archived_at": null,
+                     *       "last_customer_msg_at": "2026-11-26T10:49:32.419Z",
+                     *       "session_expires_at": "2026-11-27T10:49:32.419Z",
+                     *       "can_send_open_message": true,
+                     *       "last_activity_at": "2026-11-26T10:49:32.424Z",
+                     *       "created_at": "2026-11-26T10:49:32.424Z",
+                     *       "updated_at": "2026-11-26T10:49:32.817Z",
+                     *       "participants": [],
+                     *       "assigned_agent": null,
+                     *       "has_pending_copilot_actions": false,
+                     *       "pending_copilot_actions_count": 0,
+                     *       "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *       "last_message": null,
+                     *       "crm_marketing_lead_source": [],
+                     *       "phone_number": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "display_number": "+55 11 4000-0000",
+                     *         "raw_number": "551140000000",
+                     *         "phone_number_id": "106540352242922"
+                     *       },
+                     *       "wa_contact_id": "5511987654321",
+                     *       "contact_name": null,
+                     *       "contact_number": "+5511987654321",
+                     *       "remote_profile_name": null,
+                     *       "channel_account": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "type": "WHATSAPP",
+                     *         "display_name": "Acme Support",
+                     *         "provider_status": "CONNECTED"
+                     *       },
+                     *       "external_contact": {
+                     *         "id": "5511987654321",
+                     *         "handle": "+5511987654321",
+                     *         "display_name": null,
+                     *         "avatar_url": null
+                     *       },
+                     *       "legacy": {
+                     *         "whatsapp_chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *         "whatsapp_phone_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "wa_contact_id": "5511987654321"
+                     *       },
+                     *       "ai_attendance": {
+                     *         "is_active": false,
+                     *         "whatsapp_ai_agent_id": null,
+                     *         "ai_messages_count": 0
+                     *       },
+                     *       "whatsapp_flow_sessions": [],
+                     *       "pending_copilot_actions": [],
+                     *       "assignable_agents": [
+                     *         {
+                     *           "agent_id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *             "name": "Second Agent",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3494,13 +4600,22 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9008-7702-a6cd-0708029201dd
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                 *       "update_leads": true
+                 *     }
+                 */
                 "application/json": {
                     update_chat?: boolean;
                     update_deals?: boolean;
@@ -3520,7 +4635,121 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *       "status": "OPEN",
+                     *       "priority": 1,
+                     *       "channel_type": "WHATSAPP",
+                     *       "chat_type": "INDIVIDUAL",
+                     *       "crm_person": {
+                     *         "id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                     *         "name": "Maria Cliente",
+                     *         "birth_date": null,
+                     *         "gender": null,
+                     *         "notes": null,
+                     *         "contacts": [
+                     *           {
+                     *             "id": "01a21779-8ff0-7545-b558-92689814e95e",
+                     *             "type": 2,
+                     *             "value": "+55 (11) 98765-4321",
+                     *             "primary": true
+                     *           }
+                     *         ],
+                     *         "documents": [],
+                     *         "address": null
+                     *       },
+                     *       "unread_count": 3,
+                     *       "is_manually_unread": true,
+                     *       "archived_at": null,
+                     *       "last_customer_msg_at": "2026-11-26T10:49:32.419Z",
+                     *       "session_expires_at": "2026-11-27T10:49:32.419Z",
+                     *       "can_send_open_message": true,
+                     *       "last_activity_at": "2026-11-26T10:49:32.424Z",
+                     *       "created_at": "2026-11-26T10:49:32.424Z",
+                     *       "updated_at": "2026-11-26T10:49:32.614Z",
+                     *       "participants": [
+                     *         {
+                     *           "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *           "user": {
+                     *             "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *             "name": "Second Agent",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ],
+                     *       "assigned_agent": {
+                     *         "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *         "user": {
+                     *           "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *           "name": "Second Agent",
+                     *           "avatar": null
+                     *         }
+                     *       },
+                     *       "has_pending_copilot_actions": false,
+                     *       "pending_copilot_actions_count": 0,
+                     *       "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *       "last_message": null,
+                     *       "crm_marketing_lead_source": [],
+                     *       "phone_number": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "display_number": "+55 11 4000-0000",
+                     *         "raw_number": "551140000000",
+                     *         "phone_number_id": "106540352242922"
+                     *       },
+                     *       "wa_contact_id": "5511987654321",
+                     *       "contact_name": null,
+                     *       "contact_number": "+5511987654321",
+                     *       "remote_profile_name": null,
+                     *       "channel_account": {
+                     *         "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "type": "WHATSAPP",
+                     *         "display_name": "Acme Support",
+                     *         "provider_status": "CONNECTED"
+                     *       },
+                     *       "external_contact": {
+                     *         "id": "5511987654321",
+                     *         "handle": "+5511987654321",
+                     *         "display_name": null,
+                     *         "avatar_url": null
+                     *       },
+                     *       "legacy": {
+                     *         "whatsapp_chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                     *         "whatsapp_phone_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *         "wa_contact_id": "5511987654321"
+                     *       },
+                     *       "ai_attendance": {
+                     *         "is_active": false,
+                     *         "whatsapp_ai_agent_id": null,
+                     *         "ai_messages_count": 0
+                     *       },
+                     *       "whatsapp_flow_sessions": [],
+                     *       "pending_copilot_actions": [],
+                     *       "assignable_agents": [
+                     *         {
+                     *           "agent_id": "01a21779-8fcf-74ce-8af6-565838118dad",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           }
+                     *         },
+                     *         {
+                     *           "agent_id": "01a21779-8fe2-71cb-8147-ea9a3e3508ec",
+                     *           "status": "ACTIVE",
+                     *           "user": {
+                     *             "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                     *             "name": "Second Agent",
+                     *             "avatar": null
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3539,12 +4768,16 @@ export interface operations {
         parameters: {
             query?: {
                 skip?: number;
+                /** @example SENT */
                 status?: "PENDING" | "PROCESSING" | "SENT" | "CANCELED" | "FAILED";
                 take?: number;
             };
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-b989-75fe-9a02-48ed964ffd0b
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3560,7 +4793,15 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "total": 0,
+                     *       "records": []
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3576,9 +4817,15 @@ export interface operations {
     scheduleMessage: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write run once (up to 255 characters): a retry with the same key answers the first answer without sending again; 409 while it runs, or when it failed after the provider may have received the message. */
+                "x-idempotency-key"?: string;
+            };
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-b989-75fe-9a02-48ed964ffd0b
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3606,11 +4853,19 @@ export interface operations {
                     /** @enum {string} */
                     type?: "text" | "template";
                 };
+                /**
+                 * @example {
+                 *       "scheduled_at": "2026-11-26T10:50:45.320Z",
+                 *       "body": "line 1\nline 2",
+                 *       "file": "relatório.txt"
+                 *     }
+                 */
                 "multipart/form-data": {
                     body?: string;
                     /** @description true or false */
                     cancel_on_inbound?: string;
-                    files?: string[];
+                    /** @description a file part (binary); repeat the part for several files */
+                    file?: string | string[];
                     reference_wamid?: string;
                     scheduled_at: string;
                     /** @description JSON text of {name, language} */
@@ -3631,13 +4886,56 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-c2ac-7485-9220-e2a070d3773a",
+                     *       "chat_id": "01a21779-b989-75fe-9a02-48ed964ffd0b",
+                     *       "company_id": "01a21779-b905-7061-9200-4b59d16807bd",
+                     *       "is_scheduled": true,
+                     *       "status": "PENDING",
+                     *       "message_kind": "OPEN_MESSAGE",
+                     *       "cancel_reason": null,
+                     *       "cancel_reason_description": null,
+                     *       "failure_reason": null,
+                     *       "cancel_on_inbound": false,
+                     *       "scheduled_at": "2026-11-26T10:50:45.320Z",
+                     *       "processed_at": null,
+                     *       "sent_at": null,
+                     *       "canceled_at": null,
+                     *       "created_at": "2026-11-26T10:49:45.383Z",
+                     *       "updated_at": "2026-11-26T10:49:45.383Z",
+                     *       "created_by_user_id": "01a21779-b916-70a2-8fd8-557aba467ade",
+                     *       "sender_agent_id": "01a21779-b958-70f2-8171-93ec96c77e16",
+                     *       "canceled_by_user_id": null,
+                     *       "payload": {
+                     *         "body": "line 1\nline 2",
+                     *         "type": "text",
+                     *         "template": null,
+                     *         "reference_wamid": null,
+                     *         "template_fields": []
+                     *       },
+                     *       "attachments": [
+                     *         {
+                     *           "id": "01a21779-c2a8-75d3-b592-3fba1fd8639c",
+                     *           "file_name": "relatório.txt",
+                     *           "file_size": 1,
+                     *           "mime_type": "application/octet-stream"
+                     *         }
+                     *       ],
+                     *       "sent_message_ids": [],
+                     *       "whatsapp_ai_agent_id": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
             408: components["responses"]["Error408"];
+            409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             429: components["responses"]["Error429"];
@@ -3651,13 +4949,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a21779-b989-75fe-9a02-48ed964ffd0b */
                 id: string;
+                /** @example 01a21779-c218-7647-b140-43b0ad590ded */
                 sid: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "changed my mind"
+                 *     }
+                 */
                 "application/json": {
                     reason?: string;
                 };
@@ -3673,7 +4978,49 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21779-c218-7647-b140-43b0ad590ded",
+                     *       "chat_id": "01a21779-b989-75fe-9a02-48ed964ffd0b",
+                     *       "company_id": "01a21779-b905-7061-9200-4b59d16807bd",
+                     *       "is_scheduled": true,
+                     *       "status": "CANCELED",
+                     *       "message_kind": "OPEN_MESSAGE",
+                     *       "cancel_reason": "USER_REQUEST",
+                     *       "cancel_reason_description": "changed my mind",
+                     *       "failure_reason": null,
+                     *       "cancel_on_inbound": false,
+                     *       "scheduled_at": "2026-11-26T11:49:45.234Z",
+                     *       "processed_at": null,
+                     *       "sent_at": null,
+                     *       "canceled_at": "2026-11-26T10:49:45.251Z",
+                     *       "created_at": "2026-11-26T10:49:45.237Z",
+                     *       "updated_at": "2026-11-26T10:49:45.251Z",
+                     *       "created_by_user_id": "01a21779-b916-70a2-8fd8-557aba467ade",
+                     *       "sender_agent_id": "01a21779-b958-70f2-8171-93ec96c77e16",
+                     *       "canceled_by_user_id": "01a21779-b916-70a2-8fd8-557aba467ade",
+                     *       "payload": {
+                     *         "body": null,
+                     *         "type": "text",
+                     *         "template": null,
+                     *         "reference_wamid": null,
+                     *         "template_fields": []
+                     *       },
+                     *       "attachments": [
+                     *         {
+                     *           "id": "01a21779-c216-70b9-aadc-bcd80e672ec6",
+                     *           "file_name": "note.txt",
+                     *           "file_size": 5,
+                     *           "mime_type": "text/plain"
+                     *         }
+                     *       ],
+                     *       "sent_message_ids": [],
+                     *       "whatsapp_ai_agent_id": null
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3698,7 +5045,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The chat’s UUID. */
+                /**
+                 * @description The chat’s UUID.
+                 * @example 01a21779-9008-7702-a6cd-0708029201dd
+                 */
                 id: string;
             };
             cookie?: never;
@@ -3714,7 +5064,53 @@ export interface operations {
                     "x-request-id": components["headers"]["x-request-id"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "01a21779-8fe8-7730-a041-4a0e172e4a86",
+                     *           "whatsapp_number_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *           "name": "order_update",
+                     *           "language": "en_US",
+                     *           "category": "UTILITY",
+                     *           "status": "APPROVED",
+                     *           "components": [
+                     *             {
+                     *               "text": "Your order {{1}} is {{2}}.",
+                     *               "type": "BODY"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "01a21779-9233-717f-a6dc-516cfb911d8a",
+                     *           "whatsapp_number_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *           "name": "promo",
+                     *           "language": "en_US",
+                     *           "category": "MARKETING",
+                     *           "status": "APPROVED",
+                     *           "components": []
+                     *         },
+                     *         {
+                     *           "id": "01a21779-923a-77c6-98b5-c4ac4998f0a2",
+                     *           "whatsapp_number_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                     *           "name": "welcome",
+                     *           "language": "en_US",
+                     *           "category": "UTILITY",
+                     *           "status": "APPROVED",
+                     *           "components": []
+                     *         }
+                     *       ],
+                     *       "paging": {
+                     *         "cursors": {
+                     *           "before": "b3JkZXJfdXBkYXRlIGVuX1VTIDAxYTIxNzc5LThmZTgtNzczMC1hMDQxLTRhMGUxNzJlNGE4Ng",
+                     *           "after": "d2VsY29tZSBlbl9VUyAwMWEyMTc3OS05MjNhLTc3YzYtOThiNS1jNGFjNDk5OGYwYTI"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": unknown;
+                };
             };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
@@ -3780,6 +5176,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 2,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177b-7963-70de-8917-7e15f4689d32",
+                     *           "entity": "lead",
+                     *           "name": "Segment",
+                     *           "type": "select",
+                     *           "field_type": 4,
+                     *           "required": true,
+                     *           "options": [
+                     *             {
+                     *               "id": "01a2177b-7964-71d9-a78c-3690f334114f",
+                     *               "value": "SMB"
+                     *             },
+                     *             {
+                     *               "id": "01a2177b-7964-71d9-a78c-389feed338d7",
+                     *               "value": "Enterprise"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-7977-72a4-bcb9-beedd3cf07a5",
+                     *           "entity": "deal",
+                     *           "name": "Contract",
+                     *           "type": "file",
+                     *           "field_type": 6,
+                     *           "required": false,
+                     *           "options": []
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["CustomFieldPage"];
                 };
             };
@@ -3833,6 +5264,457 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 5,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177a-255f-7227-95bb-71f578d96f11",
+                     *           "code": 6,
+                     *           "title": "Assigned to me",
+                     *           "created_at": "2026-11-26T10:50:10.655Z",
+                     *           "updated_at": "2026-11-26T10:50:10.655Z",
+                     *           "status": 1,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 0,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177a-24f1-74cc-b3fe-8cd95fdc289c",
+                     *             "name": "Colleague",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177a-249d-7546-9a55-e6b3493d5a09",
+                     *             "name": "New",
+                     *             "pipeline": {
+                     *               "id": "01a2177a-249d-7546-9a55-e2e856a78e71",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "followers": [],
+                     *           "deal_source": null,
+                     *           "lead": null,
+                     *           "crm_gain_reason": null,
+                     *           "crm_gain_reasons": [],
+                     *           "won_reason_description": null,
+                     *           "expected_close_date": null,
+                     *           "temperature": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177a-254e-73b5-b333-8da94cb9e279",
+                     *           "code": 4,
+                     *           "title": "Delta",
+                     *           "created_at": "2026-11-26T10:50:10.638Z",
+                     *           "updated_at": "2026-11-26T10:50:10.673Z",
+                     *           "status": 2,
+                     *           "value": 0,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 0,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": 0,
+                     *             "projected_value": null,
+                     *             "display_value": 0,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": "2026-11-26T10:50:10.673Z",
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177a-24fb-74e5-b711-b5fe1458630b",
+                     *             "name": "Only",
+                     *             "pipeline": {
+                     *               "id": "01a2177a-24fb-74e5-b711-b02fa3b1fc83",
+                     *               "name": "Second"
+                     *             }
+                     *           },
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "followers": [],
+                     *           "deal_source": null,
+                     *           "lead": null,
+                     *           "crm_gain_reason": null,
+                     *           "crm_gain_reasons": [],
+                     *           "won_reason_description": null,
+                     *           "expected_close_date": null,
+                     *           "temperature": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177a-2543-73dc-9ef1-ffe1fe4bc2a6",
+                     *           "code": 3,
+                     *           "title": "Gamma",
+                     *           "created_at": "2026-11-26T10:50:10.627Z",
+                     *           "updated_at": "2026-11-26T10:50:10.627Z",
+                     *           "status": 1,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 0,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177a-24f1-74cc-b3fe-8cd95fdc289c",
+                     *             "name": "Colleague",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177a-249d-7546-9a55-e6b3493d5a09",
+                     *             "name": "New",
+                     *             "pipeline": {
+                     *               "id": "01a2177a-249d-7546-9a55-e2e856a78e71",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "marketing_lead_source": {
+                     *             "id": "01a2177a-2544-75fe-8207-2820ab549a1a",
+                     *             "utm_search_term": null,
+                     *             "utm_medium": null,
+                     *             "lead_source": {
+                     *               "id": "01a2177a-24ce-703d-bf28-28d694699b69",
+                     *               "name": "Fair",
+                     *               "logo": null
+                     *             },
+                     *             "url_conversion": null,
+                     *             "campaing_name": "spring",
+                     *             "ad_set_name": null,
+                     *             "content_name": null,
+                     *             "displayed_on_name": null,
+                     *             "conversion_tool_name": null,
+                     *             "creative": null,
+                     *             "source_url": null,
+                     *             "headline": null,
+                     *             "ad_body": null,
+                     *             "media_type": null,
+                     *             "ads_clid_id": null,
+                     *             "gclid": null,
+                     *             "fbclid": null,
+                     *             "fbc": null,
+                     *             "fbp": null,
+                     *             "conversion_url_full": null,
+                     *             "measurement_consent": null
+                     *           },
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "followers": [],
+                     *           "deal_source": {
+                     *             "id": "01a2177a-24ce-703d-bf28-28d694699b69",
+                     *             "name": "Fair",
+                     *             "logo": null
+                     *           },
+                     *           "lead": null,
+                     *           "crm_gain_reason": null,
+                     *           "crm_gain_reasons": [],
+                     *           "won_reason_description": null,
+                     *           "expected_close_date": "2027-03-01T00:00:00.000Z",
+                     *           "temperature": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177a-2532-70ff-8537-424c97bd7333",
+                     *           "code": 2,
+                     *           "title": "Beta",
+                     *           "created_at": "2026-11-26T10:50:10.610Z",
+                     *           "updated_at": "2026-11-26T10:50:10.610Z",
+                     *           "status": 1,
+                     *           "value": 5000.5,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 1,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": 5000.5,
+                     *             "projected_value": null,
+                     *             "display_value": 5000.5,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177a-249e-729b-9cfc-b02ed4114847",
+                     *             "name": "Qualified",
+                     *             "pipeline": {
+                     *               "id": "01a2177a-249d-7546-9a55-e2e856a78e71",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "marketing_lead_source": null,
+                     *           "participants": [
+                     *             {
+                     *               "id": "01a2177a-2532-70ff-8537-47365b0624b2",
+                     *               "main": true,
+                     *               "role": null,
+                     *               "notes": null,
+                     *               "person": {
+                     *                 "id": "01a2177a-24dd-71a1-9ff5-d57180cab590",
+                     *                 "name": "Joana Prado",
+                     *                 "contacts": [
+                     *                   {
+                     *                     "id": "01a2177a-24dd-71a1-9ff5-db4bc4f0972d",
+                     *                     "type": 2,
+                     *                     "value": "+55 21 95555-1234",
+                     *                     "primary": true
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             }
+                     *           ],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "followers": [],
+                     *           "deal_source": {
+                     *             "id": "01a2177a-24ce-703d-bf28-28d694699b69",
+                     *             "name": "Fair",
+                     *             "logo": null
+                     *           },
+                     *           "lead": null,
+                     *           "crm_gain_reason": null,
+                     *           "crm_gain_reasons": [],
+                     *           "won_reason_description": null,
+                     *           "expected_close_date": "2027-02-01T00:00:00.000Z",
+                     *           "temperature": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177a-2520-7459-952e-01a6b1a2041c",
+                     *           "code": 1,
+                     *           "title": "Alpha 100% deal",
+                     *           "created_at": "2026-11-26T10:50:10.592Z",
+                     *           "updated_at": "2026-11-26T10:50:10.592Z",
+                     *           "status": 1,
+                     *           "value": 1000,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 1,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": 1000,
+                     *             "projected_value": null,
+                     *             "display_value": 1000,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177a-248a-736f-ab86-305fa3a2228e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177a-249d-7546-9a55-e6b3493d5a09",
+                     *             "name": "New",
+                     *             "pipeline": {
+                     *               "id": "01a2177a-249d-7546-9a55-e2e856a78e71",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [
+                     *             {
+                     *               "id": "01a2177a-24d5-71d3-a72e-41cba8a2b848",
+                     *               "name": "Hot",
+                     *               "color": {
+                     *                 "background": null,
+                     *                 "foreground": null
+                     *               }
+                     *             }
+                     *           ],
+                     *           "proposals": [],
+                     *           "followers": [],
+                     *           "deal_source": null,
+                     *           "lead": null,
+                     *           "crm_gain_reason": null,
+                     *           "crm_gain_reasons": [],
+                     *           "won_reason_description": null,
+                     *           "expected_close_date": "2027-01-10T12:00:00.000Z",
+                     *           "temperature": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["DealPage"];
                 };
             };
@@ -3859,6 +5741,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Deal with files"
+                 *     }
+                 */
                 "application/json": {
                     crm_lead_source_id?: string | null;
                     custom_fields?: {
@@ -3951,6 +5838,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-7654-731e-8bf3-3c3ae41b8920",
+                     *       "code": 1,
+                     *       "title": "Deal with files",
+                     *       "measurement_consent": "GRANTED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreationResponse"];
                 };
             };
@@ -3973,7 +5868,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The deal’s UUID or its numeric per-company code. */
+                /**
+                 * @description The deal’s UUID or its numeric per-company code.
+                 * @example 01a21776-7ef2-7727-a3f4-0306f4e9a6b1
+                 */
                 ref: string;
             };
             cookie?: never;
@@ -3990,6 +5888,123 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-7ef2-7727-a3f4-0306f4e9a6b1",
+                     *       "code": 2,
+                     *       "title": "Counted deal",
+                     *       "created_at": "2026-11-26T10:46:11.442Z",
+                     *       "updated_at": "2026-11-26T10:46:11.442Z",
+                     *       "status": 1,
+                     *       "value": null,
+                     *       "measurement_consent": "GRANTED",
+                     *       "visibility": 0,
+                     *       "negotiation_mode": null,
+                     *       "quality_rating": null,
+                     *       "quality_reason": null,
+                     *       "qualification_metric": "quality_rating",
+                     *       "score": null,
+                     *       "score_criteria_count": null,
+                     *       "score_updated_at": null,
+                     *       "icp": null,
+                     *       "icps": [],
+                     *       "valuation": {
+                     *         "mode": "CURRENT",
+                     *         "source": "LEGACY_CURRENT_VALUE",
+                     *         "current_value": null,
+                     *         "projected_value": null,
+                     *         "display_value": null,
+                     *         "has_recurring_value": false,
+                     *         "has_indefinite_recurring_value": false,
+                     *         "has_rolling_projection": false,
+                     *         "indefinite_horizon_months": null,
+                     *         "calculation_version": 1
+                     *       },
+                     *       "projection_context": {
+                     *         "indefinite_horizon_months": 12,
+                     *         "display_mode": "CURRENT"
+                     *       },
+                     *       "archived_at": null,
+                     *       "won_date": null,
+                     *       "lost_date": null,
+                     *       "lost_reason_description": null,
+                     *       "crm_loss_reason": null,
+                     *       "crm_loss_reasons": [],
+                     *       "last_activity_at": null,
+                     *       "responsible": {
+                     *         "id": "01a21776-75d4-7181-a44f-ea4be6ff302a",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "created_by": {
+                     *         "id": "01a21776-75d4-7181-a44f-ea4be6ff302a",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "stage": {
+                     *         "id": "01a21776-75ed-73d8-8895-5d729c4415e0",
+                     *         "name": "New",
+                     *         "pipeline": {
+                     *           "id": "01a21776-75ec-74e8-8e26-7c35af294966",
+                     *           "name": "Sales"
+                     *         }
+                     *       },
+                     *       "marketing_lead_source": null,
+                     *       "participants": [],
+                     *       "partners": [],
+                     *       "organization": null,
+                     *       "custom_fields": [],
+                     *       "tags": [],
+                     *       "proposals": [],
+                     *       "followers": [],
+                     *       "has_channel_chat": false,
+                     *       "channel_chats": [],
+                     *       "has_whatsapp_chat": false,
+                     *       "whatsapp_chats": [],
+                     *       "deal_source": null,
+                     *       "lead": null,
+                     *       "crm_gain_reason": null,
+                     *       "crm_gain_reasons": [],
+                     *       "won_reason_description": null,
+                     *       "expected_close_date": null,
+                     *       "temperature": null,
+                     *       "pipeline_stages": [
+                     *         {
+                     *           "id": "01a21776-75ed-73d8-8895-5d729c4415e0",
+                     *           "name": "New",
+                     *           "position": 1
+                     *         },
+                     *         {
+                     *           "id": "01a21776-75ed-73d8-8895-623d84fefc9d",
+                     *           "name": "Qualified",
+                     *           "position": 2
+                     *         },
+                     *         {
+                     *           "id": "01a21776-75ed-73d8-8895-676065309365",
+                     *           "name": "Proposal",
+                     *           "position": 3
+                     *         }
+                     *       ],
+                     *       "stage_durations": [
+                     *         {
+                     *           "stage_id": "01a21776-75ed-73d8-8895-5d729c4415e0",
+                     *           "stage_name": "New",
+                     *           "total_seconds": 0,
+                     *           "human_readable": "0s"
+                     *         }
+                     *       ],
+                     *       "associations_count": {
+                     *         "items": 0,
+                     *         "tasks": 0,
+                     *         "qualifications": 0,
+                     *         "notes": 0,
+                     *         "files": 1,
+                     *         "activities": 0,
+                     *         "proposals": 0,
+                     *         "deals": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["DealDetail"];
                 };
             };
@@ -4009,13 +6024,24 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The deal’s UUID or its numeric per-company code. */
+                /**
+                 * @description The deal’s UUID or its numeric per-company code.
+                 * @example 01a2177a-1cdb-7098-aece-e260bb870180
+                 */
                 ref: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Evented",
+                 *       "tags": [
+                 *         "01a2177a-18a8-7530-898a-7afcf74011ba"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     crm_lead_source_id?: string | null;
                     custom_fields?: {
@@ -4107,6 +6133,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177a-1cdb-7098-aece-e260bb870180",
+                     *       "code": 10,
+                     *       "title": "Evented",
+                     *       "status": 1,
+                     *       "quality_rating": null,
+                     *       "quality_reason": null,
+                     *       "lost_reason_description": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["UpdateResponse"];
                 };
             };
@@ -4127,6 +6164,7 @@ export interface operations {
         parameters: {
             query?: {
                 crm_deal_id?: string;
+                /** @example 01a21776-7c39-726f-b89e-3659e76b3ab1 */
                 crm_lead_id?: string;
                 cursor?: string;
                 skip?: number;
@@ -4148,6 +6186,74 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 3,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a21776-7c6b-761f-b9b0-2df74f55f39f",
+                     *           "file_name": "c.png",
+                     *           "mime_type": "image/png",
+                     *           "file_size": 67,
+                     *           "crm_lead_id": "01a21776-7c39-726f-b89e-3659e76b3ab1",
+                     *           "crm_deal_id": null,
+                     *           "crm_proposal_id": null,
+                     *           "batch": {
+                     *             "id": "01a21776-7c76-777c-88f5-1cdd467736a7",
+                     *             "files_count": 1,
+                     *             "total_size": 67
+                     *           },
+                     *           "url": "http://127.0.0.1:22421/public/files/01a21776-7c6b-761f-b9b0-2df74f55f39f?expires=1795776370&signature=t3pEpoSHEnrWqS87oG5Wtr3cp-jVA0ZNw6rEofOauoU",
+                     *           "url_expires_at": "2026-11-27T10:46:10.000Z",
+                     *           "created_by": {
+                     *             "id": "01a21776-75d4-7181-a44f-ea4be6ff302a"
+                     *           },
+                     *           "created_at": "2026-11-26T10:46:10.804Z"
+                     *         },
+                     *         {
+                     *           "id": "01a21776-7c56-764c-bc07-32fc6cbb864e",
+                     *           "file_name": "b.png",
+                     *           "mime_type": "image/png",
+                     *           "file_size": 67,
+                     *           "crm_lead_id": "01a21776-7c39-726f-b89e-3659e76b3ab1",
+                     *           "crm_deal_id": null,
+                     *           "crm_proposal_id": null,
+                     *           "batch": {
+                     *             "id": "01a21776-7c5a-73e3-9fb5-1644085afeae",
+                     *             "files_count": 1,
+                     *             "total_size": 67
+                     *           },
+                     *           "url": "http://127.0.0.1:22421/public/files/01a21776-7c56-764c-bc07-32fc6cbb864e?expires=1795776370&signature=Elvmj8HncbvL6zW0owszO4kGXD4T4H_VDYNNkht8GlI",
+                     *           "url_expires_at": "2026-11-27T10:46:10.000Z",
+                     *           "created_by": {
+                     *             "id": "01a21776-75d4-7181-a44f-ea4be6ff302a"
+                     *           },
+                     *           "created_at": "2026-11-26T10:46:10.778Z"
+                     *         },
+                     *         {
+                     *           "id": "01a21776-7c47-7122-ab6a-fc9a68953bad",
+                     *           "file_name": "a.png",
+                     *           "mime_type": "image/png",
+                     *           "file_size": 67,
+                     *           "crm_lead_id": "01a21776-7c39-726f-b89e-3659e76b3ab1",
+                     *           "crm_deal_id": null,
+                     *           "crm_proposal_id": null,
+                     *           "batch": {
+                     *             "id": "01a21776-7c4c-77a4-b79a-78eb136cbddc",
+                     *             "files_count": 1,
+                     *             "total_size": 67
+                     *           },
+                     *           "url": "http://127.0.0.1:22421/public/files/01a21776-7c47-7122-ab6a-fc9a68953bad?expires=1795776370&signature=_yfloBFJDd_isnucioOo12wOz6Z5Dr_072qKGbR98yU",
+                     *           "url_expires_at": "2026-11-27T10:46:10.000Z",
+                     *           "created_by": {
+                     *             "id": "01a21776-75d4-7181-a44f-ea4be6ff302a"
+                     *           },
+                     *           "created_at": "2026-11-26T10:46:10.764Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["FilePage"];
                 };
             };
@@ -4171,6 +6277,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm_lead_id": "01a21776-7641-757c-bb08-4abb6e7f31a4",
+                 *       "file": "../../etc/pass<wd>.png"
+                 *     }
+                 */
                 "multipart/form-data": components["schemas"]["FileUploadInput"];
             };
         };
@@ -4185,6 +6297,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-767d-73c1-b546-d5aaa6904d0e",
+                     *       "file_name": "pass_wd_.png",
+                     *       "mime_type": "image/png",
+                     *       "file_size": 67,
+                     *       "crm_lead_id": "01a21776-7641-757c-bb08-4abb6e7f31a4",
+                     *       "crm_deal_id": null,
+                     *       "crm_proposal_id": null,
+                     *       "batch": {
+                     *         "id": "01a21776-769a-7478-8eee-b149483a39d0",
+                     *         "files_count": 1,
+                     *         "total_size": 67
+                     *       },
+                     *       "url": "http://127.0.0.1:22421/public/files/01a21776-767d-73c1-b546-d5aaa6904d0e?expires=1795776369&signature=H55K-iWbsaLJcNlsMpIONjaPpM7QRN3BmGrYuEmlmq0",
+                     *       "url_expires_at": "2026-11-27T10:46:09.000Z",
+                     *       "created_by": {
+                     *         "id": "01a21776-75d4-7181-a44f-ea4be6ff302a"
+                     *       },
+                     *       "created_at": "2026-11-26T10:46:09.306Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["File"];
                 };
             };
@@ -4206,7 +6340,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The file’s UUID. */
+                /**
+                 * @description The file’s UUID.
+                 * @example 01a21776-7b43-74b7-acb4-047598fffe07
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4223,6 +6360,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-7b43-74b7-acb4-047598fffe07",
+                     *       "file_name": "photo.png",
+                     *       "mime_type": "image/png",
+                     *       "file_size": 67,
+                     *       "crm_lead_id": "01a21776-7b23-74f2-b6bc-bce252b5ccdc",
+                     *       "crm_deal_id": null,
+                     *       "crm_proposal_id": null,
+                     *       "batch": {
+                     *         "id": "01a21776-7b48-7621-bdbc-f4a117db8211",
+                     *         "files_count": 1,
+                     *         "total_size": 67
+                     *       },
+                     *       "url": "http://127.0.0.1:22421/public/files/01a21776-7b43-74b7-acb4-047598fffe07?expires=1795776370&signature=J5_FJy1QlO5LmbqXyhsGWy4vy2cIBq57NbpitdJ5lKc",
+                     *       "url_expires_at": "2026-11-27T10:46:10.000Z",
+                     *       "created_by": {
+                     *         "id": "01a21776-7af2-702e-90af-32f006a93c6a"
+                     *       },
+                     *       "created_at": "2026-11-26T10:46:10.503Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["File"];
                 };
             };
@@ -4242,7 +6401,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The file’s UUID. */
+                /**
+                 * @description The file’s UUID.
+                 * @example 01a21776-76d0-7635-ba36-7a88f6299c09
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4259,6 +6421,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         success: true;
@@ -4312,6 +6479,330 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 4,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177b-780a-72a5-aeeb-276525b639c3",
+                     *           "code": 4,
+                     *           "title": "Delta",
+                     *           "created_at": "2026-11-26T10:51:37.354Z",
+                     *           "updated_at": "2026-11-26T10:51:37.388Z",
+                     *           "status": 2,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 0,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": "2026-11-26T10:51:37.387Z",
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177b-77a4-711c-9da7-ea95ae566aec",
+                     *             "name": "Only",
+                     *             "pipeline": {
+                     *               "id": "01a2177b-77a4-711c-9da7-e67637f02bb4",
+                     *               "name": "Second"
+                     *             }
+                     *           },
+                     *           "lead_source": null,
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "deals": [],
+                     *           "followers": []
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-77f8-7744-817d-ad67084a8cad",
+                     *           "code": 3,
+                     *           "title": "Gamma",
+                     *           "created_at": "2026-11-26T10:51:37.336Z",
+                     *           "updated_at": "2026-11-26T10:51:37.336Z",
+                     *           "status": 1,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 0,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177b-7788-74b5-ac06-a2f5dcd1f1bf",
+                     *             "name": "Colleague",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177b-7725-73b1-b991-d686a7bcb522",
+                     *             "name": "New",
+                     *             "pipeline": {
+                     *               "id": "01a2177b-7725-73b1-b991-d1cc7ddaabd1",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "lead_source": null,
+                     *           "marketing_lead_source": null,
+                     *           "participants": [
+                     *             {
+                     *               "id": "01a2177b-77f9-72aa-87c2-9d5d113feb50",
+                     *               "main": true,
+                     *               "role": null,
+                     *               "notes": null,
+                     *               "person": {
+                     *                 "id": "01a2177b-7791-71cd-b85e-4d25e59e9e39",
+                     *                 "name": "Joana Prado",
+                     *                 "contacts": [
+                     *                   {
+                     *                     "id": "01a2177b-7792-770b-af80-5a5b64d0b614",
+                     *                     "type": 2,
+                     *                     "value": "+55 21 95555-1234",
+                     *                     "primary": true
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             }
+                     *           ],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "deals": [],
+                     *           "followers": []
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-77dd-7237-93a2-727a51ed7749",
+                     *           "code": 2,
+                     *           "title": "Beta",
+                     *           "created_at": "2026-11-26T10:51:37.309Z",
+                     *           "updated_at": "2026-11-26T10:51:37.309Z",
+                     *           "status": 1,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 1,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177b-7725-73b1-b991-d860623b9c52",
+                     *             "name": "Qualified",
+                     *             "pipeline": {
+                     *               "id": "01a2177b-7725-73b1-b991-d1cc7ddaabd1",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "lead_source": {
+                     *             "id": "01a2177b-7778-779b-acc1-6a66ebaa6335",
+                     *             "name": "Fair",
+                     *             "logo": null
+                     *           },
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [],
+                     *           "proposals": [],
+                     *           "deals": [],
+                     *           "followers": []
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-77cc-74ef-a48e-7565a04a9672",
+                     *           "code": 1,
+                     *           "title": "Alpha deal",
+                     *           "created_at": "2026-11-26T10:51:37.292Z",
+                     *           "updated_at": "2026-11-26T10:51:37.292Z",
+                     *           "status": 1,
+                     *           "value": null,
+                     *           "measurement_consent": "GRANTED",
+                     *           "visibility": 1,
+                     *           "negotiation_mode": null,
+                     *           "quality_rating": null,
+                     *           "quality_reason": null,
+                     *           "qualification_metric": "quality_rating",
+                     *           "score": null,
+                     *           "score_criteria_count": null,
+                     *           "score_updated_at": null,
+                     *           "icp": null,
+                     *           "icps": [],
+                     *           "valuation": {
+                     *             "mode": "CURRENT",
+                     *             "source": "LEGACY_CURRENT_VALUE",
+                     *             "current_value": null,
+                     *             "projected_value": null,
+                     *             "display_value": null,
+                     *             "has_recurring_value": false,
+                     *             "has_indefinite_recurring_value": false,
+                     *             "has_rolling_projection": false,
+                     *             "indefinite_horizon_months": null,
+                     *             "calculation_version": 1
+                     *           },
+                     *           "projection_context": {
+                     *             "indefinite_horizon_months": 12,
+                     *             "display_mode": "CURRENT"
+                     *           },
+                     *           "archived_at": null,
+                     *           "won_date": null,
+                     *           "lost_date": null,
+                     *           "lost_reason_description": null,
+                     *           "crm_loss_reason": null,
+                     *           "crm_loss_reasons": [],
+                     *           "last_activity_at": null,
+                     *           "responsible": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "created_by": {
+                     *             "id": "01a2177b-76f2-701c-9f69-5097dde589e3",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "stage": {
+                     *             "id": "01a2177b-7725-73b1-b991-d686a7bcb522",
+                     *             "name": "New",
+                     *             "pipeline": {
+                     *               "id": "01a2177b-7725-73b1-b991-d1cc7ddaabd1",
+                     *               "name": "Sales"
+                     *             }
+                     *           },
+                     *           "lead_source": null,
+                     *           "marketing_lead_source": null,
+                     *           "participants": [],
+                     *           "partners": [],
+                     *           "organization": null,
+                     *           "custom_fields": [],
+                     *           "tags": [
+                     *             {
+                     *               "id": "01a2177b-776b-73bd-a90c-74785144c8dd",
+                     *               "name": "Hot",
+                     *               "color": {
+                     *                 "background": null,
+                     *                 "foreground": null
+                     *               }
+                     *             }
+                     *           ],
+                     *           "proposals": [],
+                     *           "deals": [],
+                     *           "followers": []
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["LeadPage"];
                 };
             };
@@ -4338,6 +6829,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Defaults"
+                 *     }
+                 */
                 "application/json": {
                     crm_lead_source_id?: string | null;
                     custom_fields?: {
@@ -4427,6 +6923,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-6146-75f1-a3ac-e8a218e7e987",
+                     *       "code": 1,
+                     *       "title": "Defaults",
+                     *       "measurement_consent": "GRANTED"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreationResponse"];
                 };
             };
@@ -4449,7 +6953,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The lead’s UUID or its numeric per-company code. */
+                /**
+                 * @description The lead’s UUID or its numeric per-company code.
+                 * @example 01a21776-6146-75f1-a3ac-e8a218e7e987
+                 */
                 ref: string;
             };
             cookie?: never;
@@ -4466,6 +6973,119 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a21776-6146-75f1-a3ac-e8a218e7e987",
+                     *       "code": 1,
+                     *       "title": "Defaults",
+                     *       "created_at": "2026-11-26T10:46:03.846Z",
+                     *       "updated_at": "2026-11-26T10:46:03.846Z",
+                     *       "status": 1,
+                     *       "value": null,
+                     *       "measurement_consent": "GRANTED",
+                     *       "visibility": 0,
+                     *       "negotiation_mode": null,
+                     *       "quality_rating": null,
+                     *       "quality_reason": null,
+                     *       "qualification_metric": "quality_rating",
+                     *       "score": null,
+                     *       "score_criteria_count": null,
+                     *       "score_updated_at": null,
+                     *       "icp": null,
+                     *       "icps": [],
+                     *       "valuation": {
+                     *         "mode": "CURRENT",
+                     *         "source": "LEGACY_CURRENT_VALUE",
+                     *         "current_value": null,
+                     *         "projected_value": null,
+                     *         "display_value": null,
+                     *         "has_recurring_value": false,
+                     *         "has_indefinite_recurring_value": false,
+                     *         "has_rolling_projection": false,
+                     *         "indefinite_horizon_months": null,
+                     *         "calculation_version": 1
+                     *       },
+                     *       "projection_context": {
+                     *         "indefinite_horizon_months": 12,
+                     *         "display_mode": "CURRENT"
+                     *       },
+                     *       "archived_at": null,
+                     *       "won_date": null,
+                     *       "lost_date": null,
+                     *       "lost_reason_description": null,
+                     *       "crm_loss_reason": null,
+                     *       "crm_loss_reasons": [],
+                     *       "last_activity_at": null,
+                     *       "responsible": {
+                     *         "id": "01a21776-5d7c-77d9-9ccc-8baf88dc69d7",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "created_by": {
+                     *         "id": "01a21776-5d7c-77d9-9ccc-8baf88dc69d7",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "stage": {
+                     *         "id": "01a21776-5e1d-7284-96fa-fa4f0b76c000",
+                     *         "name": "New",
+                     *         "pipeline": {
+                     *           "id": "01a21776-5e17-7212-8c66-e999edeaeb36",
+                     *           "name": "Sales"
+                     *         }
+                     *       },
+                     *       "lead_source": null,
+                     *       "marketing_lead_source": null,
+                     *       "participants": [],
+                     *       "partners": [],
+                     *       "organization": null,
+                     *       "custom_fields": [],
+                     *       "tags": [],
+                     *       "proposals": [],
+                     *       "deals": [],
+                     *       "followers": [],
+                     *       "pipeline_stages": [
+                     *         {
+                     *           "id": "01a21776-5e1d-7284-96fa-fa4f0b76c000",
+                     *           "name": "New",
+                     *           "position": 1
+                     *         },
+                     *         {
+                     *           "id": "01a21776-5e20-7174-b4b8-7ad7e86e7026",
+                     *           "name": "Qualified",
+                     *           "position": 2
+                     *         },
+                     *         {
+                     *           "id": "01a21776-5e20-7174-b4b8-7dbedffbba9d",
+                     *           "name": "Proposal",
+                     *           "position": 3
+                     *         }
+                     *       ],
+                     *       "has_channel_chat": false,
+                     *       "channel_chats": [],
+                     *       "has_whatsapp_chat": false,
+                     *       "whatsapp_chats": [],
+                     *       "stage_durations": [
+                     *         {
+                     *           "stage_id": "01a21776-5e1d-7284-96fa-fa4f0b76c000",
+                     *           "stage_name": "New",
+                     *           "total_seconds": 0,
+                     *           "human_readable": "0s"
+                     *         }
+                     *       ],
+                     *       "views_count": 1,
+                     *       "associations_count": {
+                     *         "items": 0,
+                     *         "tasks": 0,
+                     *         "qualifications": 0,
+                     *         "notes": 0,
+                     *         "files": 0,
+                     *         "activities": 0,
+                     *         "proposals": 0,
+                     *         "deals": 0
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["LeadDetail"];
                 };
             };
@@ -4485,13 +7105,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The lead’s UUID or its numeric per-company code. */
+                /**
+                 * @description The lead’s UUID or its numeric per-company code.
+                 * @example 01a2177a-52f0-7047-8ad5-36097727ca56
+                 */
                 ref: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Catalog lead, renamed"
+                 *     }
+                 */
                 "application/json": {
                     crm_lead_source_id?: string | null;
                     custom_fields?: {
@@ -4578,6 +7206,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                     *       "code": 1,
+                     *       "title": "Catalog lead, renamed",
+                     *       "status": 1,
+                     *       "quality_rating": null,
+                     *       "quality_reason": null,
+                     *       "lost_reason_description": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["UpdateResponse"];
                 };
             };
@@ -4598,6 +7237,7 @@ export interface operations {
         parameters: {
             query?: {
                 crm_deal_id?: string;
+                /** @example 01a2177b-e14c-7601-b979-737c848ee303 */
                 crm_lead_id?: string;
                 include_archived?: "true" | "false";
                 skip?: number;
@@ -4619,6 +7259,194 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 6,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177b-e171-77ba-af42-0db47ea633d7",
+                     *           "code": 10,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P5",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.339Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": false,
+                     *           "updated_at": "2026-11-26T10:52:04.339Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-e170-73b6-9227-2a96f34bfff3",
+                     *           "code": 9,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P3",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.337Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": false,
+                     *           "updated_at": "2026-11-26T10:52:04.337Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-e16d-7085-8d9c-5113310dc384",
+                     *           "code": 8,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P2",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.334Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": true,
+                     *           "updated_at": "2026-11-26T10:52:04.334Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-e16d-7085-8d9c-4d2c4b811a60",
+                     *           "code": 7,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P4",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.333Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": false,
+                     *           "updated_at": "2026-11-26T10:52:04.334Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-e15f-7004-9b42-eafac89649dd",
+                     *           "code": 6,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P1",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.319Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": false,
+                     *           "updated_at": "2026-11-26T10:52:04.319Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         },
+                     *         {
+                     *           "id": "01a2177b-e15a-7463-86c6-26afff9b97df",
+                     *           "code": 5,
+                     *           "items": [],
+                     *           "notes": null,
+                     *           "title": "P0",
+                     *           "total": 0,
+                     *           "status": 1,
+                     *           "version": 1,
+                     *           "subtotal": 0,
+                     *           "created_at": "2026-11-26T10:52:04.316Z",
+                     *           "created_by": {
+                     *             "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "is_primary": false,
+                     *           "updated_at": "2026-11-26T10:52:04.333Z",
+                     *           "approved_at": null,
+                     *           "approved_by": null,
+                     *           "archived_at": null,
+                     *           "attachments": [],
+                     *           "crm_deal_id": null,
+                     *           "crm_lead_id": "01a2177b-e14c-7601-b979-737c848ee303",
+                     *           "rejected_at": null,
+                     *           "rejected_by": null,
+                     *           "valid_until": null,
+                     *           "discount_type": null,
+                     *           "discount_value": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["ProposalPage"];
                 };
             };
@@ -4642,6 +7470,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm_lead_id": "01a2177b-dc26-70db-9c31-c65c0a08f815",
+                 *       "title": "Quote"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     crm_deal_id?: string;
@@ -4674,6 +7508,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-dc34-7390-ab28-a5760a29aa3b",
+                     *       "code": 1,
+                     *       "items": [],
+                     *       "notes": null,
+                     *       "title": "Quote",
+                     *       "total": 0,
+                     *       "status": 1,
+                     *       "version": 1,
+                     *       "subtotal": 0,
+                     *       "created_at": "2026-11-26T10:52:02.996Z",
+                     *       "created_by": {
+                     *         "id": "01a2177b-dbcd-70ff-938e-8cfdcad0e85a",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "is_primary": true,
+                     *       "updated_at": "2026-11-26T10:52:02.996Z",
+                     *       "approved_at": null,
+                     *       "approved_by": null,
+                     *       "archived_at": null,
+                     *       "attachments": [],
+                     *       "crm_deal_id": null,
+                     *       "crm_lead_id": "01a2177b-dc26-70db-9c31-c65c0a08f815",
+                     *       "rejected_at": null,
+                     *       "rejected_by": null,
+                     *       "valid_until": null,
+                     *       "discount_type": null,
+                     *       "discount_value": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
@@ -4695,7 +7561,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-dc34-7390-ab28-a5760a29aa3b
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4712,6 +7581,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-dc34-7390-ab28-a5760a29aa3b",
+                     *       "code": 1,
+                     *       "items": [],
+                     *       "notes": null,
+                     *       "title": "Quote",
+                     *       "total": 0,
+                     *       "status": 1,
+                     *       "version": 1,
+                     *       "subtotal": 0,
+                     *       "created_at": "2026-11-26T10:52:02.996Z",
+                     *       "created_by": {
+                     *         "id": "01a2177b-dbcd-70ff-938e-8cfdcad0e85a",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "is_primary": true,
+                     *       "updated_at": "2026-11-26T10:52:02.996Z",
+                     *       "approved_at": null,
+                     *       "approved_by": null,
+                     *       "archived_at": null,
+                     *       "attachments": [
+                     *         {
+                     *           "id": "01a2177b-dc5a-70f0-99b8-5aaddfa9ab6e",
+                     *           "kind": "file",
+                     *           "file_id": "01a2177b-dc49-70b8-9120-73169c9d5c5c",
+                     *           "file_name": "quote.pdf",
+                     *           "file_size": 77,
+                     *           "mime_type": "application/pdf",
+                     *           "created_at": "2026-11-26T10:52:03.034Z",
+                     *           "document_id": null
+                     *         }
+                     *       ],
+                     *       "crm_deal_id": null,
+                     *       "crm_lead_id": "01a2177b-dc26-70db-9c31-c65c0a08f815",
+                     *       "rejected_at": null,
+                     *       "rejected_by": null,
+                     *       "valid_until": null,
+                     *       "discount_type": null,
+                     *       "discount_value": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
@@ -4731,13 +7643,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-e128-73d2-9023-2c53f83c8c5f
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "is_primary": true
+                 *     }
+                 */
                 "application/json": {
                     archived?: boolean;
                     discount_type?: ("percentage" | "amount") | null;
@@ -4767,6 +7687,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-e128-73d2-9023-2c53f83c8c5f",
+                     *       "code": 3,
+                     *       "items": [],
+                     *       "notes": null,
+                     *       "title": "Second",
+                     *       "total": 0,
+                     *       "status": 1,
+                     *       "version": 2,
+                     *       "subtotal": 0,
+                     *       "created_at": "2026-11-26T10:52:04.264Z",
+                     *       "created_by": {
+                     *         "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "is_primary": true,
+                     *       "updated_at": "2026-11-26T10:52:04.282Z",
+                     *       "approved_at": null,
+                     *       "approved_by": null,
+                     *       "archived_at": null,
+                     *       "attachments": [],
+                     *       "crm_deal_id": null,
+                     *       "crm_lead_id": "01a2177b-e111-7761-88a0-8ea74312c596",
+                     *       "rejected_at": null,
+                     *       "rejected_by": null,
+                     *       "valid_until": null,
+                     *       "discount_type": null,
+                     *       "discount_value": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
@@ -4788,7 +7740,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-e228-7221-ae04-21c25db258c6
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4805,6 +7760,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-e228-7221-ae04-21c25db258c6"
+                     *     }
+                     */
                     "application/json": {
                         id: string;
                     };
@@ -4826,7 +7786,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-e34b-7094-84a6-81464a79b207
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4843,6 +7806,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177b-e351-70e0-abef-ddebd6e873a3",
+                     *           "kind": "document",
+                     *           "file_id": null,
+                     *           "file_name": "terms.pdf",
+                     *           "file_size": 1234,
+                     *           "mime_type": "application/pdf",
+                     *           "created_at": "2026-11-26T10:52:04.818Z",
+                     *           "document_id": "01a2177b-e33e-7751-a0bc-01d33edc571b"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
                         records: components["schemas"]["ProposalAttachment"][];
                     };
@@ -4864,13 +7843,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-dc34-7390-ab28-a5760a29aa3b
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "file": "quote.pdf"
+                 *     }
+                 */
                 "multipart/form-data": components["schemas"]["ProposalFileUploadInput"];
             };
         };
@@ -4885,6 +7872,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-dc5a-70f0-99b8-5aaddfa9ab6e",
+                     *       "kind": "file",
+                     *       "file_id": "01a2177b-dc49-70b8-9120-73169c9d5c5c",
+                     *       "document_id": null,
+                     *       "file_name": "quote.pdf",
+                     *       "mime_type": "application/pdf",
+                     *       "file_size": 77,
+                     *       "created_at": "2026-11-26T10:52:03.034Z",
+                     *       "url": "http://127.0.0.1:21890/public/files/01a2177b-dc49-70b8-9120-73169c9d5c5c?expires=1795776723&signature=-ueQpSFBvceh6s-VwSca8zKZ03NIXVNMX7VCrkOk1mY",
+                     *       "url_expires_at": "2026-11-27T10:52:03.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ProposalFileAttachment"];
                 };
             };
@@ -4906,7 +7907,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 01a2177b-dcbe-74b6-86dc-87fa3b88f5c3 */
                 attachmentId: string;
+                /** @example 01a2177b-dc34-7390-ab28-a5760a29aa3b */
                 id: string;
             };
             cookie?: never;
@@ -4923,6 +7926,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-dc34-7390-ab28-a5760a29aa3b",
+                     *       "code": 1,
+                     *       "items": [],
+                     *       "notes": null,
+                     *       "title": "Quote",
+                     *       "total": 0,
+                     *       "status": 1,
+                     *       "version": 1,
+                     *       "subtotal": 0,
+                     *       "created_at": "2026-11-26T10:52:02.996Z",
+                     *       "created_by": {
+                     *         "id": "01a2177b-dbcd-70ff-938e-8cfdcad0e85a",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "is_primary": true,
+                     *       "updated_at": "2026-11-26T10:52:02.996Z",
+                     *       "approved_at": null,
+                     *       "approved_by": null,
+                     *       "archived_at": null,
+                     *       "attachments": [
+                     *         {
+                     *           "id": "01a2177b-dc5a-70f0-99b8-5aaddfa9ab6e",
+                     *           "kind": "file",
+                     *           "file_id": "01a2177b-dc49-70b8-9120-73169c9d5c5c",
+                     *           "file_name": "quote.pdf",
+                     *           "file_size": 77,
+                     *           "mime_type": "application/pdf",
+                     *           "created_at": "2026-11-26T10:52:03.034Z",
+                     *           "document_id": null
+                     *         }
+                     *       ],
+                     *       "crm_deal_id": null,
+                     *       "crm_lead_id": "01a2177b-dc26-70db-9c31-c65c0a08f815",
+                     *       "rejected_at": null,
+                     *       "rejected_by": null,
+                     *       "valid_until": null,
+                     *       "discount_type": null,
+                     *       "discount_value": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
@@ -4942,13 +7988,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The proposal’s UUID. */
+                /**
+                 * @description The proposal’s UUID.
+                 * @example 01a2177b-e34b-7094-84a6-81464a79b207
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "document_id": "01a2177b-e33e-7751-a0bc-01d33edc571b"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     document_id: string;
@@ -4966,6 +8020,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177b-e34b-7094-84a6-81464a79b207",
+                     *       "code": 20,
+                     *       "items": [],
+                     *       "notes": null,
+                     *       "title": "With terms",
+                     *       "total": 0,
+                     *       "status": 1,
+                     *       "version": 1,
+                     *       "subtotal": 0,
+                     *       "created_at": "2026-11-26T10:52:04.811Z",
+                     *       "created_by": {
+                     *         "id": "01a2177b-e0aa-7780-92fd-fb4b51b0d98e",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "is_primary": false,
+                     *       "updated_at": "2026-11-26T10:52:04.811Z",
+                     *       "approved_at": null,
+                     *       "approved_by": null,
+                     *       "archived_at": null,
+                     *       "attachments": [
+                     *         {
+                     *           "id": "01a2177b-e351-70e0-abef-ddebd6e873a3",
+                     *           "kind": "document",
+                     *           "file_id": null,
+                     *           "file_name": "terms.pdf",
+                     *           "file_size": 1234,
+                     *           "mime_type": "application/pdf",
+                     *           "created_at": "2026-11-26T10:52:04.818Z",
+                     *           "document_id": "01a2177b-e33e-7751-a0bc-01d33edc571b"
+                     *         }
+                     *       ],
+                     *       "crm_deal_id": null,
+                     *       "crm_lead_id": "01a2177b-e0e9-7302-9e3f-b0ee50ae0e94",
+                     *       "rejected_at": null,
+                     *       "rejected_by": null,
+                     *       "valid_until": null,
+                     *       "discount_type": null,
+                     *       "discount_value": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Proposal"];
                 };
             };
@@ -4991,6 +8088,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm_lead_id": "01a2177a-52f0-7047-8ad5-36097727ca56"
+                 *     }
+                 */
                 "application/json": {
                     /** Format: uuid */
                     crm_deal_id?: string;
@@ -5018,6 +8120,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177a-56d6-75b5-abf0-14a7ecca3200",
+                     *       "token": "Qv7iSK5fHwyfecT8hNMXowlHoxAecxFcX1eUtnKNHwo",
+                     *       "url": "http://127.0.0.1:30424/public/satisfaction/Qv7iSK5fHwyfecT8hNMXowlHoxAecxFcX1eUtnKNHwo",
+                     *       "expires_at": "2026-12-03T10:50:23.318Z",
+                     *       "crm_lead_id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                     *       "crm_deal_id": null,
+                     *       "crm_delivery_id": null,
+                     *       "form": {
+                     *         "title": "How did we do?",
+                     *         "question": "How satisfied are you with our service?",
+                     *         "max_score": 5
+                     *       },
+                     *       "created_at": "2026-11-26T10:50:23.318Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["SatisfactionLink"];
                 };
             };
@@ -5041,6 +8160,7 @@ export interface operations {
                 crm_customer_id?: string;
                 crm_deal_id?: string;
                 crm_delivery_id?: string;
+                /** @example 01a2177b-fad8-766f-bd36-b64bd399b39c */
                 crm_lead_id?: string;
                 crm_organization_id?: string;
                 crm_person_id?: string;
@@ -5073,6 +8193,114 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "total": 1,
+                     *       "records": [
+                     *         {
+                     *           "id": "01a2177b-fc31-71d1-a6e7-941c567626f5",
+                     *           "title": "Call about the lead",
+                     *           "description": null,
+                     *           "is_personal": false,
+                     *           "priority": 1,
+                     *           "start_date": "2026-12-01T13:00:00.000Z",
+                     *           "end_date": null,
+                     *           "completed_at": null,
+                     *           "created_at": "2026-11-26T10:52:11.185Z",
+                     *           "updated_at": "2026-11-26T10:52:11.185Z",
+                     *           "has_time": true,
+                     *           "meeting_outcome": null,
+                     *           "meeting_outcome_notes": null,
+                     *           "ai_processed": false,
+                     *           "ai_status": null,
+                     *           "ai_error_log": null,
+                     *           "ai_last_action": null,
+                     *           "ai_generated": false,
+                     *           "crm_task_type_id": "01a2177b-fa22-71d1-afb1-dc54d01f047a",
+                     *           "crm_task_stage_id": "01a2177b-fa3e-7259-96ba-5449da4e053b",
+                     *           "crm_lead_id": "01a2177b-fad8-766f-bd36-b64bd399b39c",
+                     *           "crm_deal_id": null,
+                     *           "crm_delivery_id": null,
+                     *           "crm_person_id": null,
+                     *           "crm_organization_id": null,
+                     *           "crm_customer_id": null,
+                     *           "responsible_id": "01a2177b-f9f7-718b-940a-7d64c17841c7",
+                     *           "parent_task_id": null,
+                     *           "recurrence_series_id": null,
+                     *           "recurrence_index": null,
+                     *           "recurrence_is_exception": false,
+                     *           "is_recurring": false,
+                     *           "recurrence": null,
+                     *           "created_by": {
+                     *             "id": "01a2177b-f9f7-718b-940a-7d64c17841c7",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "completed_by": null,
+                     *           "responsible": {
+                     *             "id": "01a2177b-f9f7-718b-940a-7d64c17841c7",
+                     *             "name": "Integrator",
+                     *             "avatar": null
+                     *           },
+                     *           "crm_task_type": {
+                     *             "id": "01a2177b-fa22-71d1-afb1-dc54d01f047a",
+                     *             "name": "Call",
+                     *             "icon": "phone",
+                     *             "is_meeting": false
+                     *           },
+                     *           "crm_task_stage": {
+                     *             "id": "01a2177b-fa3e-7259-96ba-5449da4e053b",
+                     *             "name": "To do",
+                     *             "color": "#999999",
+                     *             "is_completion": false,
+                     *             "position": 1
+                     *           },
+                     *           "crm_lead": {
+                     *             "id": "01a2177b-fad8-766f-bd36-b64bd399b39c",
+                     *             "title": "Team lead",
+                     *             "code": 1
+                     *           },
+                     *           "crm_deal": null,
+                     *           "crm_delivery": null,
+                     *           "crm_person": null,
+                     *           "crm_organization": null,
+                     *           "crm_customer": null,
+                     *           "mentions": [],
+                     *           "recordings": [],
+                     *           "reminders_minutes": [],
+                     *           "meeting_link": null,
+                     *           "meeting_location": null,
+                     *           "meeting_description": null,
+                     *           "calendar_event_url": null,
+                     *           "meeting_participants": [],
+                     *           "meeting_provider": null,
+                     *           "provider": null,
+                     *           "meeting_mode": null,
+                     *           "sync_warning": null,
+                     *           "origin": "SVC",
+                     *           "is_actionable": true,
+                     *           "hierarchy_level": 0,
+                     *           "is_subtask": false,
+                     *           "parent_task": null,
+                     *           "tags": [],
+                     *           "calendar_lifecycle_status": null,
+                     *           "meeting_event": null,
+                     *           "meeting_sync": null,
+                     *           "sync": null,
+                     *           "meeting_attendees": [],
+                     *           "attendees": [],
+                     *           "meeting_recorder_sessions": [],
+                     *           "comments": [],
+                     *           "meeting_can_manage_participants": false,
+                     *           "meeting_can_respond": false,
+                     *           "meeting_self_attendee_email": null,
+                     *           "meeting_self_response_status": null,
+                     *           "meeting_response": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaskPage"];
                 };
             };
@@ -5096,6 +8324,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm_task_type_id": "01a2177a-551e-7101-bfc6-cefb88c16c1d",
+                 *       "title": "Catalog task",
+                 *       "crm_task_stage_id": "01a2177a-5530-727e-8728-2721f385433b"
+                 *     }
+                 */
                 "application/json": {
                     crm_customer_id?: string | null;
                     crm_deal_id?: string | null;
@@ -5150,6 +8385,109 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177a-553d-75d9-95b5-ffe5f57ad320",
+                     *       "title": "Catalog task",
+                     *       "description": null,
+                     *       "is_personal": false,
+                     *       "priority": 1,
+                     *       "start_date": null,
+                     *       "end_date": null,
+                     *       "completed_at": "2026-11-26T10:50:22.909Z",
+                     *       "created_at": "2026-11-26T10:50:22.909Z",
+                     *       "updated_at": "2026-11-26T10:50:22.909Z",
+                     *       "has_time": true,
+                     *       "meeting_outcome": null,
+                     *       "meeting_outcome_notes": null,
+                     *       "ai_processed": false,
+                     *       "ai_status": null,
+                     *       "ai_error_log": null,
+                     *       "ai_last_action": null,
+                     *       "ai_generated": false,
+                     *       "crm_task_type_id": "01a2177a-551e-7101-bfc6-cefb88c16c1d",
+                     *       "crm_task_stage_id": "01a2177a-5530-727e-8728-2721f385433b",
+                     *       "crm_lead_id": null,
+                     *       "crm_deal_id": null,
+                     *       "crm_delivery_id": null,
+                     *       "crm_person_id": null,
+                     *       "crm_organization_id": null,
+                     *       "crm_customer_id": null,
+                     *       "responsible_id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                     *       "parent_task_id": null,
+                     *       "recurrence_series_id": null,
+                     *       "recurrence_index": null,
+                     *       "recurrence_is_exception": false,
+                     *       "is_recurring": false,
+                     *       "recurrence": null,
+                     *       "created_by": {
+                     *         "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "completed_by": {
+                     *         "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "responsible": {
+                     *         "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "crm_task_type": {
+                     *         "id": "01a2177a-551e-7101-bfc6-cefb88c16c1d",
+                     *         "name": "Call",
+                     *         "icon": null,
+                     *         "is_meeting": false
+                     *       },
+                     *       "crm_task_stage": {
+                     *         "id": "01a2177a-5530-727e-8728-2721f385433b",
+                     *         "name": "Done",
+                     *         "color": null,
+                     *         "is_completion": true,
+                     *         "position": 1
+                     *       },
+                     *       "crm_lead": null,
+                     *       "crm_deal": null,
+                     *       "crm_delivery": null,
+                     *       "crm_person": null,
+                     *       "crm_organization": null,
+                     *       "crm_customer": null,
+                     *       "mentions": [],
+                     *       "recordings": [],
+                     *       "reminders_minutes": [],
+                     *       "meeting_link": null,
+                     *       "meeting_location": null,
+                     *       "meeting_description": null,
+                     *       "calendar_event_url": null,
+                     *       "meeting_participants": [],
+                     *       "meeting_provider": null,
+                     *       "provider": null,
+                     *       "meeting_mode": null,
+                     *       "sync_warning": null,
+                     *       "origin": "SVC",
+                     *       "is_actionable": false,
+                     *       "hierarchy_level": 0,
+                     *       "is_subtask": false,
+                     *       "parent_task": null,
+                     *       "tags": [],
+                     *       "calendar_lifecycle_status": null,
+                     *       "meeting_event": null,
+                     *       "meeting_sync": null,
+                     *       "sync": null,
+                     *       "meeting_attendees": [],
+                     *       "attendees": [],
+                     *       "meeting_recorder_sessions": [],
+                     *       "comments": [],
+                     *       "meeting_can_manage_participants": false,
+                     *       "meeting_can_respond": false,
+                     *       "meeting_self_attendee_email": null,
+                     *       "meeting_self_response_status": null,
+                     *       "meeting_response": null,
+                     *       "subtasks": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["Task"];
                 };
             };
@@ -5171,7 +8509,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The task’s UUID. */
+                /**
+                 * @description The task’s UUID.
+                 * @example 01a2177c-4a0c-7400-afde-16120add76f0
+                 */
                 id: string;
             };
             cookie?: never;
@@ -5188,6 +8529,110 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177c-4a0c-7400-afde-16120add76f0",
+                     *       "title": "A task",
+                     *       "description": null,
+                     *       "is_personal": false,
+                     *       "priority": 1,
+                     *       "start_date": null,
+                     *       "end_date": null,
+                     *       "completed_at": null,
+                     *       "created_at": "2026-11-26T10:52:31.116Z",
+                     *       "updated_at": "2026-11-26T10:52:31.116Z",
+                     *       "has_time": true,
+                     *       "meeting_outcome": null,
+                     *       "meeting_outcome_notes": null,
+                     *       "ai_processed": false,
+                     *       "ai_status": null,
+                     *       "ai_error_log": null,
+                     *       "ai_last_action": null,
+                     *       "ai_generated": false,
+                     *       "crm_task_type_id": "01a2177c-4631-730d-97dc-09eaedb90939",
+                     *       "crm_task_stage_id": "01a2177c-464f-76b2-a04b-7ea64723b656",
+                     *       "crm_lead_id": null,
+                     *       "crm_deal_id": null,
+                     *       "crm_delivery_id": "01a2177c-49fc-73c9-943a-ed92b9d97090",
+                     *       "crm_person_id": null,
+                     *       "crm_organization_id": null,
+                     *       "crm_customer_id": null,
+                     *       "responsible_id": "01a2177c-45cd-72ba-8790-62264c9ed1cd",
+                     *       "parent_task_id": null,
+                     *       "recurrence_series_id": null,
+                     *       "recurrence_index": null,
+                     *       "recurrence_is_exception": false,
+                     *       "is_recurring": false,
+                     *       "recurrence": null,
+                     *       "created_by": {
+                     *         "id": "01a2177c-45cd-72ba-8790-62264c9ed1cd",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "completed_by": null,
+                     *       "responsible": {
+                     *         "id": "01a2177c-45cd-72ba-8790-62264c9ed1cd",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "crm_task_type": {
+                     *         "id": "01a2177c-4631-730d-97dc-09eaedb90939",
+                     *         "name": "Call",
+                     *         "icon": "phone",
+                     *         "is_meeting": false
+                     *       },
+                     *       "crm_task_stage": {
+                     *         "id": "01a2177c-464f-76b2-a04b-7ea64723b656",
+                     *         "name": "To do",
+                     *         "color": "#999999",
+                     *         "is_completion": false,
+                     *         "position": 1
+                     *       },
+                     *       "crm_lead": null,
+                     *       "crm_deal": null,
+                     *       "crm_delivery": {
+                     *         "id": "01a2177c-49fc-73c9-943a-ed92b9d97090",
+                     *         "title": "Rollout",
+                     *         "code": 1,
+                     *         "status": 3
+                     *       },
+                     *       "crm_person": null,
+                     *       "crm_organization": null,
+                     *       "crm_customer": null,
+                     *       "mentions": [],
+                     *       "recordings": [],
+                     *       "reminders_minutes": [],
+                     *       "meeting_link": null,
+                     *       "meeting_location": null,
+                     *       "meeting_description": null,
+                     *       "calendar_event_url": null,
+                     *       "meeting_participants": [],
+                     *       "meeting_provider": null,
+                     *       "provider": null,
+                     *       "meeting_mode": null,
+                     *       "sync_warning": null,
+                     *       "origin": "SVC",
+                     *       "is_actionable": true,
+                     *       "hierarchy_level": 0,
+                     *       "is_subtask": false,
+                     *       "parent_task": null,
+                     *       "tags": [],
+                     *       "calendar_lifecycle_status": null,
+                     *       "meeting_event": null,
+                     *       "meeting_sync": null,
+                     *       "sync": null,
+                     *       "meeting_attendees": [],
+                     *       "attendees": [],
+                     *       "meeting_recorder_sessions": [],
+                     *       "comments": [],
+                     *       "meeting_can_manage_participants": false,
+                     *       "meeting_can_respond": false,
+                     *       "meeting_self_attendee_email": null,
+                     *       "meeting_self_response_status": null,
+                     *       "meeting_response": null,
+                     *       "subtasks": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["Task"];
                 };
             };
@@ -5207,13 +8652,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The task’s UUID. */
+                /**
+                 * @description The task’s UUID.
+                 * @example 01a2177c-511d-731e-a0fb-2d17f4663cfb
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "crm_task_stage_id": "01a2177c-5057-76f0-b493-363cf9cd45ee"
+                 *     }
+                 */
                 "application/json": {
                     completed?: boolean;
                     crm_customer_id?: string | null;
@@ -5269,6 +8722,109 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177c-511d-731e-a0fb-2d17f4663cfb",
+                     *       "title": "By stage",
+                     *       "description": null,
+                     *       "is_personal": false,
+                     *       "priority": 1,
+                     *       "start_date": null,
+                     *       "end_date": null,
+                     *       "completed_at": "2026-11-26T10:52:32.947Z",
+                     *       "created_at": "2026-11-26T10:52:32.925Z",
+                     *       "updated_at": "2026-11-26T10:52:32.947Z",
+                     *       "has_time": true,
+                     *       "meeting_outcome": null,
+                     *       "meeting_outcome_notes": null,
+                     *       "ai_processed": false,
+                     *       "ai_status": null,
+                     *       "ai_error_log": null,
+                     *       "ai_last_action": null,
+                     *       "ai_generated": false,
+                     *       "crm_task_type_id": "01a2177c-5034-71c6-aff4-ce325eadbb27",
+                     *       "crm_task_stage_id": "01a2177c-5057-76f0-b493-363cf9cd45ee",
+                     *       "crm_lead_id": null,
+                     *       "crm_deal_id": null,
+                     *       "crm_delivery_id": null,
+                     *       "crm_person_id": null,
+                     *       "crm_organization_id": null,
+                     *       "crm_customer_id": null,
+                     *       "responsible_id": "01a2177c-5012-7067-977a-8b414f20ca3e",
+                     *       "parent_task_id": null,
+                     *       "recurrence_series_id": null,
+                     *       "recurrence_index": null,
+                     *       "recurrence_is_exception": false,
+                     *       "is_recurring": false,
+                     *       "recurrence": null,
+                     *       "created_by": {
+                     *         "id": "01a2177c-5012-7067-977a-8b414f20ca3e",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "completed_by": {
+                     *         "id": "01a2177c-5087-7635-b36f-65d588385f9c",
+                     *         "name": "Other",
+                     *         "avatar": null
+                     *       },
+                     *       "responsible": {
+                     *         "id": "01a2177c-5012-7067-977a-8b414f20ca3e",
+                     *         "name": "Integrator",
+                     *         "avatar": null
+                     *       },
+                     *       "crm_task_type": {
+                     *         "id": "01a2177c-5034-71c6-aff4-ce325eadbb27",
+                     *         "name": "Call",
+                     *         "icon": "phone",
+                     *         "is_meeting": false
+                     *       },
+                     *       "crm_task_stage": {
+                     *         "id": "01a2177c-5057-76f0-b493-363cf9cd45ee",
+                     *         "name": "Done",
+                     *         "color": "#00aa00",
+                     *         "is_completion": true,
+                     *         "position": 4
+                     *       },
+                     *       "crm_lead": null,
+                     *       "crm_deal": null,
+                     *       "crm_delivery": null,
+                     *       "crm_person": null,
+                     *       "crm_organization": null,
+                     *       "crm_customer": null,
+                     *       "mentions": [],
+                     *       "recordings": [],
+                     *       "reminders_minutes": [],
+                     *       "meeting_link": null,
+                     *       "meeting_location": null,
+                     *       "meeting_description": null,
+                     *       "calendar_event_url": null,
+                     *       "meeting_participants": [],
+                     *       "meeting_provider": null,
+                     *       "provider": null,
+                     *       "meeting_mode": null,
+                     *       "sync_warning": null,
+                     *       "origin": "SVC",
+                     *       "is_actionable": false,
+                     *       "hierarchy_level": 0,
+                     *       "is_subtask": false,
+                     *       "parent_task": null,
+                     *       "tags": [],
+                     *       "calendar_lifecycle_status": null,
+                     *       "meeting_event": null,
+                     *       "meeting_sync": null,
+                     *       "sync": null,
+                     *       "meeting_attendees": [],
+                     *       "attendees": [],
+                     *       "meeting_recorder_sessions": [],
+                     *       "comments": [],
+                     *       "meeting_can_manage_participants": false,
+                     *       "meeting_can_respond": false,
+                     *       "meeting_self_attendee_email": null,
+                     *       "meeting_self_response_status": null,
+                     *       "meeting_response": null,
+                     *       "subtasks": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["Task"];
                 };
             };
@@ -5292,7 +8848,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The task’s UUID. */
+                /**
+                 * @description The task’s UUID.
+                 * @example 01a2177c-7867-766a-b2e6-10c2c1d04fe1
+                 */
                 id: string;
             };
             cookie?: never;
@@ -5309,10 +8868,478 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "01a2177c-7867-766a-b2e6-10c2c1d04fe1",
+                     *       "deleted_ids": [
+                     *         "01a2177c-7867-766a-b2e6-10c2c1d04fe1"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["TaskDeletion"];
                 };
             };
             400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description The previous page’s next_cursor; replaces skip. */
+                cursor?: string;
+                skip?: number;
+                take?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionCreateInput"];
+            };
+        };
+        responses: {
+            /** @description The subscription and its secret. */
+            201: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookSubscriptionUpdateInput"];
+            };
+        };
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscription"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description The previous page’s next_cursor; replaces skip. */
+                cursor?: string;
+                event_key?: string;
+                /** @description Deliveries issued at or after this time. */
+                since?: string;
+                skip?: number;
+                status?: "pending" | "succeeded" | "failed";
+                take?: number;
+                /** @description Deliveries issued before this time. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The delivery’s UUID. */
+                delivery_id: string;
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued again. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Deliveries issued at or after this time.
+                     */
+                    since: string;
+                    /**
+                     * @description Only the deliveries that failed.
+                     * @constant
+                     */
+                    status?: "failed";
+                    /**
+                     * Format: date-time
+                     * @description Deliveries issued before this time (default: now).
+                     */
+                    until?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description How many deliveries were queued again. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        queued: number;
+                    };
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How long the old secret keeps signing beside the new one (default 86400). */
+                    secret_rotation_grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription and its new secret. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSubscriptionWithSecret"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription’s UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description `webhook.test` (the default) or one of the subscription’s event keys. */
+                    event_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The delivery, queued. */
+            202: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    listWebhookEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalog, by key. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEventTypeList"];
+                };
+            };
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
@@ -5337,7 +9364,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5345,6 +9372,58 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a21779-984a-7339-a266-0ba7a7df3062",
+                 *       "event_key": "chat.message_received",
+                 *       "payload": {
+                 *         "id": "01a21779-9847-73db-9465-b8d92d002aa7",
+                 *         "call": null,
+                 *         "type": "text",
+                 *         "user": null,
+                 *         "agent": null,
+                 *         "media": null,
+                 *         "wamid": "wamid.IN1",
+                 *         "origin": "INBOUND",
+                 *         "status": "received",
+                 *         "call_id": null,
+                 *         "chat_id": "01a21779-9820-716e-9dbc-6cb390cc543e",
+                 *         "from_me": false,
+                 *         "agent_id": null,
+                 *         "sent_via": "CONTACT",
+                 *         "body_text": "Oi, tudo bem?",
+                 *         "reactions": [],
+                 *         "ref_wamid": null,
+                 *         "created_at": "2026-11-26T10:49:34.535Z",
+                 *         "deleted_at": null,
+                 *         "error_code": null,
+                 *         "is_history": false,
+                 *         "is_forwarded": false,
+                 *         "error_message": null,
+                 *         "history_phase": null,
+                 *         "transcription": null,
+                 *         "meta_timestamp": "2026-11-26T10:49:34.528Z",
+                 *         "quoted_message": null,
+                 *         "content_payload": {
+                 *           "id": "wamid.IN1",
+                 *           "from": {
+                 *             "profile_name": "Maria Z"
+                 *           },
+                 *           "type": "text",
+                 *           "wamid": "wamid.IN1",
+                 *           "body_text": "Oi, tudo bem?"
+                 *         },
+                 *         "associated_deals": [],
+                 *         "associated_leads": [],
+                 *         "history_progress": null,
+                 *         "history_chunk_order": null,
+                 *         "is_media_placeholder": false,
+                 *         "whatsapp_ai_agent_id": null,
+                 *         "business_reply_actor_user_id": null,
+                 *         "business_reply_capture_status": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5378,7 +9457,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5386,6 +9465,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a21776-85ec-774e-ba5c-09601e481258",
+                 *       "event_key": "chat.message_sent",
+                 *       "payload": {
+                 *         "id": "01a21776-85d4-76d8-bf73-81bdc682d7a5",
+                 *         "call": null,
+                 *         "type": "text",
+                 *         "user": {
+                 *           "id": "01a21776-84ec-72bb-bd8c-2c477a11a2c6",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "agent": {
+                 *           "id": "01a21776-852a-7478-8961-b9fb25af6979",
+                 *           "user": {
+                 *             "id": "01a21776-84ec-72bb-bd8c-2c477a11a2c6",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           }
+                 *         },
+                 *         "media": null,
+                 *         "origin": "API_OUTBOUND",
+                 *         "status": "sent",
+                 *         "chat_id": "01a21776-85a2-7717-b4bf-e964e0f527d8",
+                 *         "from_me": true,
+                 *         "sent_via": "API",
+                 *         "body_text": "Olá Maria!",
+                 *         "reactions": [],
+                 *         "created_at": "2026-11-26T10:46:13.204Z",
+                 *         "error_code": null,
+                 *         "is_history": false,
+                 *         "is_forwarded": false,
+                 *         "error_message": null,
+                 *         "history_phase": null,
+                 *         "transcription": null,
+                 *         "meta_timestamp": null,
+                 *         "quoted_message": null,
+                 *         "content_payload": null,
+                 *         "associated_deals": [],
+                 *         "associated_leads": [
+                 *           {
+                 *             "id": "01a21776-857d-7592-90eb-a709f1a15065",
+                 *             "title": "Maria deal",
+                 *             "status": 1
+                 *           }
+                 *         ],
+                 *         "history_progress": null,
+                 *         "history_chunk_order": null,
+                 *         "is_media_placeholder": false,
+                 *         "whatsapp_ai_agent_id": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5419,7 +9552,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5427,6 +9560,60 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-0c0e-77d6-865f-3ff2ae1be11f",
+                 *       "event_key": "contract.canceled",
+                 *       "payload": {
+                 *         "contract": {
+                 *           "id": "01a2177a-0bef-74f7-84fc-81288a8e95a4",
+                 *           "code": 6,
+                 *           "deal": null,
+                 *           "title": "Yearly plan",
+                 *           "value": 1200,
+                 *           "person": null,
+                 *           "status": 2,
+                 *           "delivery": null,
+                 *           "end_date": "2027-12-31",
+                 *           "renewals": [],
+                 *           "company_id": "01a2177a-0934-71d0-ab8e-c502dc55a3bd",
+                 *           "created_at": "2026-11-26T10:50:04.143Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "start_date": "2027-01-01",
+                 *           "updated_at": "2026-11-26T10:50:04.168Z",
+                 *           "canceled_at": "2026-11-26T10:50:04.168Z",
+                 *           "canceled_by": {
+                 *             "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "description": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "completed_at": null,
+                 *           "completed_by": null,
+                 *           "organization": null,
+                 *           "renewal_count": 0,
+                 *           "last_renewed_at": null,
+                 *           "cancellation_reason": "Budget cut"
+                 *         },
+                 *         "canceled_at": "2026-11-26T10:50:04.168Z",
+                 *         "canceled_by": {
+                 *           "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "cancellation_reason": "Budget cut"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5460,7 +9647,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5468,6 +9655,59 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-0d5c-7371-9d4c-b722886b03d3",
+                 *       "event_key": "contract.completed",
+                 *       "payload": {
+                 *         "contract": {
+                 *           "id": "01a2177a-0d3a-76dd-9196-b05c3dc58b72",
+                 *           "code": 9,
+                 *           "deal": null,
+                 *           "title": "Yearly plan",
+                 *           "value": 1200,
+                 *           "person": null,
+                 *           "status": 3,
+                 *           "delivery": null,
+                 *           "end_date": "2027-12-31",
+                 *           "renewals": [],
+                 *           "company_id": "01a2177a-0934-71d0-ab8e-c502dc55a3bd",
+                 *           "created_at": "2026-11-26T10:50:04.474Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "start_date": "2027-01-01",
+                 *           "updated_at": "2026-11-26T10:50:04.495Z",
+                 *           "canceled_at": null,
+                 *           "canceled_by": null,
+                 *           "description": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "completed_at": "2026-11-26T10:50:04.495Z",
+                 *           "completed_by": {
+                 *             "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "renewal_count": 0,
+                 *           "last_renewed_at": null,
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "completed_at": "2026-11-26T10:50:04.495Z",
+                 *         "completed_by": {
+                 *           "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5501,7 +9741,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5509,6 +9749,67 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-0a3a-7275-a6a9-16ab91129d3b",
+                 *       "event_key": "contract.created",
+                 *       "payload": {
+                 *         "contract": {
+                 *           "id": "01a2177a-0a2e-72d8-bae3-a308ed3b96d4",
+                 *           "code": 1,
+                 *           "deal": {
+                 *             "id": "01a2177a-09c3-7696-83a2-014b029a460f",
+                 *             "code": 1,
+                 *             "title": "Plan sale",
+                 *             "status": 1
+                 *           },
+                 *           "title": "Yearly plan",
+                 *           "value": 1200,
+                 *           "person": {
+                 *             "id": "01a2177a-0a1d-738b-92c8-a640b3f81087",
+                 *             "name": "Ana Client"
+                 *           },
+                 *           "status": 1,
+                 *           "delivery": {
+                 *             "id": "01a2177a-09f4-71e9-8f2f-fd55e068e744",
+                 *             "code": 1,
+                 *             "title": "Setup",
+                 *             "status": 1
+                 *           },
+                 *           "end_date": "2027-12-31",
+                 *           "renewals": [],
+                 *           "company_id": "01a2177a-0934-71d0-ab8e-c502dc55a3bd",
+                 *           "created_at": "2026-11-26T10:50:03.694Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "start_date": "2027-01-01",
+                 *           "updated_at": "2026-11-26T10:50:03.694Z",
+                 *           "canceled_at": null,
+                 *           "canceled_by": null,
+                 *           "description": "Annual",
+                 *           "responsible": {
+                 *             "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "completed_at": null,
+                 *           "completed_by": null,
+                 *           "organization": null,
+                 *           "renewal_count": 0,
+                 *           "last_renewed_at": null,
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "created_by": {
+                 *           "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5542,7 +9843,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5550,6 +9851,73 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-0ce0-7099-904b-0e2aa1a9ca40",
+                 *       "event_key": "contract.renewed",
+                 *       "payload": {
+                 *         "contract": {
+                 *           "id": "01a2177a-0c9a-7492-9b99-94abad7285b1",
+                 *           "code": 7,
+                 *           "deal": null,
+                 *           "title": "Yearly plan",
+                 *           "value": 1500,
+                 *           "person": null,
+                 *           "status": 1,
+                 *           "delivery": null,
+                 *           "end_date": "2028-12-31",
+                 *           "renewals": [
+                 *             {
+                 *               "new_value": 1500,
+                 *               "renewed_at": "2026-11-26T10:50:04.375Z",
+                 *               "renewed_by": {
+                 *                 "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *                 "name": "Integrator",
+                 *                 "avatar": null
+                 *               },
+                 *               "new_end_date": "2028-12-31",
+                 *               "previous_value": 1200,
+                 *               "previous_end_date": "2027-12-31"
+                 *             }
+                 *           ],
+                 *           "company_id": "01a2177a-0934-71d0-ab8e-c502dc55a3bd",
+                 *           "created_at": "2026-11-26T10:50:04.313Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "start_date": "2027-01-01",
+                 *           "updated_at": "2026-11-26T10:50:04.375Z",
+                 *           "canceled_at": null,
+                 *           "canceled_by": null,
+                 *           "description": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "completed_at": null,
+                 *           "completed_by": null,
+                 *           "organization": null,
+                 *           "renewal_count": 1,
+                 *           "last_renewed_at": "2026-11-26T10:50:04.375Z",
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "new_value": 1500,
+                 *         "renewed_at": "2026-11-26T10:50:04.375Z",
+                 *         "renewed_by": {
+                 *           "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "new_end_date": "2028-12-31",
+                 *         "renewal_count": 1,
+                 *         "previous_value": 1200,
+                 *         "previous_end_date": "2027-12-31"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5583,7 +9951,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5591,6 +9959,58 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-0b90-775a-a4a7-5753fecd7c29",
+                 *       "event_key": "contract.updated",
+                 *       "payload": {
+                 *         "contract": {
+                 *           "id": "01a2177a-0b70-756d-92cf-0e3f9d6472c2",
+                 *           "code": 5,
+                 *           "deal": null,
+                 *           "title": "Two-year plan",
+                 *           "value": 1200,
+                 *           "person": null,
+                 *           "status": 1,
+                 *           "delivery": null,
+                 *           "end_date": "2028-12-31",
+                 *           "renewals": [],
+                 *           "company_id": "01a2177a-0934-71d0-ab8e-c502dc55a3bd",
+                 *           "created_at": "2026-11-26T10:50:04.016Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "start_date": "2027-01-01",
+                 *           "updated_at": "2026-11-26T10:50:04.042Z",
+                 *           "canceled_at": null,
+                 *           "canceled_by": null,
+                 *           "description": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-0945-764b-a779-1dde856b2851",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "completed_at": null,
+                 *           "completed_by": null,
+                 *           "organization": null,
+                 *           "renewal_count": 0,
+                 *           "last_renewed_at": null,
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "updated_by": {
+                 *           "id": "01a2177a-0934-71d0-ab8e-c86207430c24",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "changed_fields": [
+                 *           "title",
+                 *           "end_date"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5624,7 +10044,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5632,6 +10052,94 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1288-74ae-ab8c-c97785a61bcb",
+                 *       "event_key": "deal.created",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1288-74ae-ab8c-c7c6839fa73b",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-1232-7307-a6a1-b0ae6a6e9952",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-1232-7307-a6a1-af3e7cdd91c4",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "First deal",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:05.832Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-121e-71e9-8c86-299ff6c62f3d",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:05.832Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-121e-71e9-8c86-299ff6c62f3d",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5665,7 +10173,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5673,6 +10181,123 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1e52-727b-8e1c-ed676bb15fe8",
+                 *       "event_key": "deal.custom_field_removed",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1d96-71ac-9e2a-f8f61b90a89d",
+                 *           "icp": null,
+                 *           "code": 12,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:08.662Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:08.842Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [
+                 *             {
+                 *               "answers": [
+                 *                 {
+                 *                   "id": "01a2177a-1dfd-7628-8da3-feb351d64848",
+                 *                   "value": null,
+                 *                   "option_id": "01a2177a-18c7-73a0-b1a5-98985fc8f36f",
+                 *                   "option_value": "Enterprise"
+                 *                 }
+                 *               ],
+                 *               "field_id": "01a2177a-18c7-73a0-b1a5-93ef2f68daca",
+                 *               "field_name": "Segment",
+                 *               "field_type": 4
+                 *             }
+                 *           ],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "removed_fields": [
+                 *           {
+                 *             "field_id": "01a2177a-18b9-75b3-9366-4aaf2281ab6c",
+                 *             "field_name": "Size",
+                 *             "field_type": 2,
+                 *             "previous_answers": [
+                 *               {
+                 *                 "id": "01a2177a-1db3-7397-81e9-09e03ceae5f3",
+                 *                 "value": "30",
+                 *                 "option_id": null,
+                 *                 "option_value": null
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5706,7 +10331,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5714,6 +10339,131 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1dbc-76bb-8afa-3f00127b432b",
+                 *       "event_key": "deal.custom_field_updated",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1d96-71ac-9e2a-f8f61b90a89d",
+                 *           "icp": null,
+                 *           "code": 12,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:08.662Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:08.685Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [
+                 *             {
+                 *               "answers": [
+                 *                 {
+                 *                   "id": "01a2177a-1db3-7397-81e9-09e03ceae5f3",
+                 *                   "value": "30",
+                 *                   "option_id": null,
+                 *                   "option_value": null
+                 *                 }
+                 *               ],
+                 *               "field_id": "01a2177a-18b9-75b3-9366-4aaf2281ab6c",
+                 *               "field_name": "Size",
+                 *               "field_type": 2
+                 *             }
+                 *           ],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "custom_fields_changed": [
+                 *           {
+                 *             "answers": [
+                 *               {
+                 *                 "id": "01a2177a-1db3-7397-81e9-09e03ceae5f3",
+                 *                 "value": "30",
+                 *                 "option_id": null,
+                 *                 "option_value": null
+                 *               }
+                 *             ],
+                 *             "field_id": "01a2177a-18b9-75b3-9366-4aaf2281ab6c",
+                 *             "field_name": "Size",
+                 *             "field_type": 2,
+                 *             "previous_answers": [
+                 *               {
+                 *                 "id": "01a2177a-1d97-72f6-b4d0-61b63682db63",
+                 *                 "value": "3",
+                 *                 "option_id": null,
+                 *                 "option_value": null
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5747,7 +10497,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5755,6 +10505,127 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1a2c-711e-ab53-f31ebbd36105",
+                 *       "event_key": "deal.lost",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-19c0-7206-8c06-031c3bfebf67",
+                 *           "icp": null,
+                 *           "code": 3,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 3,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": "2026-11-26T10:50:07.781Z",
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:07.680Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:07.782Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": {
+                 *             "id": "01a2177a-1890-7023-87d8-141714d83377",
+                 *             "name": "Timing"
+                 *           },
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [
+                 *             {
+                 *               "id": "01a2177a-1890-7023-87d8-141714d83377",
+                 *               "name": "Timing"
+                 *             },
+                 *             {
+                 *               "id": "01a2177a-1888-742a-a7dd-8f536c0b745e",
+                 *               "name": "Price"
+                 *             }
+                 *           ],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": "Too late"
+                 *         },
+                 *         "lost_by": {
+                 *           "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "lost_date": "2026-11-26T10:50:07.781Z",
+                 *         "loss_reason": {
+                 *           "id": "01a2177a-1890-7023-87d8-141714d83377",
+                 *           "name": "Timing"
+                 *         },
+                 *         "loss_reasons": [
+                 *           {
+                 *             "id": "01a2177a-1890-7023-87d8-141714d83377",
+                 *             "name": "Timing"
+                 *           },
+                 *           {
+                 *             "id": "01a2177a-1888-742a-a7dd-8f536c0b745e",
+                 *             "name": "Price"
+                 *           }
+                 *         ],
+                 *         "loss_reason_description": "Too late"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5788,7 +10659,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5796,6 +10667,98 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1b38-734e-a51a-c5e0bd349eb1",
+                 *       "event_key": "deal.quality_updated",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1b14-741d-9cfb-830a62077755",
+                 *           "icp": null,
+                 *           "code": 6,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-18dc-7358-92a8-12c7aa70bbaf",
+                 *             "name": "Open",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-18dc-7358-92a8-0eee26223733",
+                 *               "name": "Strict"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:08.020Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:08.051Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": 4,
+                 *           "quality_reason": "Warm",
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "new_quality": 4,
+                 *         "previous_quality": 2,
+                 *         "new_quality_reason": "Warm",
+                 *         "previous_quality_reason": "Cold"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5829,7 +10792,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5837,6 +10800,110 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1a8a-77ae-8776-6b8397fd5349",
+                 *       "event_key": "deal.stage_changed",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1a75-7282-a918-099b57d3162e",
+                 *           "icp": null,
+                 *           "code": 4,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-18dc-7358-92a8-16d4ffff5d86",
+                 *             "name": "Closing",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-18dc-7358-92a8-0eee26223733",
+                 *               "name": "Strict"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:07.861Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:07.873Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "current_stage": {
+                 *           "id": "01a2177a-18dc-7358-92a8-16d4ffff5d86",
+                 *           "name": "Closing",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-18dc-7358-92a8-0eee26223733",
+                 *             "name": "Strict"
+                 *           }
+                 *         },
+                 *         "previous_stage": {
+                 *           "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *           "name": "New",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *             "name": "Sales"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5870,7 +10937,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5878,6 +10945,121 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1c03-7429-bf68-b6686196267e",
+                 *       "event_key": "deal.tag_added",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1bb8-74af-b174-4eb83929776c",
+                 *           "icp": null,
+                 *           "code": 8,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [
+                 *             {
+                 *               "id": "01a2177a-189e-7261-8d6c-414ab2946118",
+                 *               "name": "Hot",
+                 *               "color": {
+                 *                 "background": "#f00",
+                 *                 "foreground": "#fff"
+                 *               }
+                 *             },
+                 *             {
+                 *               "id": "01a2177a-18a8-7530-898a-7afcf74011ba",
+                 *               "name": "VIP",
+                 *               "color": {
+                 *                 "background": null,
+                 *                 "foreground": null
+                 *               }
+                 *             }
+                 *           ],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:08.184Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:08.250Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "added_tags": [
+                 *           {
+                 *             "id": "01a2177a-18a8-7530-898a-7afcf74011ba",
+                 *             "name": "VIP",
+                 *             "color": {
+                 *               "background": null,
+                 *               "foreground": null
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5911,7 +11093,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5919,6 +11101,113 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1c5a-71f4-b197-750d64685ae9",
+                 *       "event_key": "deal.tag_removed",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-1bb8-74af-b174-4eb83929776c",
+                 *           "icp": null,
+                 *           "code": 8,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [
+                 *             {
+                 *               "id": "01a2177a-18a8-7530-898a-7afcf74011ba",
+                 *               "name": "VIP",
+                 *               "color": {
+                 *                 "background": null,
+                 *                 "foreground": null
+                 *               }
+                 *             }
+                 *           ],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:08.184Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:08.338Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "removed_tags": [
+                 *           {
+                 *             "id": "01a2177a-189e-7261-8d6c-414ab2946118",
+                 *             "name": "Hot",
+                 *             "color": {
+                 *               "background": "#f00",
+                 *               "foreground": "#fff"
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5952,7 +11241,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -5960,6 +11249,104 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1931-70ec-8432-bdc76d8c3c50",
+                 *       "event_key": "deal.updated",
+                 *       "payload": {
+                 *         "id": "01a2177a-190a-724b-999c-831172888462",
+                 *         "icp": null,
+                 *         "code": 1,
+                 *         "icps": [],
+                 *         "lead": null,
+                 *         "tags": [],
+                 *         "score": null,
+                 *         "stage": {
+                 *           "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *           "name": "New",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *             "name": "Sales"
+                 *           }
+                 *         },
+                 *         "title": "Evented",
+                 *         "value": 500,
+                 *         "status": 2,
+                 *         "partners": [],
+                 *         "won_date": "2026-11-26T10:50:07.522Z",
+                 *         "followers": [],
+                 *         "lost_date": null,
+                 *         "proposals": [],
+                 *         "valuation": {
+                 *           "mode": "CURRENT",
+                 *           "source": "LEGACY_CURRENT_VALUE",
+                 *           "current_value": 500,
+                 *           "display_value": 500,
+                 *           "projected_value": null,
+                 *           "calculation_version": 1,
+                 *           "has_recurring_value": false,
+                 *           "has_rolling_projection": false,
+                 *           "indefinite_horizon_months": null,
+                 *           "has_indefinite_recurring_value": false
+                 *         },
+                 *         "created_at": "2026-11-26T10:50:07.498Z",
+                 *         "created_by": {
+                 *           "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "updated_at": "2026-11-26T10:50:07.522Z",
+                 *         "visibility": 0,
+                 *         "archived_at": null,
+                 *         "deal_source": null,
+                 *         "responsible": {
+                 *           "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "temperature": null,
+                 *         "organization": null,
+                 *         "participants": [],
+                 *         "channel_chats": [],
+                 *         "custom_fields": [],
+                 *         "quality_rating": null,
+                 *         "quality_reason": null,
+                 *         "whatsapp_chats": [],
+                 *         "crm_gain_reason": {
+                 *           "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *           "name": "Fit"
+                 *         },
+                 *         "crm_loss_reason": null,
+                 *         "crm_gain_reasons": [
+                 *           {
+                 *             "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *             "name": "Fit"
+                 *           },
+                 *           {
+                 *             "id": "01a2177a-186a-7389-9ff3-34832e7419c0",
+                 *             "name": "Budget"
+                 *           }
+                 *         ],
+                 *         "crm_loss_reasons": [],
+                 *         "has_channel_chat": false,
+                 *         "last_activity_at": null,
+                 *         "negotiation_mode": null,
+                 *         "score_updated_at": null,
+                 *         "has_whatsapp_chat": false,
+                 *         "projection_context": {
+                 *           "display_mode": "CURRENT",
+                 *           "indefinite_horizon_months": 12
+                 *         },
+                 *         "expected_close_date": null,
+                 *         "measurement_consent": "GRANTED",
+                 *         "qualification_metric": "quality_rating",
+                 *         "score_criteria_count": null,
+                 *         "marketing_lead_source": null,
+                 *         "won_reason_description": "Signed today",
+                 *         "lost_reason_description": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -5993,7 +11380,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6001,6 +11388,128 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-1931-70ec-8432-ba0e1be4281a",
+                 *       "event_key": "deal.won",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-190a-724b-999c-831172888462",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "lead": null,
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": 500,
+                 *           "status": 2,
+                 *           "partners": [],
+                 *           "won_date": "2026-11-26T10:50:07.522Z",
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": 500,
+                 *             "display_value": 500,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:07.498Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:07.522Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "deal_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": {
+                 *             "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *             "name": "Fit"
+                 *           },
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [
+                 *             {
+                 *               "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *               "name": "Fit"
+                 *             },
+                 *             {
+                 *               "id": "01a2177a-186a-7389-9ff3-34832e7419c0",
+                 *               "name": "Budget"
+                 *             }
+                 *           ],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": "Signed today",
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "won_by": {
+                 *           "id": "01a2177a-1813-767b-8aa0-03b8a61ee754",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "won_date": "2026-11-26T10:50:07.522Z",
+                 *         "customer_id": null,
+                 *         "gain_reason": {
+                 *           "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *           "name": "Fit"
+                 *         },
+                 *         "gain_reasons": [
+                 *           {
+                 *             "id": "01a2177a-1877-71f5-bcee-0f2cedac324a",
+                 *             "name": "Fit"
+                 *           },
+                 *           {
+                 *             "id": "01a2177a-186a-7389-9ff3-34832e7419c0",
+                 *             "name": "Budget"
+                 *           }
+                 *         ],
+                 *         "won_reason_description": "Signed today"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6034,7 +11543,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6042,6 +11551,64 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-4bf3-76c4-9aa2-dbc50e432a71",
+                 *       "event_key": "delivery.completed",
+                 *       "payload": {
+                 *         "delivery": {
+                 *           "id": "01a2177a-4b68-7337-bbb6-b16a811fc3dd",
+                 *           "code": 9,
+                 *           "deal": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *             "name": "Kick-off",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *               "name": "Implementation"
+                 *             }
+                 *           },
+                 *           "title": "Onboarding",
+                 *           "person": null,
+                 *           "status": 3,
+                 *           "stage_id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *           "company_id": "01a2177a-4458-71c7-abbd-27150bf763b9",
+                 *           "created_at": "2026-11-26T10:50:20.391Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "started_at": null,
+                 *           "updated_at": "2026-11-26T10:50:20.502Z",
+                 *           "description": null,
+                 *           "pipeline_id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *           "responsible": {
+                 *             "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "cancelled_at": null,
+                 *           "completed_by": {
+                 *             "id": "01a2177a-4458-71c7-abbd-2ab6d6c3a567",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "delivered_at": "2026-12-24T10:00:00.000Z",
+                 *           "organization": null,
+                 *           "planned_end_date": null,
+                 *           "planned_start_date": null,
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "completed_by": {
+                 *           "id": "01a2177a-4458-71c7-abbd-2ab6d6c3a567",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "delivered_at": "2026-12-24T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6075,7 +11642,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6083,6 +11650,68 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-4690-7190-94a7-708f099a5893",
+                 *       "event_key": "delivery.created",
+                 *       "payload": {
+                 *         "delivery": {
+                 *           "id": "01a2177a-465f-776d-8965-e39a3ebc8d5a",
+                 *           "code": 1,
+                 *           "deal": {
+                 *             "id": "01a2177a-45fb-7330-a684-05b0cb9fb7df",
+                 *             "code": 1,
+                 *             "title": "Big sale",
+                 *             "status": 1
+                 *           },
+                 *           "stage": {
+                 *             "id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *             "name": "Kick-off",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *               "name": "Implementation"
+                 *             }
+                 *           },
+                 *           "title": "Onboarding",
+                 *           "person": null,
+                 *           "status": 1,
+                 *           "stage_id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *           "company_id": "01a2177a-4458-71c7-abbd-27150bf763b9",
+                 *           "created_at": "2026-11-26T10:50:19.103Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "started_at": null,
+                 *           "updated_at": "2026-11-26T10:50:19.103Z",
+                 *           "description": "Set up the account",
+                 *           "pipeline_id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *           "responsible": {
+                 *             "id": "01a2177a-4458-71c7-abbd-2ab6d6c3a567",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "cancelled_at": null,
+                 *           "completed_by": null,
+                 *           "delivered_at": null,
+                 *           "organization": {
+                 *             "id": "01a2177a-4609-7352-8a03-c662239d0ad6",
+                 *             "logo": null,
+                 *             "name": "Acme"
+                 *           },
+                 *           "planned_end_date": "2026-12-20T21:00:00.000Z",
+                 *           "planned_start_date": "2026-12-01T00:00:00.000Z",
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "created_by": {
+                 *           "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6116,7 +11745,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6124,6 +11753,75 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-4a29-7526-a791-0a0c5710ce51",
+                 *       "event_key": "delivery.stage_changed",
+                 *       "payload": {
+                 *         "delivery": {
+                 *           "id": "01a2177a-49fe-74f0-8acc-e5f27846c02c",
+                 *           "code": 6,
+                 *           "deal": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-45d7-73a5-af05-0bf54a1b6fd7",
+                 *             "name": "Triage",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-45d6-7744-bcbc-5c349733a5a0",
+                 *               "name": "Support"
+                 *             }
+                 *           },
+                 *           "title": "Onboarding",
+                 *           "person": null,
+                 *           "status": 1,
+                 *           "stage_id": "01a2177a-45d7-73a5-af05-0bf54a1b6fd7",
+                 *           "company_id": "01a2177a-4458-71c7-abbd-27150bf763b9",
+                 *           "created_at": "2026-11-26T10:50:20.030Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "started_at": null,
+                 *           "updated_at": "2026-11-26T10:50:20.066Z",
+                 *           "description": null,
+                 *           "pipeline_id": "01a2177a-45d6-7744-bcbc-5c349733a5a0",
+                 *           "responsible": {
+                 *             "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "cancelled_at": null,
+                 *           "completed_by": null,
+                 *           "delivered_at": null,
+                 *           "organization": null,
+                 *           "planned_end_date": null,
+                 *           "planned_start_date": null,
+                 *           "cancellation_reason": null
+                 *         },
+                 *         "moved_by": {
+                 *           "id": "01a2177a-4458-71c7-abbd-2ab6d6c3a567",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "current_stage": {
+                 *           "id": "01a2177a-45d7-73a5-af05-0bf54a1b6fd7",
+                 *           "name": "Triage",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-45d6-7744-bcbc-5c349733a5a0",
+                 *             "name": "Support"
+                 *           }
+                 *         },
+                 *         "previous_stage": {
+                 *           "id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *           "name": "Kick-off",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *             "name": "Implementation"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6157,7 +11855,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6165,6 +11863,52 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-489b-7346-a35f-6829bfe93fad",
+                 *       "event_key": "delivery.updated",
+                 *       "payload": {
+                 *         "id": "01a2177a-488a-7357-a297-49a719f9d075",
+                 *         "code": 5,
+                 *         "deal": null,
+                 *         "stage": {
+                 *           "id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *           "name": "Kick-off",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *             "name": "Implementation"
+                 *           }
+                 *         },
+                 *         "title": "Renamed",
+                 *         "person": null,
+                 *         "status": 2,
+                 *         "stage_id": "01a2177a-45c1-7789-ad10-6d25e3cd06f6",
+                 *         "company_id": "01a2177a-4458-71c7-abbd-27150bf763b9",
+                 *         "created_at": "2026-11-26T10:50:19.658Z",
+                 *         "created_by": {
+                 *           "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "started_at": "2026-11-26T10:50:19.671Z",
+                 *         "updated_at": "2026-11-26T10:50:19.671Z",
+                 *         "description": null,
+                 *         "pipeline_id": "01a2177a-45c0-76db-831c-c310a20a5bad",
+                 *         "responsible": {
+                 *           "id": "01a2177a-44a4-7466-ba90-01c0b6c4c301",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "cancelled_at": null,
+                 *         "completed_by": null,
+                 *         "delivered_at": null,
+                 *         "organization": null,
+                 *         "planned_end_date": null,
+                 *         "planned_start_date": null,
+                 *         "cancellation_reason": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6198,7 +11942,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6206,6 +11950,89 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a21776-96a1-7139-a83a-6fd8b0037a3b",
+                 *       "event_key": "lead.created",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a21776-96a0-7035-873b-77b7758db852",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a21776-966e-776a-9949-3a08d6688245",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a21776-966e-776a-9949-37f4efa7c8cb",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Flaky receiver",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:46:17.504Z",
+                 *           "created_by": {
+                 *             "id": "01a21776-964c-71c8-810f-b3d79f3a66ed",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:46:17.504Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a21776-964c-71c8-810f-b3d79f3a66ed",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6239,7 +12066,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6247,6 +12074,104 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-53ad-700a-a4c2-912518bbb26e",
+                 *       "event_key": "lead.custom_field_removed",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.497Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "removed_fields": [
+                 *           {
+                 *             "field_id": "01a2177a-52d0-70d9-addc-78f775ca0944",
+                 *             "field_name": "Size",
+                 *             "field_type": 2,
+                 *             "previous_answers": [
+                 *               {
+                 *                 "id": "01a2177a-5390-73e1-8354-969f238474ad",
+                 *                 "value": "42",
+                 *                 "option_id": null,
+                 *                 "option_value": null
+                 *               }
+                 *             ]
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6280,7 +12205,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6288,6 +12213,119 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-5398-7169-8173-2725e2b58bbb",
+                 *       "event_key": "lead.custom_field_updated",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.475Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [
+                 *             {
+                 *               "answers": [
+                 *                 {
+                 *                   "id": "01a2177a-5390-73e1-8354-969f238474ad",
+                 *                   "value": "42",
+                 *                   "option_id": null,
+                 *                   "option_value": null
+                 *                 }
+                 *               ],
+                 *               "field_id": "01a2177a-52d0-70d9-addc-78f775ca0944",
+                 *               "field_name": "Size",
+                 *               "field_type": 2
+                 *             }
+                 *           ],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "custom_fields_changed": [
+                 *           {
+                 *             "answers": [
+                 *               {
+                 *                 "id": "01a2177a-5390-73e1-8354-969f238474ad",
+                 *                 "value": "42",
+                 *                 "option_id": null,
+                 *                 "option_value": null
+                 *               }
+                 *             ],
+                 *             "field_id": "01a2177a-52d0-70d9-addc-78f775ca0944",
+                 *             "field_name": "Size",
+                 *             "field_type": 2,
+                 *             "previous_answers": []
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6321,7 +12359,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6329,6 +12367,114 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-53e7-720d-b1f3-5d3af6475025",
+                 *       "event_key": "lead.lost",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52fd-744b-a20d-ee10ee988f9d",
+                 *           "icp": null,
+                 *           "code": 2,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a7e3fc5861c6",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Lost lead",
+                 *           "value": null,
+                 *           "status": 3,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": "2026-11-26T10:50:22.564Z",
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.333Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.564Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": {
+                 *             "id": "01a2177a-52be-7737-96fc-9111fb3ba70d",
+                 *             "name": "Price"
+                 *           },
+                 *           "crm_loss_reasons": [
+                 *             {
+                 *               "id": "01a2177a-52be-7737-96fc-9111fb3ba70d",
+                 *               "name": "Price"
+                 *             }
+                 *           ],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "lost_by": {
+                 *           "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "lost_date": "2026-11-26T10:50:22.564Z",
+                 *         "loss_reason": {
+                 *           "id": "01a2177a-52be-7737-96fc-9111fb3ba70d",
+                 *           "name": "Price"
+                 *         },
+                 *         "loss_reasons": [
+                 *           {
+                 *             "id": "01a2177a-52be-7737-96fc-9111fb3ba70d",
+                 *             "name": "Price"
+                 *           }
+                 *         ],
+                 *         "loss_reason_description": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6362,7 +12508,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6370,6 +12516,93 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-53c7-7594-93d1-373bd858d4b5",
+                 *       "event_key": "lead.quality_updated",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.522Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": 4,
+                 *           "quality_reason": "Warm",
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "new_quality": 4,
+                 *         "previous_quality": null,
+                 *         "new_quality_reason": "Warm",
+                 *         "previous_quality_reason": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6403,7 +12636,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6411,6 +12644,105 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-5341-7576-ba6b-f626020ee6aa",
+                 *       "event_key": "lead.stage_changed",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.395Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "current_stage": {
+                 *           "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *           "name": "Qualified",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *             "name": "Sales"
+                 *           }
+                 *         },
+                 *         "previous_stage": {
+                 *           "id": "01a2177a-525f-76dc-a765-a7e3fc5861c6",
+                 *           "name": "New",
+                 *           "pipeline": {
+                 *             "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *             "name": "Sales"
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6444,7 +12776,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6452,6 +12784,108 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-5360-75ab-8c9a-2b7f767eeecb",
+                 *       "event_key": "lead.tag_added",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [
+                 *             {
+                 *               "id": "01a2177a-52b6-73f6-9ae2-2dad8acf8bdb",
+                 *               "name": "Hot",
+                 *               "color": {
+                 *                 "background": null,
+                 *                 "foreground": null
+                 *               }
+                 *             }
+                 *           ],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.422Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "added_tags": [
+                 *           {
+                 *             "id": "01a2177a-52b6-73f6-9ae2-2dad8acf8bdb",
+                 *             "name": "Hot",
+                 *             "color": {
+                 *               "background": null,
+                 *               "foreground": null
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6485,7 +12919,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6493,6 +12927,99 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-537e-73e4-91b8-811fc33d587c",
+                 *       "event_key": "lead.tag_removed",
+                 *       "payload": {
+                 *         "lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-525f-76dc-a765-a905a53db6f7",
+                 *             "name": "Qualified",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-525f-76dc-a765-a3d73ee20668",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Catalog lead, renamed",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:22.320Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:22.442Z",
+                 *           "visibility": 0,
+                 *           "archived_at": null,
+                 *           "lead_source": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": null,
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "GRANTED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "removed_tags": [
+                 *           {
+                 *             "id": "01a2177a-52b6-73f6-9ae2-2dad8acf8bdb",
+                 *             "name": "Hot",
+                 *             "color": {
+                 *               "background": null,
+                 *               "foreground": null
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6526,7 +13053,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6534,6 +13061,145 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a21779-90db-74d6-b0d0-f352530d89b2",
+                 *       "event_key": "lead.updated",
+                 *       "payload": {
+                 *         "id": "01a21779-90ad-77ca-8fe8-b2076fec401a",
+                 *         "icp": null,
+                 *         "code": 1,
+                 *         "icps": [],
+                 *         "tags": [],
+                 *         "deals": [],
+                 *         "score": null,
+                 *         "stage": {
+                 *           "id": "01a21779-8fa4-7245-a488-01064e1b598a",
+                 *           "name": "New",
+                 *           "pipeline": {
+                 *             "id": "01a21779-8fa3-70f9-ba23-124e4256f36b",
+                 *             "name": "Sales"
+                 *           }
+                 *         },
+                 *         "title": "Chat lead",
+                 *         "value": null,
+                 *         "status": 1,
+                 *         "partners": [],
+                 *         "won_date": null,
+                 *         "followers": [],
+                 *         "lost_date": null,
+                 *         "proposals": [],
+                 *         "valuation": {
+                 *           "mode": "CURRENT",
+                 *           "source": "LEGACY_CURRENT_VALUE",
+                 *           "current_value": null,
+                 *           "display_value": null,
+                 *           "projected_value": null,
+                 *           "calculation_version": 1,
+                 *           "has_recurring_value": false,
+                 *           "has_rolling_projection": false,
+                 *           "indefinite_horizon_months": null,
+                 *           "has_indefinite_recurring_value": false
+                 *         },
+                 *         "created_at": "2026-11-26T10:49:32.589Z",
+                 *         "created_by": {
+                 *           "id": "01a21779-8f90-701e-bda2-6917aaff704c",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         },
+                 *         "updated_at": "2026-11-26T10:49:32.622Z",
+                 *         "visibility": 0,
+                 *         "archived_at": null,
+                 *         "lead_source": null,
+                 *         "responsible": {
+                 *           "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                 *           "name": "Second Agent",
+                 *           "avatar": null
+                 *         },
+                 *         "organization": null,
+                 *         "participants": [
+                 *           {
+                 *             "id": "01a21779-90af-721b-ba0e-8613c66c8dc3",
+                 *             "main": true,
+                 *             "role": null,
+                 *             "notes": null,
+                 *             "person": {
+                 *               "id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                 *               "name": "Maria Cliente",
+                 *               "contacts": [
+                 *                 {
+                 *                   "id": "01a21779-8ff0-7545-b558-92689814e95e",
+                 *                   "type": 2,
+                 *                   "value": "+55 (11) 98765-4321",
+                 *                   "primary": true
+                 *                 }
+                 *               ]
+                 *             }
+                 *           }
+                 *         ],
+                 *         "channel_chats": [
+                 *           {
+                 *             "type": "INDIVIDUAL",
+                 *             "title": "+5511987654321",
+                 *             "chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                 *             "person_id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                 *             "person_name": "Maria Cliente",
+                 *             "channel_type": "WHATSAPP",
+                 *             "unread_count": 3,
+                 *             "chat_responsible": {
+                 *               "id": "01a21779-8fd6-75e0-9f36-8879cf49c985",
+                 *               "name": "Second Agent",
+                 *               "avatar": null
+                 *             },
+                 *             "channel_account_id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                 *             "external_contact_id": "5511987654321",
+                 *             "channel_account_name": "Acme Support",
+                 *             "external_contact_handle": "+5511987654321",
+                 *             "whatsapp_number_verified_name": "Acme Support"
+                 *           }
+                 *         ],
+                 *         "custom_fields": [],
+                 *         "quality_rating": null,
+                 *         "quality_reason": null,
+                 *         "whatsapp_chats": [
+                 *           {
+                 *             "status": "OPEN",
+                 *             "chat_id": "01a21779-9008-7702-a6cd-0708029201dd",
+                 *             "chat_type": "INDIVIDUAL",
+                 *             "person_id": "01a21779-8fef-7209-8e61-98d028118a8d",
+                 *             "person_name": "Maria Cliente",
+                 *             "contact_name": null,
+                 *             "phone_number": {
+                 *               "id": "01a21779-8fb7-71e7-bf86-ca97c639e3ac",
+                 *               "raw_number": "551140000000",
+                 *               "display_number": "+55 11 4000-0000",
+                 *               "phone_number_id": "106540352242922"
+                 *             },
+                 *             "unread_count": 3,
+                 *             "wa_contact_id": "5511987654321",
+                 *             "contact_number": "+5511987654321",
+                 *             "remote_profile_name": null
+                 *           }
+                 *         ],
+                 *         "crm_loss_reason": null,
+                 *         "crm_loss_reasons": [],
+                 *         "has_channel_chat": true,
+                 *         "last_activity_at": null,
+                 *         "negotiation_mode": null,
+                 *         "score_updated_at": null,
+                 *         "has_whatsapp_chat": true,
+                 *         "projection_context": {
+                 *           "display_mode": "CURRENT",
+                 *           "indefinite_horizon_months": 12
+                 *         },
+                 *         "measurement_consent": "GRANTED",
+                 *         "qualification_metric": "quality_rating",
+                 *         "score_criteria_count": null,
+                 *         "marketing_lead_source": null,
+                 *         "lost_reason_description": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6567,7 +13233,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6575,6 +13241,221 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-203d-7560-b6c4-a29429a4b1a5",
+                 *       "event_key": "lead.won",
+                 *       "payload": {
+                 *         "deal": {
+                 *           "id": "01a2177a-2031-702c-bbde-fc15b326590b",
+                 *           "icp": null,
+                 *           "code": 17,
+                 *           "icps": [],
+                 *           "lead": {
+                 *             "id": "01a2177a-2018-71f7-a0d1-4ad1251e1d67",
+                 *             "code": 1,
+                 *             "title": "Evented"
+                 *           },
+                 *           "tags": [],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *             "name": "New",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Acme contract",
+                 *           "value": null,
+                 *           "status": 1,
+                 *           "partners": [],
+                 *           "won_date": null,
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:09.329Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-1813-767b-8aa0-03b8a61ee754",
+                 *             "name": "Master",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:09.329Z",
+                 *           "visibility": 1,
+                 *           "archived_at": null,
+                 *           "deal_source": {
+                 *             "id": "01a2177a-2008-726c-862a-e184f8466c8d",
+                 *             "logo": null,
+                 *             "name": "Fair"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "temperature": null,
+                 *           "organization": {
+                 *             "id": "01a2177a-2019-759e-a61d-c0d7fa184df6",
+                 *             "logo": null,
+                 *             "name": "Acme"
+                 *           },
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_gain_reason": null,
+                 *           "crm_loss_reason": null,
+                 *           "crm_gain_reasons": [],
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "expected_close_date": null,
+                 *           "measurement_consent": "DENIED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "won_reason_description": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "lead": {
+                 *           "id": "01a2177a-2018-71f7-a0d1-4ad1251e1d67",
+                 *           "icp": null,
+                 *           "code": 1,
+                 *           "icps": [],
+                 *           "tags": [],
+                 *           "deals": [
+                 *             {
+                 *               "id": "01a2177a-2031-702c-bbde-fc15b326590b",
+                 *               "code": 17,
+                 *               "stage": {
+                 *                 "id": "01a2177a-182f-77a5-9c31-7546f5b5b86d",
+                 *                 "name": "New",
+                 *                 "pipeline": {
+                 *                   "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *                   "name": "Sales"
+                 *                 }
+                 *               },
+                 *               "title": "Acme contract",
+                 *               "value": null,
+                 *               "status": 1,
+                 *               "won_date": null,
+                 *               "lost_date": null,
+                 *               "created_at": "2026-11-26T10:50:09.329Z",
+                 *               "updated_at": "2026-11-26T10:50:09.329Z",
+                 *               "archived_at": null,
+                 *               "responsible": {
+                 *                 "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *                 "name": "Integrator",
+                 *                 "avatar": null
+                 *               }
+                 *             }
+                 *           ],
+                 *           "score": null,
+                 *           "stage": {
+                 *             "id": "01a2177a-182f-77a5-9c31-7cda1bca92be",
+                 *             "name": "Proposal",
+                 *             "pipeline": {
+                 *               "id": "01a2177a-182e-73c6-8edc-e4e2ff7f2103",
+                 *               "name": "Sales"
+                 *             }
+                 *           },
+                 *           "title": "Evented",
+                 *           "value": null,
+                 *           "status": 2,
+                 *           "partners": [],
+                 *           "won_date": "2026-11-26T10:50:09.320Z",
+                 *           "followers": [],
+                 *           "lost_date": null,
+                 *           "proposals": [],
+                 *           "valuation": {
+                 *             "mode": "CURRENT",
+                 *             "source": "LEGACY_CURRENT_VALUE",
+                 *             "current_value": null,
+                 *             "display_value": null,
+                 *             "projected_value": null,
+                 *             "calculation_version": 1,
+                 *             "has_recurring_value": false,
+                 *             "has_rolling_projection": false,
+                 *             "indefinite_horizon_months": null,
+                 *             "has_indefinite_recurring_value": false
+                 *           },
+                 *           "created_at": "2026-11-26T10:50:09.304Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "updated_at": "2026-11-26T10:50:09.321Z",
+                 *           "visibility": 1,
+                 *           "archived_at": null,
+                 *           "lead_source": {
+                 *             "id": "01a2177a-2008-726c-862a-e184f8466c8d",
+                 *             "logo": null,
+                 *             "name": "Fair"
+                 *           },
+                 *           "responsible": {
+                 *             "id": "01a2177a-181d-75d7-a4e7-57a93a9dab53",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "organization": {
+                 *             "id": "01a2177a-2019-759e-a61d-c0d7fa184df6",
+                 *             "logo": null,
+                 *             "name": "Acme"
+                 *           },
+                 *           "participants": [],
+                 *           "channel_chats": [],
+                 *           "custom_fields": [],
+                 *           "quality_rating": null,
+                 *           "quality_reason": null,
+                 *           "whatsapp_chats": [],
+                 *           "crm_loss_reason": null,
+                 *           "crm_loss_reasons": [],
+                 *           "has_channel_chat": false,
+                 *           "last_activity_at": null,
+                 *           "negotiation_mode": null,
+                 *           "score_updated_at": null,
+                 *           "has_whatsapp_chat": false,
+                 *           "projection_context": {
+                 *             "display_mode": "CURRENT",
+                 *             "indefinite_horizon_months": 12
+                 *           },
+                 *           "measurement_consent": "DENIED",
+                 *           "qualification_metric": "quality_rating",
+                 *           "score_criteria_count": null,
+                 *           "marketing_lead_source": null,
+                 *           "lost_reason_description": null
+                 *         },
+                 *         "won_by": {
+                 *           "id": "01a2177a-1813-767b-8aa0-03b8a61ee754",
+                 *           "name": "Master",
+                 *           "avatar": null
+                 *         },
+                 *         "won_date": "2026-11-26T10:50:09.320Z"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6608,7 +13489,7 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6616,6 +13497,44 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-56f1-71e2-8171-561f318d4037",
+                 *       "event_key": "satisfaction.public_submission_created",
+                 *       "payload": {
+                 *         "form": {
+                 *           "title": "How did we do?",
+                 *           "question": "How satisfied are you with our service?",
+                 *           "max_score": 5
+                 *         },
+                 *         "link": {
+                 *           "id": "01a2177a-56d6-75b5-abf0-14a7ecca3200",
+                 *           "created_at": "2026-11-26T10:50:23.318Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "expires_at": "2026-12-03T10:50:23.318Z"
+                 *         },
+                 *         "crm_deal": null,
+                 *         "crm_lead": {
+                 *           "id": "01a2177a-52f0-7047-8ad5-36097727ca56",
+                 *           "code": 1,
+                 *           "title": "Catalog lead, renamed"
+                 *         },
+                 *         "submission": {
+                 *           "id": "01a2177a-56ed-714a-a789-3d0a11777f22",
+                 *           "score": 5,
+                 *           "comment": null,
+                 *           "max_score": 5,
+                 *           "submitted_at": "2026-11-26T10:50:23.341Z"
+                 *         },
+                 *         "record_type": "lead",
+                 *         "crm_delivery": null
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
@@ -6649,7 +13568,157 @@ export interface operations {
                 "x-svc-event": components["parameters"]["x-svc-event"];
                 /** @description Equals the body’s event_id; identical on resends. */
                 "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
-                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "event_id": "01a2177a-5554-76f1-9f64-ec265c3c88a9",
+                 *       "event_key": "task.completed",
+                 *       "payload": {
+                 *         "task": {
+                 *           "id": "01a2177a-553d-75d9-95b5-ffe5f57ad320",
+                 *           "sync": null,
+                 *           "tags": [],
+                 *           "title": "Catalog task",
+                 *           "origin": "SVC",
+                 *           "comments": [],
+                 *           "crm_deal": null,
+                 *           "crm_lead": null,
+                 *           "end_date": null,
+                 *           "has_time": true,
+                 *           "mentions": [],
+                 *           "priority": 1,
+                 *           "provider": null,
+                 *           "ai_status": null,
+                 *           "attendees": [],
+                 *           "created_at": "2026-11-26T10:50:22.909Z",
+                 *           "created_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "crm_person": null,
+                 *           "is_subtask": false,
+                 *           "recordings": [],
+                 *           "recurrence": null,
+                 *           "start_date": null,
+                 *           "updated_at": "2026-11-26T10:50:22.909Z",
+                 *           "crm_deal_id": null,
+                 *           "crm_lead_id": null,
+                 *           "description": null,
+                 *           "is_personal": false,
+                 *           "parent_task": null,
+                 *           "responsible": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "ai_error_log": null,
+                 *           "ai_generated": false,
+                 *           "ai_processed": false,
+                 *           "completed_at": "2026-11-26T10:50:22.909Z",
+                 *           "completed_by": {
+                 *             "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *             "name": "Integrator",
+                 *             "avatar": null
+                 *           },
+                 *           "crm_customer": null,
+                 *           "crm_delivery": null,
+                 *           "is_recurring": false,
+                 *           "meeting_link": null,
+                 *           "meeting_mode": null,
+                 *           "meeting_sync": null,
+                 *           "sync_warning": null,
+                 *           "crm_person_id": null,
+                 *           "crm_task_type": {
+                 *             "id": "01a2177a-551e-7101-bfc6-cefb88c16c1d",
+                 *             "icon": null,
+                 *             "name": "Call",
+                 *             "is_meeting": false
+                 *           },
+                 *           "is_actionable": false,
+                 *           "meeting_event": null,
+                 *           "ai_last_action": null,
+                 *           "crm_task_stage": {
+                 *             "id": "01a2177a-5530-727e-8728-2721f385433b",
+                 *             "name": "Done",
+                 *             "color": null,
+                 *             "position": 1,
+                 *             "is_completion": true
+                 *           },
+                 *           "parent_task_id": null,
+                 *           "responsible_id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *           "crm_customer_id": null,
+                 *           "crm_delivery_id": null,
+                 *           "hierarchy_level": 0,
+                 *           "meeting_outcome": null,
+                 *           "crm_organization": null,
+                 *           "crm_task_type_id": "01a2177a-551e-7101-bfc6-cefb88c16c1d",
+                 *           "meeting_location": null,
+                 *           "meeting_provider": null,
+                 *           "recurrence_index": null,
+                 *           "crm_task_stage_id": "01a2177a-5530-727e-8728-2721f385433b",
+                 *           "meeting_attendees": [],
+                 *           "reminders_minutes": [],
+                 *           "calendar_event_url": null,
+                 *           "crm_organization_id": null,
+                 *           "meeting_description": null,
+                 *           "meeting_participants": [],
+                 *           "recurrence_series_id": null,
+                 *           "meeting_outcome_notes": null,
+                 *           "recurrence_is_exception": false,
+                 *           "calendar_lifecycle_status": null,
+                 *           "meeting_recorder_sessions": []
+                 *         },
+                 *         "completed_at": "2026-11-26T10:50:22.909Z",
+                 *         "completed_by": {
+                 *           "id": "01a2177a-524c-70c4-9380-27932ae0c406",
+                 *           "name": "Integrator",
+                 *           "avatar": null
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "task.completed";
+                    payload: components["schemas"]["TaskCompletedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
                 "x-svc-signature": components["parameters"]["x-svc-signature"];
             };
             path?: never;
@@ -6661,8 +13730,49 @@ export interface operations {
                     /** @description Opaque, stable across resends; absent in non-durable deliveries. */
                     event_id?: string;
                     /** @constant */
-                    event_key: "task.completed";
-                    payload: components["schemas"]["TaskCompletedPayload"];
+                    event_key: "webhook.disabled";
+                    payload: components["schemas"]["WebhookDisabledPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "webhook.test";
+                    payload: components["schemas"]["WebhookTestPayload"];
                 };
             };
         };

@@ -39,7 +39,11 @@ export const sendMultipart = z.object({
   template: z.string().optional().describe('JSON text of {name, language}'),
   template_fields: z.string().optional().describe('JSON text of the template fields'),
   reference_wamid: z.string().optional(),
-  files: z.array(z.string().describe('a file part (binary)')).optional(),
+  // Any number of file parts, each named `file` (the server takes every file part, whatever its name).
+  file: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('a file part (binary); repeat the part for several files'),
 });
 
 export const FILE_LIMIT_BYTES = 100 * 1024 * 1024;

@@ -33,7 +33,11 @@ export const scheduleMultipart = z.object({
   template_fields: z.string().optional().describe('JSON text of the template fields'),
   reference_wamid: z.string().optional(),
   cancel_on_inbound: z.string().optional().describe('true or false'),
-  files: z.array(z.string().describe('a file part (binary)')).optional(),
+  // Any number of file parts, each named `file` (the server takes every file part, whatever its name).
+  file: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('a file part (binary); repeat the part for several files'),
 });
 
 export const cancelBody = z.strictObject({

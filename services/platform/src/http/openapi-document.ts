@@ -1,3 +1,4 @@
+import { gatewayFragment } from './event-types.js';
 import type { OpenApiFragment } from './openapi.js';
 import recordedExamples from './openapi-examples.json' with { type: 'json' };
 
@@ -47,9 +48,12 @@ after starting, answers 409.
 
 **Request ids.** Every response carries \`x-request-id\` (the caller's when it sent a well-formed one): quote it to support.
 
-**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with \`x-svc-signature: sha256=<hex HMAC-SHA256 of
-the body>\` keyed with the subscription secret, and the timestamped \`webhook-id\`, \`webhook-timestamp\` and
-\`webhook-signature\` headers (verify these, and reject old timestamps, to refuse replays).`;
+**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with the Standard Webhooks headers
+\`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (\`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`
+keyed with the subscription secret): verify these and reject old timestamps, which refuses replays. The spec's
+\`x-svc-signature: sha256=<hex HMAC-SHA256 of the body>\` is sent too, but it signs the body alone and gives no replay
+protection. Integrations manage their subscriptions under \`/webhooks\` (\`crm/webhooks.read\`, \`crm/webhooks.write\`);
+\`GET /webhooks/event-types\` lists every event key with its payload's schema.`;
 
 /** What each group of operations is about (a tag without one fails the document's lint). */
 const TAG_DESCRIPTIONS: Record<string, string> = {
@@ -91,19 +95,23 @@ export interface RecordedExamples {
   webhooks: Record<string, unknown>;
 }
 
+/** A query or path value as its parameter's schema types it (the recording has the text of the URL). */
+function typed(value: string, schema: Json | undefined): unknown {
+  const type = schema?.type;
+  if ((type === 'integer' || type === 'number') && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
+
 function applyExamples(paths: Record<string, Record<string, Json>>, webhooks: Record<string, Json>, recorded: RecordedExamples): void {
   for (const [path, ops] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const example = recorded.operations[`${method.toUpperCase()} ${path}`];
       if (!example) continue;
       for (const param of (op.parameters ?? []) as Json[]) {
-        const value =
-          param.in === 'path'
-            ? example.path?.[param.name as string]
-            : param.in === 'query'
-              ? example.query?.[param.name as string]
-              : undefined;
-        if (value !== undefined) param.example = value;
+        const where = param.in === 'path' ? example.path : param.in === 'query' ? example.query : undefined;
+        const value = where?.[param.name as string];
+        if (value !== undefined) param.example = typed(value, param.schema as Json | undefined);
       }
       const content = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
       const media = content?.[example.contentType ?? 'application/json'];
@@ -176,7 +184,7 @@ export function assembleDocument(
     },
   };
   const undocumented: string[] = [];
-  for (const f of fragments) {
+  for (const f of [...fragments, gatewayFragment()]) {
     for (const [served, ops] of Object.entries(f.paths)) {
       const path = relative(served);
       paths[path] ??= {};
@@ -210,9 +218,12 @@ export function assembleDocument(
     },
     servers: [{ url: basePath, description: 'The gateway this document is served by.' }],
     security: [{ integrationKey: [] }],
+    // One Webhooks tag, for the subscription routes and the events alike (tag names are unique in a document).
     tags: [
-      ...tags.map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
-      { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' },
+      ...tags
+        .filter((name) => name !== 'Webhooks')
+        .map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
+      { name: 'Webhooks', description: 'Subscriptions, managed with the integration key, and the events POSTed to their URLs.' },
     ],
     paths: sorted(paths),
     webhooks: sorted(webhooks),
@@ -246,7 +257,10 @@ export function assembleDocument(
       parameters: {
         'x-svc-event': webhookHeader('x-svc-event', 'The event key.'),
         'x-svc-event-id': webhookHeader('x-svc-event-id', 'Equals the body’s event_id; identical on resends.', false),
-        'x-svc-signature': webhookHeader('x-svc-signature', '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes.'),
+        'x-svc-signature': webhookHeader(
+          'x-svc-signature',
+          '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature).',
+        ),
         'webhook-id': webhookHeader('webhook-id', 'The message id (Standard Webhooks).'),
         'webhook-timestamp': webhookHeader('webhook-timestamp', 'Unix seconds when the attempt was signed.'),
         'webhook-signature': webhookHeader('webhook-signature', '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.'),

@@ -333,6 +333,7 @@ export class Dispatcher {
         statusCode: result.statusCode,
         error: result.error,
         durationMs: result.durationMs,
+        responseBody: result.responseBody ?? null,
         status,
         attemptCount,
         nextAttemptAt,
@@ -369,7 +370,8 @@ export class Dispatcher {
     else
       await inTransaction(pool, async (client) => {
         await client.query(statement);
-        for (const [subscriptionId, list] of withFailures) await recordHealth(client, subscriptionId, list, this.o.health, this.ctx.logger);
+        for (const [subscriptionId, list] of withFailures)
+          await recordHealth(client, subscriptionId, list, this.o.health, this.ctx.logger, this.ctx.outbox);
       });
     this.o.metrics.statements.inc({ kind: 'record' });
     this.o.metrics.statementRows.inc({ kind: 'record' }, batch.length);
