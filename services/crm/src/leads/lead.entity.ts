@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
+import { externalIdIndex, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 export const Lead = defineEntity({
   name: 'Lead',
@@ -20,6 +20,7 @@ export const Lead = defineEntity({
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
   indexes: [
+    externalIdIndex('lead'),
     { name: 'leads_company_stage_idx', properties: ['companyId', 'stageId'] },
     { name: 'leads_company_created_idx', properties: ['companyId', 'createdAt', 'id'] },
   ],

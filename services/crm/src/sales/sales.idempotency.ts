@@ -7,12 +7,23 @@ import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './sales.attempts.js';
 /** No creation takes this long (the gateway gives up on its upstream after 60 s): an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;
 
-/** What POST /leads and POST /deals answer (spec "Lead and deal creation response"). */
+/** How a creation resolved one of its persons (decision 0182). */
+export interface PersonReceipt {
+  id: string;
+  match: 'created' | 'email' | 'phone' | 'website' | 'other' | 'id';
+}
+
+/**
+ * What POST /leads and POST /deals answer (spec "Lead and deal creation response"), plus the receipts of the persons
+ * the creation linked (`person`: the main one; `persons`: all, when more than one). A replay has no receipts.
+ */
 export interface CreationAnswer {
   id: string;
   code: number;
   title: string;
   measurement_consent: MeasurementConsent;
+  person?: PersonReceipt;
+  persons?: PersonReceipt[];
 }
 
 /** The three statements of a creation's idempotency keys (decision 0042), for one key table. */
