@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
-import { hasBody } from '@svc/platform/http/body';
+import { hasBody, readBody } from '@svc/platform/http/body';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
@@ -34,12 +34,23 @@ const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
+const BATCH_BODY = Symbol('batchBody');
+/** The batch routes (decision 0181): the rate limit counts their items, so the gateway reads their bodies. */
+const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
+/** The services' own body limit (createApiDispatcher's default). */
+const BATCH_BODY_LIMIT = '1mb';
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
+type ProxiedRequest = http.IncomingMessage & {
+  [TOKEN_KEY]?: string;
+  [KEY_ID]?: string;
+  [REVOKES_KEY]?: string;
+  [WATCHED_KEY]?: true;
+  [BATCH_BODY]?: string;
+};
 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -87,6 +98,13 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       proxyServer.on('proxyReq', (proxyReq, req) => {
         proxyReq.removeHeader('authorization');
         proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        // A batch body the gateway read to count its items goes on as the JSON it read; the ended request adds nothing.
+        const batch = req[BATCH_BODY];
+        if (batch !== undefined) {
+          proxyReq.removeHeader('transfer-encoding');
+          proxyReq.setHeader('content-length', Buffer.byteLength(batch));
+          proxyReq.write(batch);
+        }
         // A body the client stopped sending must not hold the service's socket: gone with the client's.
         if (req[WATCHED_KEY])
           req.once('close', () => {
@@ -272,12 +290,26 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
+  // A batch costs one point per item (1 to 100; anything else is the service's 400 and costs one), so its body is
+  // read, with the services' own rules (a body they would refuse is refused here alike), before the limit is asked.
+  const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
+    if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
+    if (hasBody(req)) watchBody(req, res);
+    return readBody(req, { limit: BATCH_BODY_LIMIT }).then((body) => {
+      if (body === undefined) return 1;
+      req[BATCH_BODY] = JSON.stringify(body);
+      const items = (body as { items?: unknown }).items;
+      return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
+    });
+  };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     if (isPreflight(req)) return answerPreflight(req, res);
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
-        andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
+        andThen(pointsOf(req, res), (points) =>
+          andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute, points), (decision) => limited(decision, key, req, res)),
+        ),
       );
       if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
     } catch (err) {

@@ -75,13 +75,21 @@ export class KeyRateLimiter {
     return l;
   }
 
-  consume(keyId: string, perMinute: number | undefined): RateDecision | Promise<RateDecision> {
+  /** `points` above 1 (a batch's items, decision 0181) always wait for Redis. */
+  consume(keyId: string, perMinute: number | undefined, points = 1): RateDecision | Promise<RateDecision> {
     const limit = perMinute ?? this.defaultPerMinute;
     const id = `${limit}:${keyId}`;
     const est = this.estimates.get(id);
     const now = Date.now();
     const margin = KeyRateLimiter.margin(limit);
-    if (est && est.resetAt > now && now - est.syncedAt < FRESH_MS && est.remaining - 1 > margin && est.inflight < margin / 2) {
+    if (
+      points === 1 &&
+      est &&
+      est.resetAt > now &&
+      now - est.syncedAt < FRESH_MS &&
+      est.remaining - 1 > margin &&
+      est.inflight < margin / 2
+    ) {
       est.remaining -= 1;
       est.inflight += 1;
       const pending = this.unsent.get(id);
@@ -90,7 +98,7 @@ export class KeyRateLimiter {
       this.sendTimer ??= setTimeout(() => this.send(), SEND_EVERY_MS);
       return { allowed: true, limit, remaining: est.remaining, resetSeconds: Math.max(1, Math.ceil((est.resetAt - now) / 1000)) };
     }
-    return this.ask(keyId, limit).then((answer) => {
+    return this.ask(keyId, limit, points).then((answer) => {
       this.learn(id, answer, est);
       return answer.decision;
     });
