@@ -295,6 +295,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/integrations/external/deals/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 deals
+         * @description Each item is the body of POST /deals, checked and written on its own, in order, with every rule and event of POST /deals (or, in upsert mode, of PUT /deals/{ref} when its external_id names a live deal). mode create needs crm/deal.create; in upsert mode an item that creates needs crm/deal.create and one that updates crm/deal.update (an item without it fails with 403). The rate limit counts each item.
+         */
+        post: operations["createDealsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/integrations/external/files": {
         parameters: {
             query?: never;
@@ -379,6 +399,26 @@ export type paths = {
         /** Update a lead */
         put: operations["updateLead"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/integrations/external/leads/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 leads
+         * @description Each item is the body of POST /leads, checked and written on its own, in order, with every rule and event of POST /leads (or, in upsert mode, of PUT /leads/{ref} when its external_id names a live lead). mode create needs crm/lead.create; in upsert mode an item that creates needs crm/lead.create and one that updates crm/lead.update (an item without it fails with 403). The rate limit counts each item.
+         */
+        post: operations["createLeadsBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1118,6 +1158,31 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        BatchItemResult: {
+            /** @enum {string} */
+            action: "created" | "updated" | "unchanged" | "failed";
+            code?: number;
+            /** @description The error body the single route would have answered. */
+            error?: {
+                details?: {
+                    [key: string]: unknown;
+                };
+                error: string;
+                message: string;
+                statusCode: number;
+            };
+            /** Format: uuid */
+            id?: string;
+            /** @description The item’s position in `items`, from 0. */
+            index: number;
+            person?: components["schemas"]["PersonReceipt"];
+            persons?: components["schemas"]["PersonReceipt"][];
+            /** @description The status the single route would have answered: 201, 200, or the error’s. */
+            status: number;
+        };
+        BatchResponse: {
+            results: components["schemas"]["BatchItemResult"][];
+        };
         ChannelChatSummary: {
             /** Format: uuid */
             channel_account_id: string;
@@ -1339,6 +1404,10 @@ export type components = {
             id: string;
             /** @enum {string} */
             measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            /** @description The main person, when the creation linked one (not on an idempotent replay). */
+            person?: components["schemas"]["PersonReceipt"];
+            /** @description Every person the creation linked, in order, when it linked more than one. */
+            persons?: components["schemas"]["PersonReceipt"][];
             title: string;
         };
         CustomField: {
@@ -1419,6 +1488,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -1506,6 +1577,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             icp: {
                 [key: string]: unknown;
@@ -1598,6 +1671,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -1844,6 +1919,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -1922,6 +1999,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             icp: {
                 [key: string]: unknown;
@@ -2004,6 +2083,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -2147,6 +2228,15 @@ export type components = {
                 name: string | null;
             };
             role: string | null;
+        };
+        PersonReceipt: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description created: a new person; email, phone (website, other): an existing person found by a contact of that type (avoid_duplicate); id: named by persons_id.
+             * @enum {string}
+             */
+            match: "created" | "email" | "phone" | "website" | "other" | "id";
         };
         Proposal: {
             approved_at: string | null;
@@ -3832,6 +3922,7 @@ export interface operations {
                         value?: string | number | null;
                     }[];
                     expected_close_date?: (string) | null;
+                    external_id?: string;
                     followers?: {
                         role_id?: string | null;
                         /** Format: uuid */
@@ -3936,7 +4027,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The deal’s UUID or its numeric per-company code. */
+                /** @description The deal’s UUID, its numeric per-company code, or `ext:` and its external_id. */
                 ref: string;
             };
             cookie?: never;
@@ -3972,7 +4063,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The deal’s UUID or its numeric per-company code. */
+                /** @description The deal’s UUID, its numeric per-company code, or `ext:` and its external_id. */
                 ref: string;
             };
             cookie?: never;
@@ -3991,6 +4082,7 @@ export interface operations {
                     /** Format: email */
                     email?: string;
                     expected_close_date?: (string) | null;
+                    external_id?: string | null;
                     lead_source?: {
                         name: string;
                     } | null;
@@ -4071,6 +4163,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description create (the default): every item creates; upsert: an item whose external_id names a live record updates it.
+                     * @default create
+                     * @enum {string}
+                     */
+                    mode?: "create" | "upsert";
+                };
+            };
+        };
+        responses: {
+            /** @description One result per item, in the items’ order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -4310,6 +4451,7 @@ export interface operations {
                         option_ids?: string[] | null;
                         value?: string | number | null;
                     }[];
+                    external_id?: string;
                     followers?: {
                         role_id?: string | null;
                         /** Format: uuid */
@@ -4412,7 +4554,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The lead’s UUID or its numeric per-company code. */
+                /** @description The lead’s UUID, its numeric per-company code, or `ext:` and its external_id. */
                 ref: string;
             };
             cookie?: never;
@@ -4448,7 +4590,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The lead’s UUID or its numeric per-company code. */
+                /** @description The lead’s UUID, its numeric per-company code, or `ext:` and its external_id. */
                 ref: string;
             };
             cookie?: never;
@@ -4466,6 +4608,7 @@ export interface operations {
                     }[];
                     /** Format: email */
                     email?: string;
+                    external_id?: string | null;
                     lead_source?: {
                         name: string;
                     } | null;
@@ -4542,6 +4685,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createLeadsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description create (the default): every item creates; upsert: an item whose external_id names a live record updates it.
+                     * @default create
+                     * @enum {string}
+                     */
+                    mode?: "create" | "upsert";
+                };
+            };
+        };
+        responses: {
+            /** @description One result per item, in the items’ order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
                 };
             };
             400: components["responses"]["Error400"];
