@@ -60,6 +60,7 @@ export const updateDeal = route({
   params: ref,
   body: updateDealBody,
   responses: { 200: { description: 'The deal after the update.', schema: updateAnswer } },
+  errors: [409],
 });
 
 export const createDealsBatch = route({

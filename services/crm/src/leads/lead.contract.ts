@@ -66,6 +66,7 @@ export const updateLead = route({
   params: ref,
   body: updateLeadBody,
   responses: { 200: { description: 'The lead after the update.', schema: updateAnswer } },
+  errors: [409],
 });
 
 export const createLeadsBatch = route({
