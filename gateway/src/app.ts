@@ -35,6 +35,7 @@ const KEY_ID = Symbol('keyId');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 const BATCH_BODY = Symbol('batchBody');
+const BATCH_ERROR = Symbol('batchBodyError');
 /** The batch routes (decision 0181): the rate limit counts their items, so the gateway reads their bodies. */
 const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
 /** The services' own body limit (createApiDispatcher's default). */
@@ -50,6 +51,7 @@ type ProxiedRequest = http.IncomingMessage & {
   [REVOKES_KEY]?: string;
   [WATCHED_KEY]?: true;
   [BATCH_BODY]?: string;
+  [BATCH_ERROR]?: unknown;
 };
 
 /** Response headers that belong to the upstream connection, not to the client's. */
@@ -283,6 +285,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       res.setHeader('Retry-After', String(decision.resetSeconds));
       throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
     }
+    if (req[BATCH_ERROR] !== undefined) throw req[BATCH_ERROR];
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -295,12 +298,19 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
     if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
     if (hasBody(req)) watchBody(req, res);
-    return readBody(req, { limit: BATCH_BODY_LIMIT }).then((body) => {
-      if (body === undefined) return 1;
-      req[BATCH_BODY] = JSON.stringify(body);
-      const items = (body as { items?: unknown }).items;
-      return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
-    });
+    return readBody(req, { limit: BATCH_BODY_LIMIT }).then(
+      (body) => {
+        if (body === undefined) return 1;
+        req[BATCH_BODY] = JSON.stringify(body);
+        const items = (body as { items?: unknown }).items;
+        return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
+      },
+      (err: unknown) => {
+        // A body refused is answered once the request is counted, like any other the services refuse.
+        req[BATCH_ERROR] = err;
+        return 1;
+      },
+    );
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');

@@ -38,6 +38,7 @@ describe('lead external ids, batches and person receipts', () => {
     return res.body.key as string;
   };
   const ext = () => `shop-${randomUUID()}`;
+  const made = async (body: Record<string, unknown>): Promise<any> => leads.created(body);
 
   before(async () => {
     let a: ReturnType<typeof adminOf>;
@@ -120,11 +121,11 @@ describe('lead external ids, batches and person receipts', () => {
     it('says whether each person was created, found by e-mail or phone, or named by id', async () => {
       const email = `rec-${randomUUID()}@example.test`;
       const phone = `+55 11 9${Math.floor(Math.random() * 1e8)}`;
-      const first = await leads.created({ title: 'New person', person: { name: 'Rita', contacts: [{ type: 1, value: email }] } });
+      const first = await made({ title: 'New person', person: { name: 'Rita', contacts: [{ type: 1, value: email }] } });
       expect(first.person?.match).to.equal('created');
       expect(first).to.not.have.property('persons');
       const dedup = { avoid_duplicate: true, duplicate_check_types: [1, 2] };
-      const byEmail = await leads.created({
+      const byEmail = await made({
         title: 'Same e-mail',
         person: {
           name: 'Rita again',
@@ -136,12 +137,12 @@ describe('lead external ids, batches and person receipts', () => {
         },
       });
       expect(byEmail.person).to.deep.equal({ id: first.person.id, match: 'email' });
-      const byPhone = await leads.created({
+      const byPhone = await made({
         title: 'Same phone',
         person: { name: 'Rita by phone', contacts: [{ type: 2, value: phone.replace(/\D/g, '') }], ...dedup },
       });
       expect(byPhone.person).to.deep.equal({ id: first.person.id, match: 'phone' });
-      const several = await leads.created({
+      const several = await made({
         title: 'Several',
         person: { name: 'Fresh', contacts: [] },
         persons_id: [ref.ana.id],
@@ -150,7 +151,7 @@ describe('lead external ids, batches and person receipts', () => {
       expect(several.persons[0]).to.deep.equal(several.person);
       expect(several.person.match).to.equal('created');
       expect(several.persons[1]).to.deep.equal({ id: ref.ana.id, match: 'id' });
-      const none = await leads.created({ title: 'Nobody' });
+      const none = await made({ title: 'Nobody' });
       expect(none).to.not.have.property('person');
     });
   });
