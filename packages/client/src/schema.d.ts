@@ -1404,7 +1404,7 @@ export type components = {
             id: string;
             /** @enum {string} */
             measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
-            /** @description The main person, when the creation linked one (not on an idempotent replay). */
+            /** @description The main person, when the creation linked one (a replay answers the first call’s). */
             person?: components["schemas"]["PersonReceipt"];
             /** @description Every person the creation linked, in order, when it linked more than one. */
             persons?: components["schemas"]["PersonReceipt"][];

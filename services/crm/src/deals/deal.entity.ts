@@ -38,6 +38,8 @@ export const DealIdempotencyKey = defineEntity({
     finishedAt: p.datetime().nullable(),
     /** The AttemptOwner.id of the crm process whose attempt reserved the key (decision 0111). */
     attemptOwner: p.integer().nullable(),
+    /** The person receipts of the creation (decision 0182), so a replay answers them too. */
+    persons: p.json<unknown>().nullable(),
   },
 });
 export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;

@@ -283,7 +283,9 @@ export const creationAnswer = z
     code: z.number().int(),
     title: z.string(),
     measurement_consent: consent,
-    person: personReceipt.optional().meta({ description: 'The main person, when the creation linked one (not on an idempotent replay).' }),
+    person: personReceipt
+      .optional()
+      .meta({ description: 'The main person, when the creation linked one (a replay answers the first call’s).' }),
     persons: z
       .array(personReceipt)
       .optional()
