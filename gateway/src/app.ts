@@ -36,7 +36,7 @@ const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 const BATCH_BODY = Symbol('batchBody');
 const BATCH_ERROR = Symbol('batchBodyError');
-/** The batch routes (decision 0181): the rate limit counts their items, so the gateway reads their bodies. */
+/** The batch routes (decisions 0181, 0183): the rate limit counts their items, so the gateway reads their bodies. */
 const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
 /** The services' own body limit (createApiDispatcher's default). */
 const BATCH_BODY_LIMIT = '1mb';
