@@ -236,6 +236,28 @@ describe('lead external ids, batches and person receipts', () => {
       expect(pair[1].id).to.equal(pair[0].id);
     });
 
+    it('concurrent upserts of one new external id create one lead; the others update it', async () => {
+      const id = ext();
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          ok({ mode: 'upsert', items: [{ title: 'Raced', external_id: id, quality_rating: (i % 5) + 1 }] }),
+        ),
+      );
+      const results = answers.map(([r]) => r);
+      expect(
+        results.filter((r) => r.action === 'created'),
+        JSON.stringify(results),
+      ).to.have.length(1);
+      expect(
+        results.every((r) => r.action !== 'failed'),
+        JSON.stringify(results),
+      ).to.equal(true);
+      expect(new Set(results.map((r) => r.id)).size).to.equal(1);
+      expect(await count('select count(*)::int n from crm.leads where company_id = $1 and external_id = $2', [t.company.id, id])).to.equal(
+        1,
+      );
+    });
+
     it('per-item idempotency_key: a retried batch answers the same leads and writes nothing new', async () => {
       const k = randomUUID();
       const items = [

@@ -1,4 +1,4 @@
-import { errorBodyOf, forbidden, invalidField } from '@svc/platform/errors';
+import { AppError, errorBodyOf, forbidden, invalidField } from '@svc/platform/errors';
 import { toAppError } from '@svc/platform/http/errors';
 import { parse } from '@svc/platform/http/parse';
 import { hasPermission, type Identity } from '@svc/platform/identity';
@@ -56,6 +56,9 @@ export const batchResult = z
 export const batchAnswer = z.object({ results: z.array(batchResult) }).meta({ id: 'BatchResponse' });
 export type BatchResult = z.infer<typeof batchResult>;
 
+/** The 409 of an external id another record holds (SalesBase.externalIdTaken). */
+const isExternalIdConflict = (err: unknown) => err instanceof AppError && err.kind === 'conflict' && err.message.startsWith('external_id:');
+
 /** The fields of a creation body that an update does not take: an upsert item that updates may not send them. */
 const CREATION_ONLY = ['followers', 'note', 'measurement_consent'] as const;
 
@@ -106,31 +109,43 @@ export async function runBatch<
   // A key that could write none of the items is refused whole, before anything is read.
   if (body.mode === 'create' && !canCreate) throw forbidden(`The key lacks the permission crm/${kind}.create`);
   if (!canCreate && !canUpdate) throw forbidden(`The key lacks the permissions crm/${kind}.create and crm/${kind}.update`);
+  const update = async (index: number, item: CB, id: string): Promise<BatchResult> => {
+    if (!canUpdate) throw forbidden(`The key lacks the permission crm/${kind}.update`);
+    const sent = CREATION_ONLY.find((f) => item[f] !== undefined);
+    if (sent) throw invalidField(sent, `not taken when an upsert updates an existing ${kind}`);
+    const { answer, changed } = await records.applyUpdate(identity, id, parse(schemas.update, schemas.toUpdate(item)));
+    return { index, status: 200, id: answer.id, code: answer.code, action: changed ? 'updated' : 'unchanged' };
+  };
+  const create = async (index: number, item: CB): Promise<BatchResult> => {
+    if (!canCreate) throw forbidden(`The key lacks the permission crm/${kind}.create`);
+    const created: CreationAnswer = await records.create(identity, item);
+    return {
+      index,
+      status: 201,
+      id: created.id,
+      code: created.code,
+      action: 'created',
+      ...(created.person ? { person: created.person } : {}),
+      ...(created.persons ? { persons: created.persons } : {}),
+    };
+  };
+  const upsert = async (index: number, item: CB, externalId: string): Promise<BatchResult> => {
+    const existing = await records.externalIdOf(identity.companyId, externalId);
+    if (existing) return update(index, item, existing);
+    try {
+      return await create(index, item);
+    } catch (err) {
+      // Another request created a record with this external id meanwhile: the upsert updates it instead.
+      const holder = isExternalIdConflict(err) ? await records.externalIdOf(identity.companyId, externalId) : null;
+      if (!holder) throw err;
+      return update(index, item, holder);
+    }
+  };
   const results: BatchResult[] = [];
   for (const [index, raw] of body.items.entries()) {
     try {
       const item = parse(schemas.create, raw);
-      const existing = body.mode === 'upsert' && item.external_id ? await records.externalIdOf(identity.companyId, item.external_id) : null;
-      if (existing) {
-        if (!canUpdate) throw forbidden(`The key lacks the permission crm/${kind}.update`);
-        const sent = CREATION_ONLY.find((f) => item[f] !== undefined);
-        if (sent) throw invalidField(sent, `not taken when an upsert updates an existing ${kind}`);
-        const update = parse(schemas.update, schemas.toUpdate(item));
-        const { answer, changed } = await records.applyUpdate(identity, existing, update);
-        results.push({ index, status: 200, id: answer.id, code: answer.code, action: changed ? 'updated' : 'unchanged' });
-        continue;
-      }
-      if (!canCreate) throw forbidden(`The key lacks the permission crm/${kind}.create`);
-      const created: CreationAnswer = await records.create(identity, item);
-      results.push({
-        index,
-        status: 201,
-        id: created.id,
-        code: created.code,
-        action: 'created',
-        ...(created.person ? { person: created.person } : {}),
-        ...(created.persons ? { persons: created.persons } : {}),
-      });
+      results.push(body.mode === 'upsert' && item.external_id ? await upsert(index, item, item.external_id) : await create(index, item));
     } catch (err) {
       const e = toAppError(err, records.ctx.logger, { method: 'POST', path: `/${kind}s/batch` });
       const error = errorBodyOf(e);
