@@ -332,7 +332,7 @@ describe('lead external ids, batches and person receipts', () => {
       expect(await leadsOf(t)).to.equal(before);
     });
 
-    it('the rate limit counts each item; a batch over what is left is a 429 with nothing written', async () => {
+    it('the rate limit counts each item; a batch over what is left is a 429 with nothing written, costing one point', async () => {
       const limited = await seedTenant(call, stack.adminToken, { rate_limit_per_minute: 10 });
       const items = (n: number) => Array.from({ length: n }, (_, i) => ({ title: `R${i}` }));
       const first = await batch({ items: items(4) }, limited.key.key);
@@ -340,7 +340,13 @@ describe('lead external ids, batches and person receipts', () => {
       expect(first.headers.get('ratelimit-remaining')).to.equal('6');
       const over = await batch({ items: items(7) }, limited.key.key);
       expect(over.status, over.text).to.equal(429);
+      expect(over.body).to.include({ statusCode: 429, error: 'Too Many Requests' });
+      expect(Number(over.headers.get('retry-after'))).to.be.within(1, 60);
       expect(await leadsOf(limited)).to.equal(4);
+      // The refused batch cost one point, as any refused request.
+      const next = await batch({ items: items(1) }, limited.key.key);
+      expect(next.status, next.text).to.equal(200);
+      expect(next.headers.get('ratelimit-remaining')).to.equal('4');
     });
   });
 });
