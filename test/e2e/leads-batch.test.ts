@@ -73,6 +73,10 @@ describe('lead external ids, batches and person receipts', () => {
         lead.id,
       ]);
       expect(rows[0].payload.lead.external_id).to.equal(id);
+      // Kept as sent; a ref with reserved characters is percent-encoded in the path.
+      const odd = `Order #42/ä ${randomUUID()}`;
+      const oddLead = await leads.created({ title: 'Odd id', external_id: odd });
+      expect((await leads.detail(`ext:${encodeURIComponent(odd)}`)).id).to.equal(oddLead.id);
       const plain = await leads.created({ title: 'No external id' });
       expect((await leads.detail(plain.id)).external_id).to.equal(null);
     });
