@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { PassThrough } from 'node:stream';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
-import { hasBody } from '@svc/platform/http/body';
+import { hasBody, readBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
@@ -40,6 +40,12 @@ const KEY_ID = Symbol('keyId');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 const BODY_KEY = Symbol('heldBody');
+const BATCH_BODY = Symbol('batchBody');
+const BATCH_ERROR = Symbol('batchBodyError');
+/** The batch routes (decisions 0181, 0183): the rate limit counts their items, so the gateway reads their bodies. */
+const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
+/** The services' own body limit (createApiDispatcher's default). */
+const BATCH_BODY_LIMIT = '1mb';
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
@@ -51,6 +57,8 @@ type ProxiedRequest = http.IncomingMessage & {
   [REVOKES_KEY]?: string;
   [WATCHED_KEY]?: true;
   [BODY_KEY]?: PassThrough;
+  [BATCH_BODY]?: string;
+  [BATCH_ERROR]?: unknown;
 };
 
 /** Response headers that belong to the upstream connection, not to the client's. */
@@ -115,6 +123,13 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       proxyServer.on('proxyReq', (proxyReq, req) => {
         proxyReq.removeHeader('authorization');
         proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        // A batch body the gateway read to count its items goes on as the JSON it read; the ended request adds nothing.
+        const batch = req[BATCH_BODY];
+        if (batch !== undefined) {
+          proxyReq.removeHeader('transfer-encoding');
+          proxyReq.setHeader('content-length', Buffer.byteLength(batch));
+          proxyReq.write(batch);
+        }
         // A body the client stopped sending must not hold the service's socket: gone with the client's.
         if (req[WATCHED_KEY])
           req.once('close', () => {
@@ -387,6 +402,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       res.setHeader('Retry-After', String(decision.resetSeconds));
       throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
     }
+    if (req[BATCH_ERROR] !== undefined) throw req[BATCH_ERROR];
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
@@ -395,6 +411,25 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
     admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
+  };
+  // A batch costs one point per item (1 to 100; anything else is the service's 400 and costs one), so its body is
+  // read, with the services' own rules (a body they would refuse is refused here alike), before the limit is asked.
+  const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
+    if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
+    if (hasBody(req)) watchBody(req, res);
+    return readBody(req, { limit: BATCH_BODY_LIMIT }).then(
+      (body) => {
+        if (body === undefined) return 1;
+        req[BATCH_BODY] = JSON.stringify(body);
+        const items = (body as { items?: unknown }).items;
+        return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
+      },
+      (err: unknown) => {
+        // A body refused is answered once the request is counted, like any other the services refuse.
+        req[BATCH_ERROR] = err;
+        return 1;
+      },
+    );
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
@@ -405,7 +440,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
-        andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
+        andThen(pointsOf(req, res), (points) =>
+          andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute, points), (decision) => limited(decision, key, req, res)),
+        ),
       );
       if (done instanceof Promise) done.catch(refuse);
     } catch (err) {

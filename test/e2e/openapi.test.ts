@@ -69,8 +69,12 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
       in: 'path',
       required: true,
       schema: { type: 'string' },
-      description: 'The lead’s UUID or its numeric per-company code.',
+      description: 'The lead’s UUID, its numeric per-company code, or `ext:` and its external_id.',
     });
+    const leadBatch = p('/leads/batch').post;
+    expect(leadBatch.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/BatchResponse' });
+    expect(Object.keys(leadBatch.responses)).to.include.members(['400', '403', '429']);
+    expect(Object.keys(p('/deals/batch'))).to.have.members(['post']);
     // A route taking JSON or a streamed multipart body documents both.
     const scheduled = p('/chats/{id}/scheduled-messages').post.requestBody.content;
     expect(Object.keys(scheduled)).to.have.members(['application/json', 'multipart/form-data']);

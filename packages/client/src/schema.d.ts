@@ -295,6 +295,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/deals/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 deals
+         * @description Each item is the body of POST /deals, checked and written on its own, in order, with every rule and event of POST /deals (or, in upsert mode, of PUT /deals/{ref} when its external_id names a live deal). mode create needs crm/deal.create; in upsert mode an item that creates needs crm/deal.create and one that updates crm/deal.update (an item without it fails with 403). The rate limit counts each item.
+         */
+        post: operations["createDealsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/files": {
         parameters: {
             query?: never;
@@ -379,6 +399,26 @@ export type paths = {
         /** Update a lead */
         put: operations["updateLead"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leads/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or upsert up to 100 leads
+         * @description Each item is the body of POST /leads, checked and written on its own, in order, with every rule and event of POST /leads (or, in upsert mode, of PUT /leads/{ref} when its external_id names a live lead). mode create needs crm/lead.create; in upsert mode an item that creates needs crm/lead.create and one that updates crm/lead.update (an item without it fails with 403). The rate limit counts each item.
+         */
+        post: operations["createLeadsBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1318,6 +1358,31 @@ export type webhooks = {
 };
 export type components = {
     schemas: {
+        BatchItemResult: {
+            /** @enum {string} */
+            action: "created" | "updated" | "unchanged" | "failed";
+            code?: number;
+            /** @description The error body the single route would have answered. */
+            error?: {
+                details?: {
+                    [key: string]: unknown;
+                };
+                error: string;
+                message: string;
+                statusCode: number;
+            };
+            /** Format: uuid */
+            id?: string;
+            /** @description The item’s position in `items`, from 0. */
+            index: number;
+            person?: components["schemas"]["PersonReceipt"];
+            persons?: components["schemas"]["PersonReceipt"][];
+            /** @description The status the single route would have answered: 201, 200, or the error’s. */
+            status: number;
+        };
+        BatchResponse: {
+            results: components["schemas"]["BatchItemResult"][];
+        };
         ChannelChatSummary: {
             /** Format: uuid */
             channel_account_id: string;
@@ -1539,6 +1604,10 @@ export type components = {
             id: string;
             /** @enum {string} */
             measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            /** @description The main person, when the creation linked one (a replay answers the first call’s). */
+            person?: components["schemas"]["PersonReceipt"];
+            /** @description Every person the creation linked, in order, when it linked more than one. */
+            persons?: components["schemas"]["PersonReceipt"][];
             title: string;
         };
         CustomerSummary: {
@@ -1639,6 +1708,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -1726,6 +1797,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             icp: {
                 [key: string]: unknown;
@@ -1818,6 +1891,8 @@ export type components = {
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deal_source: components["schemas"]["LeadSourceSummary"] | null;
             expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -2065,6 +2140,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -2143,6 +2220,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             icp: {
                 [key: string]: unknown;
@@ -2225,6 +2304,8 @@ export type components = {
             crm_loss_reasons: components["schemas"]["NamedSummary"][];
             custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
             deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
             followers: components["schemas"]["FollowerSummary"][];
             has_channel_chat: boolean;
             has_whatsapp_chat: boolean;
@@ -2368,6 +2449,15 @@ export type components = {
                 name: string | null;
             };
             role: string | null;
+        };
+        PersonReceipt: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description created: a new person; email, phone (website, other): an existing person found by a contact of that type (avoid_duplicate); id: named by persons_id.
+             * @enum {string}
+             */
+            match: "created" | "email" | "phone" | "website" | "other" | "id";
         };
         Proposal: {
             approved_at: string | null;
@@ -5756,6 +5846,7 @@ export interface operations {
                         value?: string | number | null;
                     }[];
                     expected_close_date?: (string) | null;
+                    external_id?: string;
                     followers?: {
                         role_id?: string | null;
                         /** Format: uuid */
@@ -5869,7 +5960,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The deal’s UUID or its numeric per-company code.
+                 * @description The deal’s UUID, its numeric per-company code, or `ext:` and its external_id.
                  * @example 01a21776-7ef2-7727-a3f4-0306f4e9a6b1
                  */
                 ref: string;
@@ -6025,7 +6116,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The deal’s UUID or its numeric per-company code.
+                 * @description The deal’s UUID, its numeric per-company code, or `ext:` and its external_id.
                  * @example 01a2177a-1cdb-7098-aece-e260bb870180
                  */
                 ref: string;
@@ -6054,6 +6145,7 @@ export interface operations {
                     /** Format: email */
                     email?: string;
                     expected_close_date?: (string) | null;
+                    external_id?: string | null;
                     lead_source?: {
                         name: string;
                     } | null;
@@ -6145,6 +6237,56 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["UpdateResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createDealsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description create (the default): every item creates; upsert: an item whose external_id names a live record updates it.
+                     * @default create
+                     * @enum {string}
+                     */
+                    mode?: "create" | "upsert";
+                };
+            };
+        };
+        responses: {
+            /** @description One result per item, in the items’ order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -6843,6 +6985,7 @@ export interface operations {
                         option_ids?: string[] | null;
                         value?: string | number | null;
                     }[];
+                    external_id?: string;
                     followers?: {
                         role_id?: string | null;
                         /** Format: uuid */
@@ -6954,7 +7097,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The lead’s UUID or its numeric per-company code.
+                 * @description The lead’s UUID, its numeric per-company code, or `ext:` and its external_id.
                  * @example 01a21776-6146-75f1-a3ac-e8a218e7e987
                  */
                 ref: string;
@@ -7106,7 +7249,7 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The lead’s UUID or its numeric per-company code.
+                 * @description The lead’s UUID, its numeric per-company code, or `ext:` and its external_id.
                  * @example 01a2177a-52f0-7047-8ad5-36097727ca56
                  */
                 ref: string;
@@ -7131,6 +7274,7 @@ export interface operations {
                     }[];
                     /** Format: email */
                     email?: string;
+                    external_id?: string | null;
                     lead_source?: {
                         name: string;
                     } | null;
@@ -7218,6 +7362,56 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["UpdateResponse"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            408: components["responses"]["Error408"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            431: components["responses"]["Error431"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    createLeadsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    items: {
+                        [key: string]: unknown;
+                    }[];
+                    /**
+                     * @description create (the default): every item creates; upsert: an item whose external_id names a live record updates it.
+                     * @default create
+                     * @enum {string}
+                     */
+                    mode?: "create" | "upsert";
+                };
+            };
+        };
+        responses: {
+            /** @description One result per item, in the items’ order. */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "x-request-id": components["headers"]["x-request-id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchResponse"];
                 };
             };
             400: components["responses"]["Error400"];

@@ -188,9 +188,10 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    * GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. The chat
    * fields are asked of chat for its persons when the key has crm/chats.read (`canReadChats`), as the lead detail's.
    */
-  async detail(actor: Actor, ref: string, canReadChats = false) {
-    const r = this.refOf(ref);
-    if (!r) throw notFound('Deal');
+  async detail(actor: Actor, given: string, canReadChats = false) {
+    const ref = await this.resolveRef(actor.companyId, given);
+    const r = ref && this.refOf(ref);
+    if (!ref || !r) throw notFound('Deal');
     const [row] = await run(await this.pool, r.byId ? this.sql.detailById : this.sql.detailByCode, [
       actor.companyId,
       r.value,

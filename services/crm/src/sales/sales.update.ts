@@ -35,7 +35,13 @@ export abstract class SalesUpdates<
    * the change when something changed (decisions 0043, 0044).
    */
   async update(actor: Actor, ref: string, body: UB) {
+    return (await this.applyUpdate(actor, ref, body)).answer;
+  }
+
+  /** `update`, and whether it changed the record (a batch upsert answers `unchanged` when not; decision 0181). */
+  async applyUpdate(actor: Actor, ref: string, body: UB) {
     const id = await this.visibleId(actor, ref);
+    let updatedBefore = 0;
     // The chats of its persons and of those the body links are asked of chat while the references are read.
     const named = (body.persons_id ?? []).filter((p) => !p.delete).map((p) => p.person_id);
     const chats: ChangeChats = { prefetch: this.chatsBefore(actor.companyId, id, named, body.person), created: new Set() };
@@ -77,6 +83,7 @@ export abstract class SalesUpdates<
         actor.companyId,
         id,
         async (client, before) => {
+          updatedBefore = before.record.updatedAt.getTime();
           const record = { ...before.record };
           const plans = this.planAnswers(refs, body.custom_fields ?? [], record, false);
           record.title = body.title;
@@ -86,6 +93,7 @@ export abstract class SalesUpdates<
           }
           if (responsible) record.responsibleId = responsible.user.id;
           if (body.visibility !== undefined) record.visibility = body.visibility;
+          if (body.external_id !== undefined) record.externalId = body.external_id;
           if (body.quality_rating !== undefined) record.qualityRating = body.quality_rating;
           if (body.quality_reason !== undefined) record.qualityReason = body.quality_reason;
           if (body.quality_rating !== undefined || body.quality_reason !== undefined) {
@@ -146,7 +154,7 @@ export abstract class SalesUpdates<
         undefined,
         chats,
       );
-      return {
+      const answer = {
         id: after.record.id,
         code: after.record.code,
         title: after.record.title,
@@ -155,8 +163,10 @@ export abstract class SalesUpdates<
         quality_reason: after.record.qualityReason ?? null,
         lost_reason_description: after.record.lostReasonDescription ?? null,
       };
+      // `change` moves updated_at exactly when the snapshot changed.
+      return { answer, changed: after.record.updatedAt.getTime() !== updatedBefore };
     } catch (err) {
-      throw withoutSensitiveText(err, sensitive);
+      throw withoutSensitiveText(await this.externalIdTaken(err, actor.companyId, body.external_id), sensitive);
     }
   }
 
