@@ -818,7 +818,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A deal's data changed (the payload is the DealSnapshot itself) */
+        /** A deal's data changed (the payload is the DealSnapshot itself, plus changes) */
         post: operations["webhook_deal_updated"];
         delete?: never;
         options?: never;
@@ -903,7 +903,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A delivery's data changed (the payload is the DeliverySnapshot itself) */
+        /** A delivery's data changed (the payload is the DeliverySnapshot itself, plus changes) */
         post: operations["webhook_delivery_updated"];
         delete?: never;
         options?: never;
@@ -1056,7 +1056,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A lead's data changed (the payload is the LeadSnapshot itself) */
+        /** A lead's data changed (the payload is the LeadSnapshot itself, plus changes) */
         post: operations["webhook_lead_updated"];
         delete?: never;
         options?: never;
@@ -1255,9 +1255,158 @@ export type components = {
             canceled_at: string | null;
             canceled_by: components["schemas"]["UserSummary"] | null;
             cancellation_reason: string | null;
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        ContractChanges: {
+            canceled_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            canceled_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            cancellation_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            company_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            completed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            deal?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            delivery?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_renewed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+            };
+            renewal_count?: {
+                from: number;
+                to: number;
+            };
+            renewals?: {
+                from: {
+                    /** Format: date */
+                    new_end_date: string;
+                    new_value: number | null;
+                    /** Format: date */
+                    previous_end_date: string;
+                    previous_value: number | null;
+                    /** Format: date-time */
+                    renewed_at: string;
+                    renewed_by: components["schemas"]["UserSummary"] | null;
+                }[];
+                to: {
+                    /** Format: date */
+                    new_end_date: string;
+                    new_value: number | null;
+                    /** Format: date */
+                    previous_end_date: string;
+                    previous_value: number | null;
+                    /** Format: date-time */
+                    renewed_at: string;
+                    renewed_by: components["schemas"]["UserSummary"] | null;
+                }[];
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            start_date?: {
+                /** Format: date */
+                from: string;
+                /** Format: date */
+                to: string;
+            };
+            status?: {
+                /** @description 1 active, 2 canceled, 3 completed */
+                from: number;
+                /** @description 1 active, 2 canceled, 3 completed */
+                to: number;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+        };
         ContractCompletedPayload: {
+            changes?: components["schemas"]["ContractChanges"];
             completed_at: string | null;
             completed_by: components["schemas"]["UserSummary"] | null;
             contract: components["schemas"]["ContractSnapshot"];
@@ -1267,6 +1416,7 @@ export type components = {
             created_by: components["schemas"]["UserSummary"] | null;
         };
         ContractRenewedPayload: {
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
             new_end_date: string | null;
             new_value: number | null;
@@ -1330,6 +1480,7 @@ export type components = {
         };
         ContractUpdatedPayload: {
             changed_fields: string[];
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
             updated_by: components["schemas"]["UserSummary"] | null;
         };
@@ -1383,15 +1534,241 @@ export type components = {
             field_name: string;
             field_type: number;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        DealChanges: {
+            archived_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_gain_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_gain_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            crm_loss_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_loss_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            /** @description Per field_id: the element before and after (null where absent) */
+            custom_fields?: {
+                [key: string]: {
+                    from: components["schemas"]["CustomFieldWithAnswers"] | null;
+                    to: components["schemas"]["CustomFieldWithAnswers"] | null;
+                };
+            };
+            deal_source?: {
+                from: components["schemas"]["LeadSourceSummary"] | null;
+                to: components["schemas"]["LeadSourceSummary"] | null;
+            };
+            expected_close_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            followers?: {
+                from: components["schemas"]["FollowerSummary"][];
+                to: components["schemas"]["FollowerSummary"][];
+            };
+            icp?: {
+                from: {
+                    [key: string]: unknown;
+                } | null;
+                to: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            icps?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_activity_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            lead?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            lost_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            lost_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            marketing_lead_source?: {
+                from: components["schemas"]["MarketingLeadSource"] | null;
+                to: components["schemas"]["MarketingLeadSource"] | null;
+            };
+            measurement_consent?: {
+                /** @enum {string} */
+                from: "GRANTED" | "DENIED" | "UNSPECIFIED";
+                /** @enum {string} */
+                to: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            };
+            negotiation_mode?: {
+                from: number | null;
+                to: number | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            participants?: {
+                from: components["schemas"]["Participant"][];
+                to: components["schemas"]["Participant"][];
+            };
+            partners?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            projection_context?: {
+                from: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+                to: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+            };
+            qualification_metric?: {
+                from: string;
+                to: string;
+            };
+            quality_rating?: {
+                from: number | null;
+                to: number | null;
+            };
+            quality_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            score?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_criteria_count?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_updated_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            status?: {
+                /** @description 1 open, 2 won, 3 lost */
+                from: number;
+                /** @description 1 open, 2 won, 3 lost */
+                to: number;
+            };
+            tags?: {
+                from: components["schemas"]["TagSummary"][];
+                to: components["schemas"]["TagSummary"][];
+            };
+            temperature?: {
+                from: number | null;
+                to: number | null;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            valuation?: {
+                from: components["schemas"]["OpportunityValuation"];
+                to: components["schemas"]["OpportunityValuation"];
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+            visibility?: {
+                from: number;
+                to: number;
+            };
+            won_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            won_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+        };
         DealCreatedPayload: {
             custom_fields_changed?: components["schemas"]["CustomFieldChange"][];
             deal: components["schemas"]["DealSnapshot"];
         };
         DealCustomFieldRemovedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             removed_fields: components["schemas"]["RemovedCustomField"][];
         };
         DealCustomFieldUpdatedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             custom_fields_changed: components["schemas"]["CustomFieldChange"][];
             deal: components["schemas"]["DealSnapshot"];
         };
@@ -1565,6 +1942,7 @@ export type components = {
             won_reason_description: string | null;
         };
         DealLostPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             loss_reason: components["schemas"]["NamedSummary"] | null;
             loss_reason_description: string | null;
@@ -1578,6 +1956,7 @@ export type components = {
             total: number;
         };
         DealQualityUpdatedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             new_quality: number | null;
             new_quality_reason: string | null;
@@ -1660,6 +2039,7 @@ export type components = {
             won_reason_description: string | null;
         };
         DealStageChangedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             deal: components["schemas"]["DealSnapshot"];
             previous_stage: components["schemas"]["StageSummary"];
@@ -1683,13 +2063,92 @@ export type components = {
         };
         DealTagAddedPayload: {
             added_tags: components["schemas"]["TagSummary"][];
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
         };
         DealTagRemovedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             removed_tags: components["schemas"]["TagSummary"][];
         };
+        DealUpdatedPayload: {
+            archived_at: string | null;
+            changes?: components["schemas"]["DealChanges"];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_gain_reason: components["schemas"]["NamedSummary"] | null;
+            crm_gain_reasons: components["schemas"]["NamedSummary"][];
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deal_source: components["schemas"]["LeadSourceSummary"] | null;
+            expected_close_date: string | null;
+            followers: components["schemas"]["FollowerSummary"][];
+            has_channel_chat: boolean;
+            has_whatsapp_chat: boolean;
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
+                [key: string]: unknown;
+            }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                title: string;
+            } | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            temperature: number | null;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
+            won_date: string | null;
+            won_reason_description: string | null;
+        };
         DealWonPayload: {
+            changes?: components["schemas"]["DealChanges"];
             customer_id: string | null;
             deal: components["schemas"]["DealSnapshot"];
             gain_reason: components["schemas"]["NamedSummary"] | null;
@@ -1698,7 +2157,129 @@ export type components = {
             won_date: string | null;
             won_reason_description: string | null;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        DeliveryChanges: {
+            cancellation_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            cancelled_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            company_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            deal?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            delivered_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+            };
+            pipeline_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            planned_end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            planned_start_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            stage_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            started_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            status?: {
+                /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+                from: number;
+                /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+                to: number;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+        };
         DeliveryCompletedPayload: {
+            changes?: components["schemas"]["DeliveryChanges"];
             completed_by: components["schemas"]["UserSummary"] | null;
             delivered_at: string | null;
             delivery: components["schemas"]["DeliverySnapshot"];
@@ -1749,10 +2330,53 @@ export type components = {
             updated_at: string;
         };
         DeliveryStageChangedPayload: {
+            changes?: components["schemas"]["DeliveryChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             delivery: components["schemas"]["DeliverySnapshot"];
             moved_by: components["schemas"]["UserSummary"] | null;
             previous_stage: components["schemas"]["StageSummary"] | null;
+        };
+        DeliveryUpdatedPayload: {
+            cancellation_reason: string | null;
+            cancelled_at: string | null;
+            changes?: components["schemas"]["DeliveryChanges"];
+            code: number;
+            /** Format: uuid */
+            company_id: string;
+            completed_by: components["schemas"]["UserSummary"] | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            deal: components["schemas"]["RecordStatusSummary"] | null;
+            delivered_at: string | null;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            person: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: uuid */
+            pipeline_id: string;
+            planned_end_date: string | null;
+            planned_start_date: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** Format: uuid */
+            stage_id: string;
+            started_at: string | null;
+            /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+            status: number;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         ErrorBody: {
             error: string;
@@ -1807,6 +2431,200 @@ export type components = {
             role: components["schemas"]["NamedSummary"] | null;
             user: components["schemas"]["UserSummary"] | null;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        LeadChanges: {
+            archived_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_loss_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_loss_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            /** @description Per field_id: the element before and after (null where absent) */
+            custom_fields?: {
+                [key: string]: {
+                    from: components["schemas"]["CustomFieldWithAnswers"] | null;
+                    to: components["schemas"]["CustomFieldWithAnswers"] | null;
+                };
+            };
+            deals?: {
+                from: components["schemas"]["DealSummary"][];
+                to: components["schemas"]["DealSummary"][];
+            };
+            followers?: {
+                from: components["schemas"]["FollowerSummary"][];
+                to: components["schemas"]["FollowerSummary"][];
+            };
+            icp?: {
+                from: {
+                    [key: string]: unknown;
+                } | null;
+                to: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            icps?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_activity_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            lead_source?: {
+                from: components["schemas"]["LeadSourceSummary"] | null;
+                to: components["schemas"]["LeadSourceSummary"] | null;
+            };
+            lost_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            lost_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            marketing_lead_source?: {
+                from: components["schemas"]["MarketingLeadSource"] | null;
+                to: components["schemas"]["MarketingLeadSource"] | null;
+            };
+            measurement_consent?: {
+                /** @enum {string} */
+                from: "GRANTED" | "DENIED" | "UNSPECIFIED";
+                /** @enum {string} */
+                to: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            };
+            negotiation_mode?: {
+                from: number | null;
+                to: number | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            participants?: {
+                from: components["schemas"]["Participant"][];
+                to: components["schemas"]["Participant"][];
+            };
+            partners?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            projection_context?: {
+                from: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+                to: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+            };
+            qualification_metric?: {
+                from: string;
+                to: string;
+            };
+            quality_rating?: {
+                from: number | null;
+                to: number | null;
+            };
+            quality_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            score?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_criteria_count?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_updated_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            status?: {
+                /** @description 1 open, 2 won, 3 lost */
+                from: number;
+                /** @description 1 open, 2 won, 3 lost */
+                to: number;
+            };
+            tags?: {
+                from: components["schemas"]["TagSummary"][];
+                to: components["schemas"]["TagSummary"][];
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            valuation?: {
+                from: components["schemas"]["OpportunityValuation"];
+                to: components["schemas"]["OpportunityValuation"];
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+            visibility?: {
+                from: number;
+                to: number;
+            };
+            won_date?: {
+                from: string | null;
+                to: string | null;
+            };
+        };
         LeadCreatedPayload: {
             custom_fields_changed?: components["schemas"]["CustomFieldChange"][];
             lead: components["schemas"]["LeadSnapshot"];
@@ -1816,10 +2634,12 @@ export type components = {
             previous_quality_reason?: string | null;
         };
         LeadCustomFieldRemovedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             removed_fields: components["schemas"]["RemovedCustomField"][];
         };
         LeadCustomFieldUpdatedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             custom_fields_changed: components["schemas"]["CustomFieldChange"][];
             lead: components["schemas"]["LeadSnapshot"];
         };
@@ -1974,6 +2794,7 @@ export type components = {
             won_date: string | null;
         };
         LeadLostPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             loss_reason: components["schemas"]["NamedSummary"] | null;
             loss_reason_description: string | null;
@@ -1987,6 +2808,7 @@ export type components = {
             total: number;
         };
         LeadQualityUpdatedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             new_quality: number | null;
             new_quality_reason: string | null;
@@ -2065,19 +2887,89 @@ export type components = {
             name: string;
         };
         LeadStageChangedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             lead: components["schemas"]["LeadSnapshot"];
             previous_stage: components["schemas"]["StageSummary"];
         };
         LeadTagAddedPayload: {
             added_tags: components["schemas"]["TagSummary"][];
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
         };
         LeadTagRemovedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             removed_tags: components["schemas"]["TagSummary"][];
         };
+        LeadUpdatedPayload: {
+            archived_at: string | null;
+            changes?: components["schemas"]["LeadChanges"];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deals: components["schemas"]["DealSummary"][];
+            followers: components["schemas"]["FollowerSummary"][];
+            has_channel_chat: boolean;
+            has_whatsapp_chat: boolean;
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
+                [key: string]: unknown;
+            }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead_source: components["schemas"]["LeadSourceSummary"] | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
+            won_date: string | null;
+        };
         LeadWonPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             deal: components["schemas"]["DealSnapshot"] | null;
             lead: components["schemas"]["LeadSnapshot"];
             won_by: components["schemas"]["UserSummary"] | null;
@@ -5928,7 +6820,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "deal.updated";
-                    payload: components["schemas"]["DealSnapshot"];
+                    payload: components["schemas"]["DealUpdatedPayload"];
                 };
             };
         };
@@ -6133,7 +7025,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "delivery.updated";
-                    payload: components["schemas"]["DeliverySnapshot"];
+                    payload: components["schemas"]["DeliveryUpdatedPayload"];
                 };
             };
         };
@@ -6502,7 +7394,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "lead.updated";
-                    payload: components["schemas"]["LeadSnapshot"];
+                    payload: components["schemas"]["LeadUpdatedPayload"];
                 };
             };
         };
