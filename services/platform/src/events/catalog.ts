@@ -39,8 +39,14 @@ export const EVENT_KEYS = [
   'satisfaction.public_submission_created',
 ] as const;
 
-export type EventKey = (typeof EVENT_KEYS)[number];
-export const isEventKey = (key: string): key is EventKey => (EVENT_KEYS as readonly string[]).includes(key);
+/** Keys beyond the spec's catalog (issue 21), each documented like the spec's; the spec's 33 stay as they are. */
+export const EXTENSION_EVENT_KEYS = ['chat.message_status_updated'] as const;
+
+/** Every key a subscription may name: the spec's, then the extensions. */
+export const ALL_EVENT_KEYS = [...EVENT_KEYS, ...EXTENSION_EVENT_KEYS] as const;
+
+export type EventKey = (typeof ALL_EVENT_KEYS)[number];
+export const isEventKey = (key: string): key is EventKey => (ALL_EVENT_KEYS as readonly string[]).includes(key);
 
 /** The key of a sales event: `salesKey('deal', 'won')` is `'deal.won'`, typed as that literal. */
 export const salesKey = <E extends SalesEntity, V extends SalesVerb>(entity: E, verb: V) => `${entity}.${verb}` as `${E}.${V}`;

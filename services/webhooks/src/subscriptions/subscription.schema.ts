@@ -1,4 +1,4 @@
-import { EVENT_KEYS } from '@svc/platform/events/catalog';
+import { ALL_EVENT_KEYS } from '@svc/platform/events/catalog';
 import { z } from 'zod';
 
 /** Header names a subscription may not set: they belong to the transport or to the signature. */
@@ -13,7 +13,9 @@ const headerValue = z
   .regex(/^[^\r\n\0]*$/, 'must not contain line breaks');
 
 const url = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2000, 'must be at most 2000 characters');
-const events = z.array(z.enum(EVENT_KEYS, { message: 'is not an event key of the catalog' })).min(1, 'must name at least one event key');
+const events = z
+  .array(z.enum(ALL_EVENT_KEYS, { message: 'is not an event key of the catalog' }))
+  .min(1, 'must name at least one event key');
 const auth = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('basic'),
