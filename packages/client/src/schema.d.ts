@@ -588,6 +588,23 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "chat.message_status_updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The provider reported a new status of a message the company sent (an extension of the spec, decision 0179); a status never goes back, failed is final */
+        post: operations["webhook_chat_message_status_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "contract.canceled": {
         parameters: {
             query?: never;
@@ -1250,6 +1267,26 @@ export type components = {
                 [key: string]: unknown;
             } | null;
             whatsapp_ai_agent_id: string | null;
+        };
+        ChatMessageStatusUpdatedPayload: {
+            /**
+             * Format: date-time
+             * @description The provider's time of the status
+             */
+            at: string;
+            /** Format: uuid */
+            chat_id: string;
+            /** @description On failed: the provider's error code and title */
+            error?: {
+                code: number;
+                title: string;
+            };
+            /** Format: uuid */
+            message_id: string;
+            /** @description The status the message had before: processing, delivery_unknown, sent or delivered */
+            previous_status: string;
+            /** @enum {string} */
+            status: "sent" | "delivered" | "read" | "failed";
         };
         ContractCanceledPayload: {
             canceled_at: string | null;
@@ -6247,6 +6284,47 @@ export interface operations {
                     /** @constant */
                     event_key: "chat.message_sent";
                     payload: components["schemas"]["ChatMessageSentPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_chat_message_status_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes. */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "chat.message_status_updated";
+                    payload: components["schemas"]["ChatMessageStatusUpdatedPayload"];
                 };
             };
         };

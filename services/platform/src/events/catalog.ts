@@ -18,7 +18,7 @@ export type SalesEntity = 'lead' | 'deal';
 const salesKeys = <E extends SalesEntity>(entity: E) => SALES_VERBS.map((verb) => `${entity}.${verb}` as const);
 
 /**
- * The spec's catalog: the 33 event keys a subscription may name, as literal types, so `EventKey` is their union
+ * The spec's catalog: its 33 event keys, as literal types, so `EventKey` (with the extensions below) is their union
  * and a misspelt key does not compile. No proposal.* events exist.
  */
 export const EVENT_KEYS = [
