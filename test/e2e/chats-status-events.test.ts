@@ -134,6 +134,30 @@ describe('chat.message_status_updated: provider status callbacks reach subscribe
     expect((await api.messages(chat.id, { take: 2 })).body.records.find((r: any) => r.id === m.id).status).to.equal('read');
   });
 
+  it('callbacks of one message racing each other fire one chain: each previous_status is the status before it', async () => {
+    const messages = await Promise.all([sent('race 1'), sent('race 2'), sent('race 3')]);
+    await Promise.all(
+      messages.flatMap((m) => ['delivered', 'read', 'delivered', 'read'].map((st, i) => deliver([status(m.wamid, st, unix(T0) + i)]))),
+    );
+    const marker = await sent('race marker');
+    await deliver([status(marker.wamid, 'delivered', unix(T0))]);
+    await eventually(() => eventsOf(marker.id)[0]);
+    for (const m of messages) {
+      const chain = eventsOf(m.id).map((e) => [e.body.payload.previous_status, e.body.payload.status]);
+      // Whichever callback took the row first, the statuses go forward once each and end at read.
+      expect(
+        [
+          [
+            ['sent', 'delivered'],
+            ['delivered', 'read'],
+          ],
+          [['sent', 'read']],
+        ],
+        m.id,
+      ).to.deep.include(chain);
+    }
+  });
+
   it("failed carries the provider's error {code, title}, and a failed message stays failed", async () => {
     const m = await sent('will fail');
     const failure = {
