@@ -3598,7 +3598,437 @@ export type components = {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        TaskChanges: {
+            ai_error_log?: {
+                from: null;
+                to: null;
+            };
+            ai_generated?: {
+                from: boolean;
+                to: boolean;
+            };
+            ai_last_action?: {
+                from: null;
+                to: null;
+            };
+            ai_processed?: {
+                from: boolean;
+                to: boolean;
+            };
+            ai_status?: {
+                from: null;
+                to: null;
+            };
+            attendees?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            calendar_event_url?: {
+                from: null;
+                to: null;
+            };
+            calendar_lifecycle_status?: {
+                from: null;
+                to: null;
+            };
+            comments?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            completed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_customer?: {
+                from: null;
+                to: null;
+            };
+            crm_customer_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_deal?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            crm_deal_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_delivery?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    status: number;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    status: number;
+                    title: string;
+                } | null;
+            };
+            crm_delivery_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_lead?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            crm_lead_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    legal_name: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    legal_name: string | null;
+                    name: string;
+                } | null;
+            };
+            crm_organization_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string | null;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string | null;
+                } | null;
+            };
+            crm_person_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_task_stage?: {
+                from: {
+                    color: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_completion: boolean;
+                    name: string;
+                    position: number;
+                };
+                to: {
+                    color: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_completion: boolean;
+                    name: string;
+                    position: number;
+                };
+            };
+            crm_task_stage_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            crm_task_type?: {
+                from: {
+                    icon: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_meeting: boolean;
+                    name: string;
+                };
+                to: {
+                    icon: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_meeting: boolean;
+                    name: string;
+                };
+            };
+            crm_task_type_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            has_time?: {
+                from: boolean;
+                to: boolean;
+            };
+            hierarchy_level?: {
+                from: number;
+                to: number;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            is_actionable?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_personal?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_recurring?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_subtask?: {
+                from: boolean;
+                to: boolean;
+            };
+            meeting_attendees?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            meeting_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_event?: {
+                from: null;
+                to: null;
+            };
+            meeting_link?: {
+                from: null;
+                to: null;
+            };
+            meeting_location?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_mode?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_outcome?: {
+                from: number | null;
+                to: number | null;
+            };
+            meeting_outcome_notes?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_participants?: {
+                from: string[];
+                to: string[];
+            };
+            meeting_provider?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_recorder_sessions?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            meeting_sync?: {
+                from: null;
+                to: null;
+            };
+            mentions?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            origin?: {
+                from: string;
+                to: string;
+            };
+            parent_task?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            parent_task_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            priority?: {
+                from: number | null;
+                to: number | null;
+            };
+            provider?: {
+                from: string | null;
+                to: string | null;
+            };
+            recordings?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            recurrence?: {
+                from: {
+                    end_date: string | null;
+                    end_type: string;
+                    /** Format: uuid */
+                    id: string;
+                    index: number | null;
+                    interval: number;
+                    is_exception: boolean;
+                    occurrences: number | null;
+                    pattern: string;
+                    /** Format: date-time */
+                    start_date: string;
+                    until_date: string | null;
+                    week_days: string[];
+                } | null;
+                to: {
+                    end_date: string | null;
+                    end_type: string;
+                    /** Format: uuid */
+                    id: string;
+                    index: number | null;
+                    interval: number;
+                    is_exception: boolean;
+                    occurrences: number | null;
+                    pattern: string;
+                    /** Format: date-time */
+                    start_date: string;
+                    until_date: string | null;
+                    week_days: string[];
+                } | null;
+            };
+            recurrence_index?: {
+                from: number | null;
+                to: number | null;
+            };
+            recurrence_is_exception?: {
+                from: boolean;
+                to: boolean;
+            };
+            recurrence_series_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            reminders_minutes?: {
+                from: number[];
+                to: number[];
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            responsible_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            start_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            sync?: {
+                from: null;
+                to: null;
+            };
+            sync_warning?: {
+                from: null;
+                to: null;
+            };
+            tags?: {
+                from: {
+                    color: {
+                        background: string | null;
+                        foreground: string | null;
+                    } | null;
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                to: {
+                    color: {
+                        background: string | null;
+                        foreground: string | null;
+                    } | null;
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+        };
         TaskCompletedPayload: {
+            changes?: components["schemas"]["TaskChanges"];
             /** Format: date-time */
             completed_at: string;
             completed_by: components["schemas"]["UserSummary"] | null;
