@@ -794,6 +794,23 @@ export type webhooks = {
         patch?: never;
         trace?: never;
     };
+    "chat.message_status_updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The provider reported a new status of a message the company sent (an extension of the spec, decision 0179); a status never goes back, failed is final */
+        post: operations["webhook_chat_message_status_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "contract.canceled": {
         parameters: {
             query?: never;
@@ -1024,7 +1041,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A deal's data changed (the payload is the DealSnapshot itself) */
+        /** A deal's data changed (the payload is the DealSnapshot itself, plus changes) */
         post: operations["webhook_deal_updated"];
         delete?: never;
         options?: never;
@@ -1109,7 +1126,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A delivery's data changed (the payload is the DeliverySnapshot itself) */
+        /** A delivery's data changed (the payload is the DeliverySnapshot itself, plus changes) */
         post: operations["webhook_delivery_updated"];
         delete?: never;
         options?: never;
@@ -1262,7 +1279,7 @@ export type webhooks = {
         };
         get?: never;
         put?: never;
-        /** A lead's data changed (the payload is the LeadSnapshot itself) */
+        /** A lead's data changed (the payload is the LeadSnapshot itself, plus changes) */
         post: operations["webhook_lead_updated"];
         delete?: never;
         options?: never;
@@ -1516,13 +1533,182 @@ export type components = {
             } | null;
             whatsapp_ai_agent_id: string | null;
         };
+        ChatMessageStatusUpdatedPayload: {
+            /**
+             * Format: date-time
+             * @description The provider's time of the status
+             */
+            at: string;
+            /** Format: uuid */
+            chat_id: string;
+            /** @description On failed: the provider's error code and title */
+            error?: {
+                code: number;
+                title: string;
+            };
+            /** Format: uuid */
+            message_id: string;
+            /** @description The status the message had before: processing, delivery_unknown, sent or delivered */
+            previous_status: string;
+            /** @enum {string} */
+            status: "sent" | "delivered" | "read" | "failed";
+        };
         ContractCanceledPayload: {
             canceled_at: string | null;
             canceled_by: components["schemas"]["UserSummary"] | null;
             cancellation_reason: string | null;
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        ContractChanges: {
+            canceled_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            canceled_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            cancellation_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            company_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            completed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            deal?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            delivery?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_renewed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+            };
+            renewal_count?: {
+                from: number;
+                to: number;
+            };
+            renewals?: {
+                from: {
+                    /** Format: date */
+                    new_end_date: string;
+                    new_value: number | null;
+                    /** Format: date */
+                    previous_end_date: string;
+                    previous_value: number | null;
+                    /** Format: date-time */
+                    renewed_at: string;
+                    renewed_by: components["schemas"]["UserSummary"] | null;
+                }[];
+                to: {
+                    /** Format: date */
+                    new_end_date: string;
+                    new_value: number | null;
+                    /** Format: date */
+                    previous_end_date: string;
+                    previous_value: number | null;
+                    /** Format: date-time */
+                    renewed_at: string;
+                    renewed_by: components["schemas"]["UserSummary"] | null;
+                }[];
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            start_date?: {
+                /** Format: date */
+                from: string;
+                /** Format: date */
+                to: string;
+            };
+            status?: {
+                /** @description 1 active, 2 canceled, 3 completed */
+                from: number;
+                /** @description 1 active, 2 canceled, 3 completed */
+                to: number;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+        };
         ContractCompletedPayload: {
+            changes?: components["schemas"]["ContractChanges"];
             completed_at: string | null;
             completed_by: components["schemas"]["UserSummary"] | null;
             contract: components["schemas"]["ContractSnapshot"];
@@ -1532,6 +1718,7 @@ export type components = {
             created_by: components["schemas"]["UserSummary"] | null;
         };
         ContractRenewedPayload: {
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
             new_end_date: string | null;
             new_value: number | null;
@@ -1595,6 +1782,7 @@ export type components = {
         };
         ContractUpdatedPayload: {
             changed_fields: string[];
+            changes?: components["schemas"]["ContractChanges"];
             contract: components["schemas"]["ContractSnapshot"];
             updated_by: components["schemas"]["UserSummary"] | null;
         };
@@ -1672,15 +1860,247 @@ export type components = {
             field_name: string;
             field_type: number;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        DealChanges: {
+            archived_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_gain_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_gain_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            crm_loss_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_loss_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            /** @description Per field_id: the element before and after (null where absent) */
+            custom_fields?: {
+                [key: string]: {
+                    from: components["schemas"]["CustomFieldWithAnswers"] | null;
+                    to: components["schemas"]["CustomFieldWithAnswers"] | null;
+                };
+            };
+            deal_source?: {
+                from: components["schemas"]["LeadSourceSummary"] | null;
+                to: components["schemas"]["LeadSourceSummary"] | null;
+            };
+            expected_close_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            external_id?: {
+                /** @description The integrator’s own id of the record, or null. */
+                from: string | null;
+                /** @description The integrator’s own id of the record, or null. */
+                to: string | null;
+            };
+            followers?: {
+                from: components["schemas"]["FollowerSummary"][];
+                to: components["schemas"]["FollowerSummary"][];
+            };
+            icp?: {
+                from: {
+                    [key: string]: unknown;
+                } | null;
+                to: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            icps?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_activity_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            lead?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            lost_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            lost_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            marketing_lead_source?: {
+                from: components["schemas"]["MarketingLeadSource"] | null;
+                to: components["schemas"]["MarketingLeadSource"] | null;
+            };
+            measurement_consent?: {
+                /** @enum {string} */
+                from: "GRANTED" | "DENIED" | "UNSPECIFIED";
+                /** @enum {string} */
+                to: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            };
+            negotiation_mode?: {
+                from: number | null;
+                to: number | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            participants?: {
+                from: components["schemas"]["Participant"][];
+                to: components["schemas"]["Participant"][];
+            };
+            partners?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            projection_context?: {
+                from: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+                to: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+            };
+            qualification_metric?: {
+                from: string;
+                to: string;
+            };
+            quality_rating?: {
+                from: number | null;
+                to: number | null;
+            };
+            quality_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            score?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_criteria_count?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_updated_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            status?: {
+                /** @description 1 open, 2 won, 3 lost */
+                from: number;
+                /** @description 1 open, 2 won, 3 lost */
+                to: number;
+            };
+            tags?: {
+                from: components["schemas"]["TagSummary"][];
+                to: components["schemas"]["TagSummary"][];
+            };
+            temperature?: {
+                from: number | null;
+                to: number | null;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            valuation?: {
+                from: components["schemas"]["OpportunityValuation"];
+                to: components["schemas"]["OpportunityValuation"];
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+            visibility?: {
+                from: number;
+                to: number;
+            };
+            won_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            won_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+        };
         DealCreatedPayload: {
             custom_fields_changed?: components["schemas"]["CustomFieldChange"][];
             deal: components["schemas"]["DealSnapshot"];
         };
         DealCustomFieldRemovedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             removed_fields: components["schemas"]["RemovedCustomField"][];
         };
         DealCustomFieldUpdatedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             custom_fields_changed: components["schemas"]["CustomFieldChange"][];
             deal: components["schemas"]["DealSnapshot"];
         };
@@ -1858,6 +2278,7 @@ export type components = {
             won_reason_description: string | null;
         };
         DealLostPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             loss_reason: components["schemas"]["NamedSummary"] | null;
             loss_reason_description: string | null;
@@ -1871,6 +2292,7 @@ export type components = {
             total: number;
         };
         DealQualityUpdatedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             new_quality: number | null;
             new_quality_reason: string | null;
@@ -1955,6 +2377,7 @@ export type components = {
             won_reason_description: string | null;
         };
         DealStageChangedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             deal: components["schemas"]["DealSnapshot"];
             previous_stage: components["schemas"]["StageSummary"];
@@ -1978,13 +2401,94 @@ export type components = {
         };
         DealTagAddedPayload: {
             added_tags: components["schemas"]["TagSummary"][];
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
         };
         DealTagRemovedPayload: {
+            changes?: components["schemas"]["DealChanges"];
             deal: components["schemas"]["DealSnapshot"];
             removed_tags: components["schemas"]["TagSummary"][];
         };
+        DealUpdatedPayload: {
+            archived_at: string | null;
+            changes?: components["schemas"]["DealChanges"];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_gain_reason: components["schemas"]["NamedSummary"] | null;
+            crm_gain_reasons: components["schemas"]["NamedSummary"][];
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deal_source: components["schemas"]["LeadSourceSummary"] | null;
+            expected_close_date: string | null;
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
+            followers: components["schemas"]["FollowerSummary"][];
+            has_channel_chat: boolean;
+            has_whatsapp_chat: boolean;
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
+                [key: string]: unknown;
+            }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead: {
+                code: number;
+                /** Format: uuid */
+                id: string;
+                title: string;
+            } | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            temperature: number | null;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
+            won_date: string | null;
+            won_reason_description: string | null;
+        };
         DealWonPayload: {
+            changes?: components["schemas"]["DealChanges"];
             /** @description The customer the win found or made of the deal’s organization, else of its main person (admin API `GET /companies/{cid}/customers/{id}`); null when the deal has neither. */
             customer_id: string | null;
             deal: components["schemas"]["DealSnapshot"];
@@ -1994,7 +2498,129 @@ export type components = {
             won_date: string | null;
             won_reason_description: string | null;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        DeliveryChanges: {
+            cancellation_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            cancelled_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            company_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            deal?: {
+                from: components["schemas"]["RecordStatusSummary"] | null;
+                to: components["schemas"]["RecordStatusSummary"] | null;
+            };
+            delivered_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                } | null;
+            };
+            pipeline_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            planned_end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            planned_start_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            stage_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            started_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            status?: {
+                /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+                from: number;
+                /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+                to: number;
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+        };
         DeliveryCompletedPayload: {
+            changes?: components["schemas"]["DeliveryChanges"];
             completed_by: components["schemas"]["UserSummary"] | null;
             delivered_at: string | null;
             delivery: components["schemas"]["DeliverySnapshot"];
@@ -2045,10 +2671,53 @@ export type components = {
             updated_at: string;
         };
         DeliveryStageChangedPayload: {
+            changes?: components["schemas"]["DeliveryChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             delivery: components["schemas"]["DeliverySnapshot"];
             moved_by: components["schemas"]["UserSummary"] | null;
             previous_stage: components["schemas"]["StageSummary"] | null;
+        };
+        DeliveryUpdatedPayload: {
+            cancellation_reason: string | null;
+            cancelled_at: string | null;
+            changes?: components["schemas"]["DeliveryChanges"];
+            code: number;
+            /** Format: uuid */
+            company_id: string;
+            completed_by: components["schemas"]["UserSummary"] | null;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            deal: components["schemas"]["RecordStatusSummary"] | null;
+            delivered_at: string | null;
+            description: string | null;
+            /** Format: uuid */
+            id: string;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            person: {
+                /** Format: uuid */
+                id: string;
+                name: string;
+            } | null;
+            /** Format: uuid */
+            pipeline_id: string;
+            planned_end_date: string | null;
+            planned_start_date: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** Format: uuid */
+            stage_id: string;
+            started_at: string | null;
+            /** @description 1 not started, 2 in progress, 3 delivered, 4 cancelled */
+            status: number;
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         ErrorBody: {
             error: string;
@@ -2103,6 +2772,206 @@ export type components = {
             role: components["schemas"]["NamedSummary"] | null;
             user: components["schemas"]["UserSummary"] | null;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        LeadChanges: {
+            archived_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            code?: {
+                from: number;
+                to: number;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_loss_reason?: {
+                from: components["schemas"]["NamedSummary"] | null;
+                to: components["schemas"]["NamedSummary"] | null;
+            };
+            crm_loss_reasons?: {
+                from: components["schemas"]["NamedSummary"][];
+                to: components["schemas"]["NamedSummary"][];
+            };
+            /** @description Per field_id: the element before and after (null where absent) */
+            custom_fields?: {
+                [key: string]: {
+                    from: components["schemas"]["CustomFieldWithAnswers"] | null;
+                    to: components["schemas"]["CustomFieldWithAnswers"] | null;
+                };
+            };
+            deals?: {
+                from: components["schemas"]["DealSummary"][];
+                to: components["schemas"]["DealSummary"][];
+            };
+            external_id?: {
+                /** @description The integrator’s own id of the record, or null. */
+                from: string | null;
+                /** @description The integrator’s own id of the record, or null. */
+                to: string | null;
+            };
+            followers?: {
+                from: components["schemas"]["FollowerSummary"][];
+                to: components["schemas"]["FollowerSummary"][];
+            };
+            icp?: {
+                from: {
+                    [key: string]: unknown;
+                } | null;
+                to: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            icps?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            last_activity_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            lead_source?: {
+                from: components["schemas"]["LeadSourceSummary"] | null;
+                to: components["schemas"]["LeadSourceSummary"] | null;
+            };
+            lost_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            lost_reason_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            marketing_lead_source?: {
+                from: components["schemas"]["MarketingLeadSource"] | null;
+                to: components["schemas"]["MarketingLeadSource"] | null;
+            };
+            measurement_consent?: {
+                /** @enum {string} */
+                from: "GRANTED" | "DENIED" | "UNSPECIFIED";
+                /** @enum {string} */
+                to: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            };
+            negotiation_mode?: {
+                from: number | null;
+                to: number | null;
+            };
+            organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    logo: string | null;
+                    name: string;
+                } | null;
+            };
+            participants?: {
+                from: components["schemas"]["Participant"][];
+                to: components["schemas"]["Participant"][];
+            };
+            partners?: {
+                from: {
+                    [key: string]: unknown;
+                }[];
+                to: {
+                    [key: string]: unknown;
+                }[];
+            };
+            projection_context?: {
+                from: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+                to: {
+                    display_mode: string;
+                    indefinite_horizon_months: number;
+                };
+            };
+            qualification_metric?: {
+                from: string;
+                to: string;
+            };
+            quality_rating?: {
+                from: number | null;
+                to: number | null;
+            };
+            quality_reason?: {
+                from: string | null;
+                to: string | null;
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            score?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_criteria_count?: {
+                from: number | null;
+                to: number | null;
+            };
+            score_updated_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            stage?: {
+                from: components["schemas"]["StageSummary"] | null;
+                to: components["schemas"]["StageSummary"] | null;
+            };
+            status?: {
+                /** @description 1 open, 2 won, 3 lost */
+                from: number;
+                /** @description 1 open, 2 won, 3 lost */
+                to: number;
+            };
+            tags?: {
+                from: components["schemas"]["TagSummary"][];
+                to: components["schemas"]["TagSummary"][];
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+            valuation?: {
+                from: components["schemas"]["OpportunityValuation"];
+                to: components["schemas"]["OpportunityValuation"];
+            };
+            value?: {
+                from: number | null;
+                to: number | null;
+            };
+            visibility?: {
+                from: number;
+                to: number;
+            };
+            won_date?: {
+                from: string | null;
+                to: string | null;
+            };
+        };
         LeadCreatedPayload: {
             custom_fields_changed?: components["schemas"]["CustomFieldChange"][];
             lead: components["schemas"]["LeadSnapshot"];
@@ -2112,10 +2981,12 @@ export type components = {
             previous_quality_reason?: string | null;
         };
         LeadCustomFieldRemovedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             removed_fields: components["schemas"]["RemovedCustomField"][];
         };
         LeadCustomFieldUpdatedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             custom_fields_changed: components["schemas"]["CustomFieldChange"][];
             lead: components["schemas"]["LeadSnapshot"];
         };
@@ -2274,6 +3145,7 @@ export type components = {
             won_date: string | null;
         };
         LeadLostPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             loss_reason: components["schemas"]["NamedSummary"] | null;
             loss_reason_description: string | null;
@@ -2287,6 +3159,7 @@ export type components = {
             total: number;
         };
         LeadQualityUpdatedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             new_quality: number | null;
             new_quality_reason: string | null;
@@ -2367,19 +3240,91 @@ export type components = {
             name: string;
         };
         LeadStageChangedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             current_stage: components["schemas"]["StageSummary"] | null;
             lead: components["schemas"]["LeadSnapshot"];
             previous_stage: components["schemas"]["StageSummary"];
         };
         LeadTagAddedPayload: {
             added_tags: components["schemas"]["TagSummary"][];
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
         };
         LeadTagRemovedPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             lead: components["schemas"]["LeadSnapshot"];
             removed_tags: components["schemas"]["TagSummary"][];
         };
+        LeadUpdatedPayload: {
+            archived_at: string | null;
+            changes?: components["schemas"]["LeadChanges"];
+            channel_chats: components["schemas"]["ChannelChatSummary"][];
+            code: number;
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["UserSummary"] | null;
+            crm_loss_reason: components["schemas"]["NamedSummary"] | null;
+            crm_loss_reasons: components["schemas"]["NamedSummary"][];
+            custom_fields: components["schemas"]["CustomFieldWithAnswers"][];
+            deals: components["schemas"]["DealSummary"][];
+            /** @description The integrator’s own id of the record, or null. */
+            external_id: string | null;
+            followers: components["schemas"]["FollowerSummary"][];
+            has_channel_chat: boolean;
+            has_whatsapp_chat: boolean;
+            icp: {
+                [key: string]: unknown;
+            } | null;
+            icps: {
+                [key: string]: unknown;
+            }[];
+            /** Format: uuid */
+            id: string;
+            last_activity_at: string | null;
+            lead_source: components["schemas"]["LeadSourceSummary"] | null;
+            lost_date: string | null;
+            lost_reason_description: string | null;
+            marketing_lead_source: components["schemas"]["MarketingLeadSource"] | null;
+            /** @enum {string} */
+            measurement_consent: "GRANTED" | "DENIED" | "UNSPECIFIED";
+            negotiation_mode: number | null;
+            organization: {
+                /** Format: uuid */
+                id: string;
+                logo: string | null;
+                name: string;
+            } | null;
+            participants: components["schemas"]["Participant"][];
+            partners: {
+                [key: string]: unknown;
+            }[];
+            projection_context: {
+                display_mode: string;
+                indefinite_horizon_months: number;
+            };
+            proposals: components["schemas"]["ProposalSummary"][];
+            qualification_metric: string;
+            quality_rating: number | null;
+            quality_reason: string | null;
+            responsible: components["schemas"]["UserSummary"] | null;
+            score: number | null;
+            score_criteria_count: number | null;
+            score_updated_at: string | null;
+            stage: components["schemas"]["StageSummary"] | null;
+            /** @description 1 open, 2 won, 3 lost */
+            status: number;
+            tags: components["schemas"]["TagSummary"][];
+            title: string;
+            /** Format: date-time */
+            updated_at: string;
+            valuation: components["schemas"]["OpportunityValuation"];
+            value: number | null;
+            visibility: number;
+            whatsapp_chats: components["schemas"]["WebhookWhatsappChat"][];
+            won_date: string | null;
+        };
         LeadWonPayload: {
+            changes?: components["schemas"]["LeadChanges"];
             deal: components["schemas"]["DealSnapshot"] | null;
             lead: components["schemas"]["LeadSnapshot"];
             won_by: components["schemas"]["UserSummary"] | null;
@@ -2980,7 +3925,437 @@ export type components = {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description What this change touched: each field before and after, in the snapshot’s shapes (decision 0178) */
+        TaskChanges: {
+            ai_error_log?: {
+                from: null;
+                to: null;
+            };
+            ai_generated?: {
+                from: boolean;
+                to: boolean;
+            };
+            ai_last_action?: {
+                from: null;
+                to: null;
+            };
+            ai_processed?: {
+                from: boolean;
+                to: boolean;
+            };
+            ai_status?: {
+                from: null;
+                to: null;
+            };
+            attendees?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            calendar_event_url?: {
+                from: null;
+                to: null;
+            };
+            calendar_lifecycle_status?: {
+                from: null;
+                to: null;
+            };
+            comments?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            completed_at?: {
+                from: string | null;
+                to: string | null;
+            };
+            completed_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            created_at?: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            created_by?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            crm_customer?: {
+                from: components["schemas"]["CustomerSummary"] | null;
+                to: components["schemas"]["CustomerSummary"] | null;
+            };
+            crm_customer_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_deal?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            crm_deal_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_delivery?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    status: number;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    status: number;
+                    title: string;
+                } | null;
+            };
+            crm_delivery_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_lead?: {
+                from: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    code: number;
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            crm_lead_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_organization?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    legal_name: string | null;
+                    name: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    legal_name: string | null;
+                    name: string;
+                } | null;
+            };
+            crm_organization_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_person?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string | null;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    name: string | null;
+                } | null;
+            };
+            crm_person_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            crm_task_stage?: {
+                from: {
+                    color: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_completion: boolean;
+                    name: string;
+                    position: number;
+                };
+                to: {
+                    color: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_completion: boolean;
+                    name: string;
+                    position: number;
+                };
+            };
+            crm_task_stage_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            crm_task_type?: {
+                from: {
+                    icon: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_meeting: boolean;
+                    name: string;
+                };
+                to: {
+                    icon: string | null;
+                    /** Format: uuid */
+                    id: string;
+                    is_meeting: boolean;
+                    name: string;
+                };
+            };
+            crm_task_type_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            end_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            has_time?: {
+                from: boolean;
+                to: boolean;
+            };
+            hierarchy_level?: {
+                from: number;
+                to: number;
+            };
+            id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            is_actionable?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_personal?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_recurring?: {
+                from: boolean;
+                to: boolean;
+            };
+            is_subtask?: {
+                from: boolean;
+                to: boolean;
+            };
+            meeting_attendees?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            meeting_description?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_event?: {
+                from: null;
+                to: null;
+            };
+            meeting_link?: {
+                from: null;
+                to: null;
+            };
+            meeting_location?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_mode?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_outcome?: {
+                from: number | null;
+                to: number | null;
+            };
+            meeting_outcome_notes?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_participants?: {
+                from: string[];
+                to: string[];
+            };
+            meeting_provider?: {
+                from: string | null;
+                to: string | null;
+            };
+            meeting_recorder_sessions?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            meeting_sync?: {
+                from: null;
+                to: null;
+            };
+            mentions?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            origin?: {
+                from: string;
+                to: string;
+            };
+            parent_task?: {
+                from: {
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+                to: {
+                    /** Format: uuid */
+                    id: string;
+                    title: string;
+                } | null;
+            };
+            parent_task_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            priority?: {
+                from: number | null;
+                to: number | null;
+            };
+            provider?: {
+                from: string | null;
+                to: string | null;
+            };
+            recordings?: {
+                /** @description Always empty here (no source for it yet). */
+                from: unknown[];
+                /** @description Always empty here (no source for it yet). */
+                to: unknown[];
+            };
+            recurrence?: {
+                from: {
+                    end_date: string | null;
+                    end_type: string;
+                    /** Format: uuid */
+                    id: string;
+                    index: number | null;
+                    interval: number;
+                    is_exception: boolean;
+                    occurrences: number | null;
+                    pattern: string;
+                    /** Format: date-time */
+                    start_date: string;
+                    until_date: string | null;
+                    week_days: string[];
+                } | null;
+                to: {
+                    end_date: string | null;
+                    end_type: string;
+                    /** Format: uuid */
+                    id: string;
+                    index: number | null;
+                    interval: number;
+                    is_exception: boolean;
+                    occurrences: number | null;
+                    pattern: string;
+                    /** Format: date-time */
+                    start_date: string;
+                    until_date: string | null;
+                    week_days: string[];
+                } | null;
+            };
+            recurrence_index?: {
+                from: number | null;
+                to: number | null;
+            };
+            recurrence_is_exception?: {
+                from: boolean;
+                to: boolean;
+            };
+            recurrence_series_id?: {
+                from: string | null;
+                to: string | null;
+            };
+            reminders_minutes?: {
+                from: number[];
+                to: number[];
+            };
+            responsible?: {
+                from: components["schemas"]["UserSummary"] | null;
+                to: components["schemas"]["UserSummary"] | null;
+            };
+            responsible_id?: {
+                /** Format: uuid */
+                from: string;
+                /** Format: uuid */
+                to: string;
+            };
+            start_date?: {
+                from: string | null;
+                to: string | null;
+            };
+            sync?: {
+                from: null;
+                to: null;
+            };
+            sync_warning?: {
+                from: null;
+                to: null;
+            };
+            tags?: {
+                from: {
+                    color: {
+                        background: string | null;
+                        foreground: string | null;
+                    } | null;
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+                to: {
+                    color: {
+                        background: string | null;
+                        foreground: string | null;
+                    } | null;
+                    /** Format: uuid */
+                    id: string;
+                    name: string;
+                }[];
+            };
+            title?: {
+                from: string;
+                to: string;
+            };
+        };
         TaskCompletedPayload: {
+            changes?: components["schemas"]["TaskChanges"];
             /** Format: date-time */
             completed_at: string;
             completed_by: components["schemas"]["UserSummary"] | null;
@@ -3247,7 +4622,7 @@ export type components = {
         };
         WebhookSubscriptionCreateInput: {
             description?: string;
-            events: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            events: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "chat.message_status_updated" | "webhook.test" | "webhook.disabled")[];
             headers?: {
                 [key: string]: string;
             };
@@ -3263,7 +4638,7 @@ export type components = {
             /** @description true re-enables a disabled subscription with a clean record. */
             active?: boolean;
             description?: string | null;
-            events?: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "webhook.test" | "webhook.disabled")[];
+            events?: ("lead.created" | "lead.updated" | "lead.stage_changed" | "lead.won" | "lead.lost" | "lead.tag_added" | "lead.tag_removed" | "lead.custom_field_updated" | "lead.custom_field_removed" | "lead.quality_updated" | "deal.created" | "deal.updated" | "deal.stage_changed" | "deal.won" | "deal.lost" | "deal.tag_added" | "deal.tag_removed" | "deal.custom_field_updated" | "deal.custom_field_removed" | "deal.quality_updated" | "chat.message_sent" | "chat.message_received" | "delivery.created" | "delivery.updated" | "delivery.stage_changed" | "delivery.completed" | "task.completed" | "contract.created" | "contract.updated" | "contract.canceled" | "contract.renewed" | "contract.completed" | "satisfaction.public_submission_created" | "chat.message_status_updated" | "webhook.test" | "webhook.disabled")[];
             headers?: {
                 [key: string]: string;
             };
@@ -9732,6 +11107,47 @@ export interface operations {
             };
         };
     };
+    webhook_chat_message_status_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id (Standard Webhooks). */
+                "webhook-id": components["parameters"]["webhook-id"];
+                /** @description `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`. */
+                "webhook-signature": components["parameters"]["webhook-signature"];
+                /** @description Unix seconds when the attempt was signed. */
+                "webhook-timestamp": components["parameters"]["webhook-timestamp"];
+                /** @description The event key. */
+                "x-svc-event": components["parameters"]["x-svc-event"];
+                /** @description Equals the body’s event_id; identical on resends. */
+                "x-svc-event-id"?: components["parameters"]["x-svc-event-id"];
+                /** @description `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature). */
+                "x-svc-signature": components["parameters"]["x-svc-signature"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Opaque, stable across resends; absent in non-durable deliveries. */
+                    event_id?: string;
+                    /** @constant */
+                    event_key: "chat.message_status_updated";
+                    payload: components["schemas"]["ChatMessageStatusUpdatedPayload"];
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx confirms the delivery (a body over 1 MB fails it). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_contract_canceled: {
         parameters: {
             query?: never;
@@ -11546,7 +12962,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "deal.updated";
-                    payload: components["schemas"]["DealSnapshot"];
+                    payload: components["schemas"]["DealUpdatedPayload"];
                 };
             };
         };
@@ -12108,7 +13524,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "delivery.updated";
-                    payload: components["schemas"]["DeliverySnapshot"];
+                    payload: components["schemas"]["DeliveryUpdatedPayload"];
                 };
             };
         };
@@ -13399,7 +14815,7 @@ export interface operations {
                     event_id?: string;
                     /** @constant */
                     event_key: "lead.updated";
-                    payload: components["schemas"]["LeadSnapshot"];
+                    payload: components["schemas"]["LeadUpdatedPayload"];
                 };
             };
         };
