@@ -171,3 +171,18 @@ export function isStoreUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Postgres refused a number beyond its column's range (SQLSTATE 22003, numeric_value_out_of_range): the last resort
+ * behind the range checks at the edge (issue 23 item 2), a 400 rather than a 500, as the request cannot succeed.
+ */
+export function isNumberOutOfRange(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; depth++) {
+    for (const code of [(e as { code?: unknown }).code, (e as { sqlState?: unknown }).sqlState]) if (code === '22003') return true;
+    e = (e as { cause?: unknown; previous?: unknown }).cause ?? (e as { previous?: unknown }).previous;
+  }
+  return false;
+}
+
+/** The 400 of a number Postgres refused: which field held it is unknown there, so it names the request. */
+export const numberOutOfRange = () => invalidField('request', 'a number is beyond the range the service stores');

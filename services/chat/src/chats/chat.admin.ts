@@ -1,4 +1,5 @@
 import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { intField } from '@svc/platform/numbers';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -35,14 +36,14 @@ export const adminChatBody = z
     status: z.enum(CHAT_STATUSES).optional(),
     priority: z.number().int().min(0).max(3).optional(),
     archived: z.boolean().optional(),
-    unread_count: z.number().int().min(0).optional(),
+    unread_count: intField(0).optional(),
     is_manually_unread: z.boolean().optional(),
     assigned_agent_id: uuid.optional(),
     participant_agent_ids: z.array(uuid).max(50).optional(),
     last_customer_msg_at: when.optional(),
     last_activity_at: when.optional(),
     started_by: z.enum(['COMPANY', 'CONTACT']).optional(),
-    trailing_outbound_count: z.number().int().min(0).optional(),
+    trailing_outbound_count: intField(0).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.channel_type === 'WHATSAPP' && (!b.whatsapp_number_id || !b.wa_contact_id))

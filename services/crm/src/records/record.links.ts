@@ -1,5 +1,6 @@
 import type { EntityManager } from '@svc/platform/db/orm';
 import { invalid, isUuid, notFound } from '@svc/platform/errors';
+import { codeOf } from '@svc/platform/numbers';
 import { User } from '../companies/company.entity.js';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
@@ -12,8 +13,6 @@ import type { UserSummary } from '../sales/sales.summaries.js';
  * contract's link to a delivery is `deliveries/delivery.links.ts`: records sit below deliveries (decision 0091).
  */
 
-const CODE = /^[1-9]\d{0,9}$/;
-
 /** The filter of record `ref` (UUID or numeric `code`) of the company; anything else names nothing (404 `label`). */
 export function refWhere(
   companyId: string,
@@ -21,7 +20,8 @@ export function refWhere(
   label: string,
 ): { companyId: string; id: string } | { companyId: string; code: number } {
   if (isUuid(ref)) return { companyId, id: ref.toLowerCase() };
-  if (CODE.test(ref)) return { companyId, code: Number(ref) };
+  const code = codeOf(ref);
+  if (code !== null) return { companyId, code };
   throw notFound(label);
 }
 

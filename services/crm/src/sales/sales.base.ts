@@ -2,6 +2,7 @@ import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db
 import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
+import { codeOf } from '@svc/platform/numbers';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
@@ -56,8 +57,6 @@ export interface DetailParts<R> {
   nowUs: number;
   associations: Record<string, number>;
 }
-
-const CODE = /^[1-9]\d{0,9}$/;
 
 /**
  * What every operation on leads and deals stands on (decisions 0040–0044, 0051): the kind's statements, its
@@ -153,7 +152,8 @@ export abstract class SalesBase<
   /** `ref` as the parameters of a by-id or by-code statement, or null when it can name no record. */
   protected refOf(ref: string): { byId: boolean; value: string | number } | null {
     if (isUuid(ref)) return { byId: true, value: ref };
-    return CODE.test(ref) ? { byId: false, value: Number(ref) } : null;
+    const code = codeOf(ref);
+    return code === null ? null : { byId: false, value: code };
   }
 
   protected async idOf(db: Pool | PoolClient, companyId: string, ref: string): Promise<string | null> {

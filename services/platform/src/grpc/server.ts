@@ -10,7 +10,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
-import { AppError, fromGrpcStatus, grpcStatusOf, isStoreUnavailable } from '../errors.js';
+import { AppError, fromGrpcStatus, grpcStatusOf, isNumberOutOfRange, isStoreUnavailable, numberOutOfRange } from '../errors.js';
 import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../http/request-id.js';
 import type { Logger } from '../logging.js';
 
@@ -63,7 +63,12 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
   const serve = (request: Req, callback: sendUnaryData<Res>) => {
     handler(request).then(
       (res) => callback(null, res),
-      (err: unknown) => {
+      (caught: unknown) => {
+        let err = caught;
+        if (isNumberOutOfRange(err)) {
+          logger.warn({ err }, 'grpc handler: a number beyond its column reached the store');
+          err = numberOutOfRange();
+        }
         if (err instanceof AppError) {
           callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: new Metadata() }, null);
           return;

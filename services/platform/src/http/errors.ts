@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import { AppError, type FieldError, invalid, isStoreUnavailable, unavailable } from '../errors.js';
+import { AppError, type FieldError, invalid, isNumberOutOfRange, isStoreUnavailable, numberOutOfRange, unavailable } from '../errors.js';
 import type { Logger } from '../logging.js';
 import { malformedPath } from './body.js';
 
@@ -30,6 +30,10 @@ export function toAppError(err: unknown, logger: Logger, where: { method?: strin
   if (err instanceof ZodError) return zodToInvalid(err);
   // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
   if (err instanceof URIError) return malformedPath();
+  if (isNumberOutOfRange(err)) {
+    logger.warn({ err, method: where.method, path: where.path }, 'a number beyond its column reached the store');
+    return numberOutOfRange();
+  }
   if (isStoreUnavailable(err)) {
     logger.warn({ err, method: where.method, path: where.path }, 'a dependency is unavailable');
     return unavailable('The service is temporarily unavailable; retry later');
