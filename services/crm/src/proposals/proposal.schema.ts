@@ -70,18 +70,15 @@ export const updateProposalBody = z.strictObject({
 });
 export type UpdateProposalBody = z.infer<typeof updateProposalBody>;
 
-export const listProposalsQuery = z
-  .object({
-    crm_lead_id: uuid.optional(),
-    crm_deal_id: uuid.optional(),
-    include_archived: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
-    skip: skipParam().default(0),
-    take: takeParam(100).default(20),
-  })
-  .refine((q) => (q.crm_lead_id ? 1 : 0) + (q.crm_deal_id ? 1 : 0) === 1, {
-    message: 'send exactly one of crm_lead_id and crm_deal_id',
-    path: ['crm_lead_id'],
-  });
+/** GET /proposals: the company's proposals the key creator may see, optionally of one lead or deal (issue 23 item 11). */
+export const listProposalsQuery = z.strictObject({
+  crm_lead_id: uuid.optional(),
+  crm_deal_id: uuid.optional(),
+  include_archived: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
+  skip: skipParam().default(0),
+  take: takeParam(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
 export type ListProposalsQuery = z.infer<typeof listProposalsQuery>;
 
 export const attachDocumentBody = z.strictObject({ document_id: uuid });

@@ -39,6 +39,7 @@ of request validation (the body, query, path or headers do not fit the operation
 
 **Pagination.** Lists answer \`{total, records, next_cursor}\` and take \`skip\`, \`take\` and \`cursor\`: \`cursor\`
 (the previous page's \`next_cursor\`) replaces \`skip\` and gives stable paging; \`next_cursor\` is null on the last page.
+A \`take\` above a list's maximum is capped to it, as the chat list does; below 1 is a 400.
 
 **Idempotency.** \`POST /leads\` and \`POST /deals\` take \`x-idempotency-key\` (or \`idempotency_key\` in the body; the
 header wins). A finished creation with the same key answers the same record; one still processing, or one that failed
