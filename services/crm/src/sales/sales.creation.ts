@@ -12,7 +12,7 @@ import { attemptOwnerOf } from './sales.attempts.js';
 import { type Actor, SalesBase } from './sales.base.js';
 import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
-import { type CreationAnswer, createOnce } from './sales.idempotency.js';
+import { type CreationAnswer, createOnce, type SettleKey } from './sales.idempotency.js';
 import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
@@ -50,17 +50,18 @@ export abstract class SalesCreation<
     const marketing = prepareMarketing(body.measurement_consent, body.marketing);
     const key = headerKey ?? body.idempotency_key;
     try {
-      if (!key) return await this.createRecord(actor, body, marketing, false);
+      if (!key) return await this.createRecord(actor, body, marketing, null);
       const owner = attemptOwnerOf(this.ctx);
-      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, () =>
-        this.createRecord(actor, body, marketing, true),
+      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, (settle) =>
+        this.createRecord(actor, body, marketing, settle),
       );
     } catch (err) {
       throw withoutSensitiveText(err, marketing.sensitive);
     }
   }
 
-  protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, keyed: boolean): Promise<CreationAnswer> {
+  /** `settle`: the idempotency key's, called last in the creation's transaction (a keyed creation always has one). */
+  protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, settle: SettleKey | null): Promise<CreationAnswer> {
     // The chats of the persons it names are asked of chat while the references are read, before the transaction.
     const prefetch =
       body.persons_id?.length || body.person ? this.chatsBefore(actor.companyId, null, body.persons_id ?? [], body.person) : null;
@@ -71,7 +72,7 @@ export abstract class SalesCreation<
       actor,
       body,
     );
-    const rich = handedOver || keyed || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
+    const rich = handedOver || settle !== null || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
     const refs = rich ? await this.richReads(pool, actor.companyId, body) : null;
     const draft = marketing.acquisition;
     const origin = await originOf(this.ctx, actor, body, draft);
@@ -127,6 +128,8 @@ export abstract class SalesCreation<
           changes = customFieldsWithAnswers(rel.customFields).map((f): CustomFieldChange => ({ ...f, previous_answers: [] }));
         }
         await write(client);
+        // Last, so the key's row is locked only until the commit: a replay meanwhile is not held up.
+        await settle?.(client, record);
       });
       if (body.followers?.length || body.note) {
         try {
