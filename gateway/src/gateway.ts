@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigError, loadConfig } from '@svc/platform/config';
-import { type ErrorKind, errorBody } from '@svc/platform/errors';
+import { type ErrorKind, errorBody, errorBodyOf, invalidFields } from '@svc/platform/errors';
 import { IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
@@ -76,7 +76,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
       : kind === 'request_timeout'
         ? 'The request took too long to arrive'
         : 'Malformed HTTP request';
-  const body = errorBody(kind, message);
+  // Every 400 names its field (decision 0163): here the request as a whole.
+  const body = kind === 'invalid' ? errorBodyOf(invalidFields([{ field: 'request', message }], message)) : errorBody(kind, message);
   const text = JSON.stringify(body);
   socket.end(
     `HTTP/1.1 ${body.statusCode} ${body.error}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -120,10 +120,13 @@ describe('POST /integrations/external/leads: the full contract', () => {
         details: { fields: [{ field: 'body', message: 'malformed JSON' }] },
       });
     });
-    it('a business-rule 400, a 404 and a 401 have the three fields only', async () => {
+    it('a business-rule 400 lists its field in details.fields too (issue 23 item 14); a 404 and a 401 have the three fields only', async () => {
       const rule = await create({ title: 'x', organization_id: other.company.id });
       expect400(rule, 'organization_id');
-      expect(rule.body).to.have.all.keys('statusCode', 'message', 'error');
+      expect(rule.body.details).to.deep.equal({ fields: [{ field: 'organization_id', message: 'unknown organization' }] });
+      const tag = await create({ title: 'x', tags: [randomUUID()] });
+      expect(tag.body.message).to.equal('tags[0]: unknown tag');
+      expect(tag.body.details).to.deep.equal({ fields: [{ field: 'tags.0', message: 'unknown tag' }] });
       const missing = await call('GET', '/integrations/external/leads/00000000-0000-7000-8000-000000000000', { token: t.key.key });
       expect(missing.status).to.equal(404);
       expect(missing.body).to.have.all.keys('statusCode', 'message', 'error');

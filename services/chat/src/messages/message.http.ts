@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ApiRouter } from '@svc/platform/http/api';
 import { checkFormField, checkFormText, checkText } from '@svc/platform/http/body';
 import { parse } from '@svc/platform/http/parse';
@@ -92,7 +92,7 @@ export function readMultipart(req: IncomingMessage): Multipart {
             yield next;
             continue;
           }
-          if (failure) throw invalid(`body: malformed multipart (${(failure as Error).message})`);
+          if (failure) throw invalidField('body', `malformed multipart (${(failure as Error).message})`);
           if (done) return;
           await new Promise<void>((r) => (wake = r));
           wake = null;
@@ -113,7 +113,7 @@ export const jsonField = (fields: Record<string, string>, name: string): unknown
   try {
     parsed = JSON.parse(v);
   } catch {
-    throw invalid(`${name}: must be JSON in a multipart body`);
+    throw invalidField(`${name}`, 'must be JSON in a multipart body');
   }
   // A NUL or a lone surrogate reaches the JSON as a \u escape: the rule of JSON bodies, under the field's name.
   checkText(parsed, name);

@@ -1,6 +1,6 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalid, isUuid } from '@svc/platform/errors';
+import { conflict, invalidField, isUuid } from '@svc/platform/errors';
 import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { v7 as uuidv7 } from 'uuid';
@@ -142,7 +142,7 @@ export async function createLeadSource(em: EntityManager, companyId: string, bod
 export async function createTracker(em: EntityManager, companyId: string, body: z.infer<typeof createTrackerBody>) {
   await requireCompany(em, companyId);
   if (!isUuid(body.lead_source_id) || !(await em.findOne(LeadSource, { id: body.lead_source_id, companyId }))) {
-    throw invalid('lead_source_id: no such lead source in the company');
+    throw invalidField('lead_source_id', 'no such lead source in the company');
   }
   const tracker = em.create(Tracker, {
     id: uuidv7(),

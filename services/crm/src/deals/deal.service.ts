@@ -1,5 +1,5 @@
 import { run } from '@svc/platform/db/native';
-import { invalid, notFound } from '@svc/platform/errors';
+import { invalidField, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
@@ -130,7 +130,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       const [row] = await run(client, this.sql.createReads, [companyId, null, lead.responsibleId, by.id]);
       const reads = this.sql.createReadsFromRow(row ?? {});
       const { stage, pipeline } = reads;
-      if (!stage || !pipeline) throw invalid('deal: the company has no primary pipeline with a stage to put the deal in');
+      if (!stage || !pipeline) throw invalidField('deal', 'the company has no primary pipeline with a stage to put the deal in');
       const { user: responsible } = responsibleOf(reads, lead.responsibleId);
       const leadSourceId = effectiveLeadSourceId(lead.leadSourceId, leadRel.marketing.latest);
       const leadSource = leadSourceId ? leadRel.marketing.leadSources.get(leadSourceId) : undefined;

@@ -1,4 +1,4 @@
-import { invalid, invalidField } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ProposalItemInput } from './proposal.schema.js';
 
 export interface PricedItem extends ProposalItemInput {
@@ -37,15 +37,17 @@ export function price(items: ProposalItemInput[], discountType: 'percentage' | '
   const subtotal = priced.reduce((sum, i) => sum + cents(i.total), 0n);
   if (subtotal > TOTAL_MAX_CENTS) throw invalidField('items', `the sum of the items ${TOTAL_RULE}`);
   if ((discountType === null) !== (discountValue === null)) {
-    throw invalid(discountType === null ? 'discount_type: required with discount_value' : 'discount_value: required with discount_type');
+    throw discountType === null
+      ? invalidField('discount_type', 'required with discount_value')
+      : invalidField('discount_value', 'required with discount_type');
   }
   let discount = 0n;
   if (discountType === 'percentage') {
-    if (discountValue! > 100) throw invalid('discount_value: a percentage must be 0 to 100');
+    if (discountValue! > 100) throw invalidField('discount_value', 'a percentage must be 0 to 100');
     discount = roundDiv(subtotal * cents(discountValue!), 10_000n);
   } else if (discountType === 'amount') {
     discount = cents(discountValue!);
-    if (discount > subtotal) throw invalid('discount_value: must not exceed the subtotal');
+    if (discount > subtotal) throw invalidField('discount_value', 'must not exceed the subtotal');
   }
   return { items: priced, subtotal: fromCents(subtotal), total: fromCents(subtotal - discount) };
 }

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { inTransaction, nativePool } from '@svc/platform/db/native';
-import { invalid, isUuid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, isUuid, notFound, requireUuid } from '@svc/platform/errors';
 import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { v7 as uuidv7 } from 'uuid';
 import { proposalDates } from '../sales/sales.proposals.js';
@@ -182,7 +182,7 @@ export class Proposals {
   async attachDocument(actor: ProposalActor, id: string, documentId: string): Promise<ProposalJson> {
     const visible = await this.get(actor, id);
     const doc = await readDocument(await this.pool(), actor.companyId, documentId);
-    if (!doc) throw invalid('document_id: document not found');
+    if (!doc) throw invalidField('document_id', 'document not found');
     await insertAttachment(await this.pool(), {
       id: uuidv7(),
       companyId: actor.companyId,

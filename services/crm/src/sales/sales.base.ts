@@ -1,5 +1,5 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
-import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { forbidden, invalidField, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import { codeOf } from '@svc/platform/numbers';
@@ -314,7 +314,7 @@ export abstract class SalesBase<
   protected async actingUser(companyId: string, userId: string): Promise<User> {
     const [row] = await run(await this.pool, this.sql.createReads, [companyId, null, userId, userId]);
     const user = this.sql.createReadsFromRow(row ?? {}).users.find((u) => u.id === userId);
-    if (!user) throw invalid('user_id: no such user in the company');
+    if (!user) throw invalidField('user_id', 'no such user in the company');
     return user;
   }
 
@@ -331,7 +331,7 @@ export abstract class SalesBase<
     const found = this.sql.namedFromRows((row?.items as Json[] | null) ?? []);
     return ids.map((id, i) => {
       const item = found.find((r) => r.id === id);
-      if (!item) throw invalid(`${field}[${i}]: unknown ${kind.replace('_', ' ')}`);
+      if (!item) throw invalidField(`${field}[${i}]`, `unknown ${kind.replace('_', ' ')}`);
       return item;
     });
   }

@@ -1,5 +1,5 @@
 import { inTransaction, run } from '@svc/platform/db/native';
-import { AppError, invalid } from '@svc/platform/errors';
+import { AppError, invalidField } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
@@ -189,12 +189,12 @@ export abstract class SalesCreation<
   /** Unknown tags, persons, organization or custom fields are a 400 naming the item; returns the answers' plans. */
   protected checkReferences(refs: RichReads, body: CB, record: R): AnswerPlan[] {
     (body.tags ?? []).forEach((id, i) => {
-      if (!refs.tags.some((t) => t.id === id)) throw invalid(`tags[${i}]: unknown tag`);
+      if (!refs.tags.some((t) => t.id === id)) throw invalidField(`tags[${i}]`, 'unknown tag');
     });
     (body.persons_id ?? []).forEach((id, i) => {
-      if (!refs.persons.some((p) => p.person.id === id)) throw invalid(`persons_id[${i}]: unknown person`);
+      if (!refs.persons.some((p) => p.person.id === id)) throw invalidField(`persons_id[${i}]`, 'unknown person');
     });
-    if (body.organization_id && !refs.organization) throw invalid('organization_id: unknown organization');
+    if (body.organization_id && !refs.organization) throw invalidField('organization_id', 'unknown organization');
     return this.planAnswers(refs, body.custom_fields ?? [], record, false);
   }
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError, invalid, tooLarge } from '@svc/platform/errors';
+import { AppError, invalidField, tooLarge } from '@svc/platform/errors';
 import { checkFormField, checkFormText } from '@svc/platform/http/body';
 import busboy from 'busboy';
 import type { FileStorage } from '../storage/storage.js';
@@ -65,7 +65,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
       });
     } catch {
       req.resume();
-      void requestDone.then(() => reject(invalid('body: must be multipart/form-data with a file part named file')));
+      void requestDone.then(() => reject(invalidField('body', 'must be multipart/form-data with a file part named file')));
       return;
     }
 
@@ -74,7 +74,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
       settled = true;
       req.unpipe(parser);
       req.resume();
-      const error = err instanceof AppError ? err : invalid('body: the upload could not be read');
+      const error = err instanceof AppError ? err : invalidField('body', 'the upload could not be read');
       sniffer?.destroy(error);
       // The bytes already stored (all of them, or a partial file the storage removes itself on the stream's error).
       void stored?.then(() => storage.delete(key)).catch(() => undefined);
@@ -82,8 +82,8 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
     };
 
     parser.on('field', (name, value, info) => {
-      if (storing) return fail(invalid(`${name}: fields must come before the file`));
-      if (info.valueTruncated) return fail(invalid(`${name}: at most ${FIELD_LIMIT} bytes`));
+      if (storing) return fail(invalidField(`${name}`, 'fields must come before the file'));
+      if (info.valueTruncated) return fail(invalidField(`${name}`, `at most ${FIELD_LIMIT} bytes`));
       try {
         // Every field of an upload is an identifier: the text rule of JSON bodies, and no control characters.
         checkFormField(name, value, 'name');
@@ -95,7 +95,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
     parser.on('file', (name, stream, info) => {
       if (name !== 'file') {
         stream.resume();
-        return fail(invalid(`${name}: unexpected file part; send the file as the part named file`));
+        return fail(invalidField(`${name}`, 'unexpected file part; send the file as the part named file'));
       }
       try {
         // Refused before anything is stored; what passes is then sanitized for storage as before.
@@ -128,13 +128,13 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
         );
       storing.catch(fail);
     });
-    parser.on('filesLimit', () => fail(invalid('file: exactly one file per upload')));
-    parser.on('fieldsLimit', () => fail(invalid('body: too many fields')));
-    parser.on('partsLimit', () => fail(invalid('body: too many parts')));
-    parser.on('error', () => fail(invalid('body: malformed multipart/form-data')));
+    parser.on('filesLimit', () => fail(invalidField('file', 'exactly one file per upload')));
+    parser.on('fieldsLimit', () => fail(invalidField('body', 'too many fields')));
+    parser.on('partsLimit', () => fail(invalidField('body', 'too many parts')));
+    parser.on('error', () => fail(invalidField('body', 'malformed multipart/form-data')));
     parser.on('close', () => {
       if (settled) return;
-      if (!storing || !sniffer) return fail(invalid('file: required (a part named file)'));
+      if (!storing || !sniffer) return fail(invalidField('file', 'required (a part named file)'));
       const counter = sniffer;
       // The file part has ended; its last bytes may still be on their way to the storage.
       const finish = async () => {
@@ -147,7 +147,7 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
       };
       finish().catch(fail);
     });
-    req.on('aborted', () => fail(invalid('body: the upload was interrupted')));
+    req.on('aborted', () => fail(invalidField('body', 'the upload was interrupted')));
     req.pipe(parser);
   });
 }

@@ -1,5 +1,13 @@
 import { ZodError } from 'zod';
-import { AppError, type FieldError, invalid, isNumberOutOfRange, isStoreUnavailable, numberOutOfRange, unavailable } from '../errors.js';
+import {
+  AppError,
+  type FieldError,
+  invalidFields,
+  isNumberOutOfRange,
+  isStoreUnavailable,
+  numberOutOfRange,
+  unavailable,
+} from '../errors.js';
 import type { Logger } from '../logging.js';
 import { malformedPath } from './body.js';
 
@@ -16,7 +24,7 @@ export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): 
       ? issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'Unrecognized key' }))
       : [{ field: named(issue.path), message: issue.message }],
   );
-  return invalid(message, { fields });
+  return invalidFields(fields, message);
 }
 
 /** Any error of a request as one of the closed set; what is not ours is logged and becomes a 500. */
