@@ -177,7 +177,14 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       actor.userId,
     ]);
     if (!row) return this.refuse(actor, ref);
-    const detail = this.detailOf(row);
+    const found = this.detailOf(row);
+    const detail = {
+      ...found,
+      associations_count: {
+        ...found.associations_count,
+        tasks: await this.tasksOf(actor.companyId, (found as unknown as { id: string }).id),
+      },
+    };
     if (!canReadChats) return detail;
     const participants = (detail as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
     return {

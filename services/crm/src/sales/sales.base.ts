@@ -15,6 +15,7 @@ import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import { type SalesDetailExtras, type SalesRelations, stageDurationsAt } from './sales.snapshot.js';
 import type { SalesSql } from './sales.sql.js';
 import { type CustomFieldChange, customFieldsWithAnswers, type RemovedCustomField, stageSummary } from './sales.summaries.js';
+import type { TaskSource } from './sales.tasks.js';
 
 export interface Actor {
   companyId: string;
@@ -78,6 +79,8 @@ export abstract class SalesBase<
   protected readonly label: string;
   /** Where the chats of the records' persons come from (the chat service), set once at start; null: never asked. */
   chatSource: ChatSource | null = null;
+  /** Where the number of a record's tasks comes from (the tasks service), set once at start; null: never asked. */
+  taskSource: TaskSource | null = null;
 
   constructor(
     readonly ctx: ServiceContext,
@@ -101,7 +104,8 @@ export abstract class SalesBase<
   /**
    * The detail of a record read by `relationsSelect(alias, { detail: true })`, in the parts a cached lead detail keeps apart
    * (decision 0015): `head`, the snapshot plus `pipeline_stages`; the stage periods `stage_durations` is computed
-   * from at the time of a read; `associations_count` (only notes and a lead's deals have a source in crm yet).
+   * from at the time of a read; `associations_count` of what crm keeps (docs/leads.md): `tasks` is asked of the tasks
+   * service at each read (`withTasks`), `activities` has no source.
    */
   detailParts(row: Json): DetailParts<R> {
     const { record, rel } = this.sql.fromRow(row);
@@ -115,9 +119,10 @@ export abstract class SalesBase<
       stagePeriods: extras.stagePeriods,
       nowUs: extras.nowUs,
       associations: {
-        items: 0,
+        items: extras.itemsCount,
         tasks: 0,
-        qualifications: 0,
+        // The spec's qualification is the quality rating (quality_updated fires when it is created or changed).
+        qualifications: record.qualityRating === null ? 0 : 1,
         notes: extras.notesCount,
         files: extras.filesCount,
         activities: 0,
@@ -135,6 +140,11 @@ export abstract class SalesBase<
     const ids = persons.map((p) => p.id);
     const chats = this.chatSource && ids.length ? await linkedChats(this.chatSource, await this.pool, companyId, ids) : [];
     return detailChatFields(chats, persons);
+  }
+
+  /** `associations_count.tasks` of record `id`: asked of tasks at each read (0 without a source, or when it fails). */
+  protected async tasksOf(companyId: string, id: string): Promise<number> {
+    return this.taskSource ? this.taskSource.recordTasks(companyId, this.kind, id) : 0;
   }
 
   /** The detail of a record read by `relationsSelect(alias, { detail: true })`, at the time of its statement. */
