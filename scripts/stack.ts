@@ -250,8 +250,8 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
       GRPC_PORT: String(ports.services[name].grpc),
       ...optional({ DB_POOL_MAX: o.dbPoolMax }),
       ...(name === 'tasks' || name === 'webhooks' || name === 'chat' || name === 'files' ? { CRM_GRPC_URL: grpcAddresses.crm } : {}),
-      // crm asks chat for the chat fields of the lead detail.
-      ...(name === 'crm' ? { CHAT_GRPC_URL: grpcAddresses.chat } : {}),
+      // crm asks chat for the chat fields of the lead detail, tasks for its task count.
+      ...(name === 'crm' ? { CHAT_GRPC_URL: grpcAddresses.chat, TASKS_GRPC_URL: grpcAddresses.tasks } : {}),
       // Signed file URLs point at this gateway's public download route; the local storage lives beside the logs.
       ...(name === 'files' || name === 'webhooks' ? { FILES_PUBLIC_BASE_URL: `${gatewayUrl}/public/files` } : {}),
       ...(name === 'files' ? { FILES_LOCAL_DIR: path.join(root, '.data', 'files') } : {}),

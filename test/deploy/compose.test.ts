@@ -96,6 +96,7 @@ describe('deploy: compose.yaml', () => {
       expect(services[name]?.depends_on?.crm).to.deep.equal({ condition: 'service_healthy' });
     // crm asks chat only when a lead detail needs it, so it does not wait for chat (which waits for crm)
     expect(services.crm?.environment?.CHAT_GRPC_URL).to.equal('chat:9083');
+    expect(services.crm?.environment?.TASKS_GRPC_URL).to.equal('tasks:9082');
     expect(services.crm?.depends_on).not.to.have.property('chat');
   });
 

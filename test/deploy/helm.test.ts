@@ -70,7 +70,7 @@ function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
   if (USES_CRM_GRPC.includes(name)) all.push('CRM_GRPC_URL');
   if (name === 'files') all.push('FILES_STORAGE', 'FILES_LOCAL_DIR', 'FILES_MAX_BYTES', 'FILES_PURGE_AFTER_DAYS');
   // crm asks chat for the chat fields of the lead detail.
-  if (name === 'crm') all.push('CHAT_GRPC_URL');
+  if (name === 'crm') all.push('CHAT_GRPC_URL', 'TASKS_GRPC_URL');
   return { all, secret: ['DATABASE_URL', 'IDENTITY_TOKEN_SECRET'] };
 }
 

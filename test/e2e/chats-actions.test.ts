@@ -141,7 +141,7 @@ describe('chat actions: create with a template, responsible, participants, read,
     expect((await call('PATCH', `/${chat.id}/responsible`, { user_id: 'x' })).body.message).to.match(/^user_id: /);
   });
 
-  it('a 400 of a chat route`s schema lists the bad fields in details.fields; a business-rule 400 and a 404 have none (decision 0141)', async () => {
+  it('a 400 of a chat route`s schema lists the bad fields in details.fields, and so does a business-rule 400; a 404 has none (decisions 0141, 0163)', async () => {
     const bad = await call('PATCH', `/${chat.id}/responsible`, { user_id: 'x', update_leads: 'yes' });
     expect(bad.status, bad.text).to.equal(400);
     expect(bad.body).to.include({ statusCode: 400, error: 'Bad Request' });
@@ -152,7 +152,8 @@ describe('chat actions: create with a template, responsible, participants, read,
     expect(query.body.details).to.deep.equal({ fields: [{ field: 'take', message: 'must be an integer' }] });
     const rule = await call('PATCH', `/${chat.id}/responsible`, { user_id: s.tenant.master.id });
     expect(rule.status).to.equal(400);
-    expect(rule.body).to.have.all.keys('statusCode', 'message', 'error');
+    expect(rule.body).to.have.all.keys('statusCode', 'message', 'error', 'details');
+    expect(rule.body.details.fields.map((f: { field: string }) => f.field)).to.deep.equal(['user_id']);
     const missing = await call('PATCH', '/00000000-0000-7000-8000-000000000000/responsible', { user_id: s.tenant.user.id });
     expect(missing.status).to.equal(404);
     expect(missing.body).to.have.all.keys('statusCode', 'message', 'error');

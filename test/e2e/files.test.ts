@@ -353,7 +353,11 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       expect(page2.body.records.map((f: any) => f.file_name)).to.deep.equal(['a.png']);
       const skipped = await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}&skip=2`, { token: t.key.key });
       expect(skipped.body.records.map((f: any) => f.file_name)).to.deep.equal(['a.png']);
-      expect400(await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}&take=101`, { token: t.key.key }), 'take');
+      // A take above the maximum is capped, as the chat list does (issue 23 item 11).
+      const capped = await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}&take=101`, { token: t.key.key });
+      expect(capped.status, capped.text).to.equal(200);
+      expect(capped.body.records).to.have.length(3);
+      expect400(await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}&take=0`, { token: t.key.key }), 'take');
       expect400(await call('GET', '/integrations/external/files', { token: t.key.key }), 'crm_lead_id');
       expect400(await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}&cursor=zz`, { token: t.key.key }), 'cursor');
       expect((await call('GET', `/integrations/external/files?crm_lead_id=${listed.id}`, { token: other.key.key })).status).to.equal(404);

@@ -111,13 +111,16 @@ describe('GET /integrations/external/leads and GET /integrations/external/custom
     const skipped = await list('?take=1&skip=1&status=1');
     expect(skipped.records[0].id).to.equal(first.records[1].id);
     expect((await list('?skip=-5&take=1')).records).to.have.length(1);
+    // Above the maximum, take is capped as the chat list does (issue 23 item 11): the whole list in one page.
+    const capped = await list('?take=101&status=1');
+    expect(capped.records).to.have.length(first.total);
+    expect(capped.next_cursor).to.equal(null);
   });
 
   it('refuses bad parameters with a 400 naming them', async () => {
     for (const [query, field] of [
       ['?status=4', 'status'],
       ['?take=0', 'take'],
-      ['?take=101', 'take'],
       ['?stage_id=nope', 'stage_id'],
       ['?created_from=yesterday', 'created_from'],
       ['?cursor=garbage', 'cursor'],
@@ -143,6 +146,26 @@ describe('GET /integrations/external/leads and GET /integrations/external/custom
       const leadsOnly = await call('GET', '/integrations/external/custom-fields?entity=lead', { token: t.key.key });
       expect(leadsOnly.body.records.map((f: any) => f.name)).to.deep.equal(['Segment']);
       expect((await call('GET', '/integrations/external/custom-fields?entity=task', { token: t.key.key })).status).to.equal(400);
+    });
+    it('pages with a cursor, and caps a take above 500 (issue 23 item 11)', async () => {
+      const page = async (query: string) => {
+        const res = await call('GET', `/integrations/external/custom-fields${query}`, { token: t.key.key });
+        expect(res.status, res.text).to.equal(200);
+        return res.body;
+      };
+      const all = await page('?take=501');
+      expect(all.records.length).to.equal(all.total);
+      expect(all.total).to.be.greaterThan(1);
+      expect(all.next_cursor).to.equal(null);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const p = await page(`?take=1${cursor ? `&cursor=${cursor}` : ''}`);
+        seen.push(...p.records.map((f: any) => f.id));
+        cursor = p.next_cursor;
+      } while (cursor && seen.length <= all.total);
+      expect(seen).to.deep.equal(all.records.map((f: any) => f.id));
+      expect((await call('GET', '/integrations/external/custom-fields?cursor=garbage', { token: t.key.key })).status).to.equal(400);
     });
     it('needs crm/custom-fields.read', async () => {
       const key = (

@@ -60,7 +60,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
       $ref: '#/components/schemas/ValidationErrorBody',
     });
     expect(doc.components.responses.Error404.content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/ErrorBody' });
-    expect(doc.components.schemas.ValidationErrorBody.required).to.deep.equal(['statusCode', 'message', 'error']);
+    expect(doc.components.schemas.ValidationErrorBody.required).to.deep.equal(['statusCode', 'message', 'error', 'details']);
     expect(doc.components.schemas.ErrorBody).to.deep.include({ required: ['statusCode', 'message', 'error'], additionalProperties: false });
     expect(doc.components.schemas.ErrorBody.properties).to.have.all.keys('statusCode', 'message', 'error');
     // Parameters carry a recorded example besides (decision 0187).

@@ -173,8 +173,51 @@ describe('proposals: /integrations/external/proposals', () => {
     const all = await call('GET', `${P}?crm_lead_id=${own.id}&include_archived=true`, { token: t.key.key });
     expect(all.body.records.map((p: any) => p.title)).to.deep.equal(['Live', 'Archived']);
     expect((await put(a.id, { archived: false })).body.archived_at).to.equal(null);
-    expect400(await call('GET', P, { token: t.key.key }), 'crm_lead_id');
     expect((await call('GET', `${P}?crm_lead_id=${own.id}`, { token: other.key.key })).status).to.equal(404);
+  });
+
+  it('lists the company’s proposals without a record filter: only those of records the key creator may see, newest first, with a cursor (issue 23 item 11)', async () => {
+    const co = await seedTenant(call, stack.adminToken);
+    const masterKey = (await admin('POST', `/companies/${co.company.id}/keys`, { created_by_user_id: co.master.id, permissions: ['*'] }))
+      .body.key as string;
+    const ext = (method: string, path: string, token: string, body?: unknown) =>
+      call(method, `/integrations/external${path}`, { token, body });
+    const mine = (await ext('POST', '/leads', co.key.key, { title: 'Mine' })).body;
+    const deal = (await ext('POST', '/deals', co.key.key, { title: 'My deal' })).body;
+    const hidden = (await ext('POST', '/leads', masterKey, { title: 'Master private', visibility: 0 })).body;
+    const make = async (token: string, body: unknown) => {
+      const res = await ext('POST', '/proposals', token, body);
+      expect(res.status, res.text).to.equal(201);
+      return res.body;
+    };
+    const p1 = await make(co.key.key, { crm_lead_id: mine.id, title: 'One' });
+    const p2 = await make(co.key.key, { crm_deal_id: deal.id, title: 'Two' });
+    await make(masterKey, { crm_lead_id: hidden.id, title: 'Hidden' });
+    const p3 = await make(co.key.key, { crm_lead_id: mine.id, title: 'Three' });
+
+    const all = await ext('GET', '/proposals', co.key.key);
+    expect(all.status, all.text).to.equal(200);
+    expect(all.body.total).to.equal(3);
+    expect(all.body.records.map((p: any) => p.id)).to.deep.equal([p3.id, p2.id, p1.id]);
+    expect(all.body.next_cursor).to.equal(null);
+    expect((await ext('GET', '/proposals', masterKey)).body.total).to.equal(4);
+    expect((await ext('GET', `/proposals?crm_deal_id=${deal.id}`, co.key.key)).body.records.map((p: any) => p.id)).to.deep.equal([p2.id]);
+
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await ext('GET', `/proposals?take=1${cursor ? `&cursor=${cursor}` : ''}`, co.key.key);
+      expect(page.status, page.text).to.equal(200);
+      expect(page.body.total).to.equal(3);
+      seen.push(...page.body.records.map((p: any) => p.id));
+      cursor = page.body.next_cursor;
+    } while (cursor && seen.length < 10);
+    expect(seen).to.deep.equal([p3.id, p2.id, p1.id]);
+    expect400(await ext('GET', '/proposals?cursor=garbage', co.key.key), 'cursor');
+    // A take above the maximum is capped, not refused.
+    const capped = await ext('GET', '/proposals?take=1000', co.key.key);
+    expect(capped.status, capped.text).to.equal(200);
+    expect(capped.body.records).to.have.length(3);
   });
 
   it('deletes logically: {id}, then 404, gone from the list and the detail; the row kept', async () => {

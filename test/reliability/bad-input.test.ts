@@ -561,7 +561,12 @@ describe('reliability: bad input is a 4xx with the error body, never a 5xx, and 
     it('a malformed request line is 400 with the error body', async () => {
       const response = await rawExchange('GET /integrations/external/leads HTTP/9.9 junk\r\n\r\n');
       expect(response).to.match(/^HTTP\/1\.1 400 /);
-      expect(errorOf(response)).to.deep.equal({ statusCode: 400, message: 'Malformed HTTP request', error: 'Bad Request' });
+      expect(errorOf(response)).to.deep.equal({
+        statusCode: 400,
+        message: 'Malformed HTTP request',
+        error: 'Bad Request',
+        details: { fields: [{ field: 'request', message: 'Malformed HTTP request' }] },
+      });
     });
     it('a header with a NUL byte is 400 with the error body', async () => {
       const response = await rawExchange(`GET /integrations/external/leads HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n`);

@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 
 /**
- * The error body of every 4xx and 5xx: the spec's three fields, `statusCode` equal to the status, and, only on a 400
- * of request validation (decision 0141), a `details.fields` list of `{field, message}`; nothing else.
+ * The error body of every 4xx and 5xx: the spec's three fields, `statusCode` equal to the status, and, on every 400
+ * (decisions 0141, 0163), a `details.fields` list of `{field, message}`; nothing else.
  */
 export function expectErrorBody(res: { status: number; text: string; body: unknown }, what = ''): void {
   const say = `${what ? `${what}: ` : ''}${res.status} ${res.text.slice(0, 300)}`;
   expect(res.body, say).to.be.an('object');
   const body = res.body as Record<string, unknown>;
-  if (res.status === 400 && 'details' in body) {
+  if (res.status === 400) {
     expect(body, say).to.have.all.keys('statusCode', 'message', 'error', 'details');
     expect(body.details, say).to.have.all.keys('fields');
     const fields = (body.details as { fields: unknown }).fields;

@@ -113,9 +113,15 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     DB_POOL_MAX: '5',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   };
-  // crm asks chat for the chat fields of the lead detail, and chat starts after crm: its gRPC port is chosen first.
+  // crm asks chat for the chat fields of the lead detail and tasks for its task count, and both start after crm:
+  // their gRPC ports are chosen first.
   const chatGrpcPort = String(await freePort());
-  const crm = await startService(crmService, { ...env, CHAT_GRPC_URL: `127.0.0.1:${chatGrpcPort}` });
+  const tasksGrpcPort = String(await freePort());
+  const crm = await startService(crmService, {
+    ...env,
+    CHAT_GRPC_URL: `127.0.0.1:${chatGrpcPort}`,
+    TASKS_GRPC_URL: `127.0.0.1:${tasksGrpcPort}`,
+  });
   // The gateway's port is chosen first: signed file URLs (files, webhooks) point at its public download route.
   const gatewayPort = await freePort();
   const peerEnv = {
@@ -126,7 +132,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   const filesDir = await mkdtemp(join(tmpdir(), `files-${run}-`));
   // Test receivers listen on 127.0.0.1, which the webhooks service refuses unless the operator allows it.
   const webhooksEnv = { ...peerEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...overrides.webhooks };
-  const tasksEnv = { ...peerEnv, ...overrides.tasks };
+  const tasksEnv = { ...peerEnv, GRPC_PORT: tasksGrpcPort, ...overrides.tasks };
   const chatEnv = { ...peerEnv, GRPC_PORT: chatGrpcPort, ...overrides.chat };
   const filesEnv = { ...peerEnv, FILES_LOCAL_DIR: filesDir, ...overrides.files };
   const spawned = new Set(overrides.processes ?? []);

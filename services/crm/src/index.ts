@@ -4,3 +4,4 @@ export { createLeadBody } from './leads/lead.schema.js';
 export { Leads } from './leads/lead.service.js';
 export { LeadSql } from './leads/lead.sql.js';
 export { crmService } from './service.js';
+export { TaskCounts } from './tasks/task-counts.js';

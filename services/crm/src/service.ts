@@ -34,16 +34,20 @@ import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
+import { TaskCounts } from './tasks/task-counts.js';
 
 const crmConfig = serviceConfigSchema.extend({
   /** The gateway's public address, for the URLs of satisfaction links; unset, the address the integration called. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
   /** The chat service's gRPC address, for the chat fields of the lead and deal details and events (unset: empty). */
   CHAT_GRPC_URL: env.hostPort.optional(),
+  /** The tasks service's gRPC address, for associations_count.tasks of the lead and deal details (unset: 0). */
+  TASKS_GRPC_URL: env.hostPort.optional(),
 });
 
 interface Components {
   chatLinks: ChatLinks;
+  taskCounts: TaskCounts;
   keys: KeyLookups;
   leads: Leads;
   deals: Deals;
@@ -66,8 +70,12 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, ctx.logger);
     leads.chatSource = chatLinks;
     deals.chatSource = chatLinks;
+    const taskCounts = new TaskCounts(ctx.config.TASKS_GRPC_URL, ctx.logger);
+    leads.taskSource = taskCounts;
+    deals.taskSource = taskCounts;
     return {
       chatLinks,
+      taskCounts,
       keys: new KeyLookups(ctx.config.DATABASE_URL, ctx.schema, ctx.logger),
       leads,
       deals,
@@ -108,13 +116,14 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     fileCountGrpc(ctx),
     proposalGrpc(ctx, proposals),
   ],
-  workers: async (ctx, { leads, chatLinks, keys }) => {
+  workers: async (ctx, { leads, chatLinks, taskCounts, keys }) => {
     leads.views.start();
     const owner = attemptOwnerOf(ctx);
     return async () => {
       await leads.views.stop();
       await owner.stop();
       chatLinks.close();
+      taskCounts.close();
       await keys.close();
     };
   },

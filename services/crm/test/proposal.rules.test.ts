@@ -27,6 +27,10 @@ describe('proposal prices: computed by crm in exact cents', () => {
     expect(() => price([item(1, 100)], 'amount', null)).to.throw('discount_value');
   });
   it('stays exact for large values', () => {
-    expect(price([item(1_000_000_000, 999_999.99)], null, null).subtotal).to.equal(999_999_990_000_000);
+    expect(price([item(100_000_000, 999_999.99)], null, null).subtotal).to.equal(99_999_999_000_000);
+    // Beyond the numeric(16,2) columns of a line and the subtotal: a 400 naming the field (issue 23 item 2).
+    expect(() => price([item(1_000_000_000, 999_999.99)], null, null)).to.throw('items.0.quantity: quantity × unit_price must be at most');
+    const big = item(100_000_000, 999_999.99);
+    expect(() => price([big, big], null, null)).to.throw('items: the sum of the items must be at most');
   });
 });

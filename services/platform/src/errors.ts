@@ -32,20 +32,27 @@ export class AppError extends Error {
   }
 }
 
-export const invalid = (message: string, details?: Record<string, unknown>) => new AppError('invalid', message, details);
-
 /** A field a validation error names: its path (`title`, `persons.0.name`, `body`, `query`) and what is wrong. */
 export interface FieldError {
   field: string;
   message: string;
 }
 
+/** `tags[0].id` as the dotted path the field lists use (`tags.0.id`), as zod's issues are named. */
+const dotted = (field: string) => field.replace(/\[(\d+)\]/g, '.$1');
+
 /**
- * A 400 of request validation (decision 0141): `message` names each field (`title: must be …; stage_id: …`), as every
- * 400 does, and the body's `details.fields` lists them for a machine.
+ * Every 400 (decision 0141, issue 23 item 14): `message` names each field (`title: must be …; stage_id: …`), and the
+ * body's `details.fields` lists them for a machine, validation and business rules alike; there is no 400 without
+ * its fields. `message` may be given when its wording is not `field: text` (a provider's refusal); `extra` details
+ * are for the log only.
  */
-export const invalidFields = (fields: FieldError[]) =>
-  new AppError('invalid', fields.map((f) => `${f.field}: ${f.message}`).join('; '), { fields });
+export const invalidFields = (
+  fields: FieldError[],
+  message = fields.map((f) => `${f.field}: ${f.message}`).join('; '),
+  extra?: Record<string, unknown>,
+) => new AppError('invalid', message, { ...extra, fields: fields.map((f) => ({ field: dotted(f.field), message: f.message })) });
+/** The 400 of one field: `field: message`. */
 export const invalidField = (field: string, message: string) => invalidFields([{ field, message }]);
 /** A body over a documented size limit (413), found while it streams. */
 export const tooLarge = (message: string) => new AppError('too_large', message);
@@ -120,8 +127,12 @@ const isFieldList = (value: unknown): value is FieldError[] =>
  */
 export function errorBodyOf(e: AppError): ErrorBody {
   const body = errorBody(e.kind, e.message);
-  const fields = e.kind === 'invalid' ? e.details?.fields : undefined;
-  if (isFieldList(fields)) body.details = { fields: fields.map(({ field, message }) => ({ field, message })) };
+  if (e.kind !== 'invalid') return body;
+  const fields = e.details?.fields;
+  // A 400 that lost its list (a peer that sends none) still answers one: the whole request.
+  body.details = {
+    fields: isFieldList(fields) ? fields.map(({ field, message }) => ({ field, message })) : [{ field: 'request', message: e.message }],
+  };
   return body;
 }
 
@@ -134,10 +145,32 @@ export const UNAVAILABLE_MESSAGE = 'A service this request needs is unavailable'
  * unavailable with a fixed message: their text names internal addresses, so it stays in `details.cause` for the
  * log and never reaches a client.
  */
-export function fromGrpcStatus(code: number, message: string): AppError {
+export function fromGrpcStatus(code: number, message: string, fields?: unknown): AppError {
   const kind = kindOfGrpc.get(code);
   if (kind === undefined || kind === 'unavailable') return new AppError('unavailable', UNAVAILABLE_MESSAGE, { cause: message });
+  // A peer's 400 keeps the fields it named (sent as trailing metadata, see grpc/server.ts).
+  if (kind === 'invalid' && isFieldList(fields)) return new AppError(kind, message, { fields });
   return new AppError(kind, message);
+}
+
+/** The gRPC trailing metadata key that carries an invalid error's field list between services. */
+export const ERROR_FIELDS_METADATA = 'x-error-fields';
+
+/** The field list of an error, as the metadata value a peer reads back (undefined when it has none). */
+export function errorFieldsOf(e: AppError): string | undefined {
+  const fields = e.kind === 'invalid' ? e.details?.fields : undefined;
+  return isFieldList(fields) ? JSON.stringify(fields.map(({ field, message }) => ({ field, message }))) : undefined;
+}
+
+/** The field list a peer sent, or undefined when absent or malformed. */
+export function parseErrorFields(value: unknown): FieldError[] | undefined {
+  if (typeof value !== 'string') return undefined;
+  try {
+    const parsed: unknown = JSON.parse(value);
+    return isFieldList(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -171,3 +204,18 @@ export function isStoreUnavailable(err: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Postgres refused a number beyond its column's range (SQLSTATE 22003, numeric_value_out_of_range): the last resort
+ * behind the range checks at the edge (issue 23 item 2), a 400 rather than a 500, as the request cannot succeed.
+ */
+export function isNumberOutOfRange(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; depth++) {
+    for (const code of [(e as { code?: unknown }).code, (e as { sqlState?: unknown }).sqlState]) if (code === '22003') return true;
+    e = (e as { cause?: unknown; previous?: unknown }).cause ?? (e as { previous?: unknown }).previous;
+  }
+  return false;
+}
+
+/** The 400 of a number Postgres refused: which field held it is unknown there, so it names the request. */
+export const numberOutOfRange = () => invalidField('request', 'a number is beyond the range the service stores');

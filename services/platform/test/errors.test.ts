@@ -1,20 +1,23 @@
-import { status } from '@grpc/grpc-js';
+import { Metadata, type ServerUnaryCall, status } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { z } from 'zod';
 import {
   AppError,
+  ERROR_FIELDS_METADATA,
   type ErrorKind,
   errorBody,
   errorBodyOf,
   fromGrpcStatus,
   grpcStatusOf,
-  invalid,
   invalidField,
   invalidFields,
   isUuid,
+  parseErrorFields,
   requireUuid,
 } from '../src/errors.js';
+import { unary } from '../src/grpc/server.js';
 import { zodToInvalid } from '../src/http/errors.js';
+import { createLogger } from '../src/logging.js';
 
 describe('the closed error set', () => {
   const kinds: [ErrorKind, number, string][] = [
@@ -95,14 +98,47 @@ describe('the closed error set', () => {
         'message',
         'error',
       );
-      expect(errorBodyOf(invalid('messaging provider refused: no', { provider_error_code: 131009 }))).to.have.all.keys(
-        'statusCode',
-        'message',
-        'error',
+      const refused = errorBodyOf(
+        invalidFields([{ field: 'provider', message: 'messaging provider refused: no' }], 'messaging provider refused: no', {
+          provider_error_code: 131009,
+        }),
       );
+      expect(refused).to.deep.equal({
+        statusCode: 400,
+        message: 'messaging provider refused: no',
+        error: 'Bad Request',
+        details: { fields: [{ field: 'provider', message: 'messaging provider refused: no' }] },
+      });
       const odd = new AppError('not_found', 'Lead not found', { fields: [{ field: 'id', message: 'x' }] });
       expect(errorBodyOf(odd)).to.deep.equal({ statusCode: 404, message: 'Lead not found', error: 'Not Found' });
-      expect(errorBodyOf(invalid('x: y', { fields: ['x'] }))).to.not.have.property('details');
+    });
+
+    it('gives every 400 its fields (issue 23 item 14): a business rule by its field, bracketed indexes dotted', () => {
+      expect(errorBodyOf(invalidField('tags[1]', 'unknown tag'))).to.deep.equal({
+        statusCode: 400,
+        message: 'tags[1]: unknown tag',
+        error: 'Bad Request',
+        details: { fields: [{ field: 'tags.1', message: 'unknown tag' }] },
+      });
+      // One that lost its list (a malformed one, or a peer that sent none) still answers one: the whole request.
+      expect(errorBodyOf(new AppError('invalid', 'x: y', { fields: ['x'] })).details).to.deep.equal({
+        fields: [{ field: 'request', message: 'x: y' }],
+      });
+      expect(errorBodyOf(fromGrpcStatus(status.INVALID_ARGUMENT, 'stage_id: no such stage')).details?.fields).to.have.length(1);
+    });
+
+    it('keeps a 400’s fields across gRPC', async () => {
+      const handler = unary(createLogger('test', 'silent'), async () => {
+        throw invalidField('crm_lead_id', 'no such lead');
+      });
+      const trailer = await new Promise<string | undefined>((resolve) =>
+        handler({ request: {}, metadata: new Metadata() } as unknown as ServerUnaryCall<unknown, unknown>, (err) =>
+          resolve(err?.metadata?.get(ERROR_FIELDS_METADATA)[0] as string | undefined),
+        ),
+      );
+      const back = fromGrpcStatus(status.INVALID_ARGUMENT, 'crm_lead_id: no such lead', parseErrorFields(trailer));
+      expect(errorBodyOf(back).details).to.deep.equal({ fields: [{ field: 'crm_lead_id', message: 'no such lead' }] });
+      expect(parseErrorFields('not json')).to.equal(undefined);
     });
   });
 

@@ -12,6 +12,7 @@ import { migrations } from './migrations/index.js';
 import { SeriesMaterializer } from './recurrence/materializer.js';
 import { taskEvents } from './tasks/task.contract.js';
 import { Task, TaskRecurrence } from './tasks/task.entity.js';
+import { taskCountGrpc } from './tasks/task.grpc.js';
 import { taskRoutes } from './tasks/task.http.js';
 import { TaskService } from './tasks/task.service.js';
 
@@ -58,6 +59,8 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
     },
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
+  // crm asks for the number of tasks of a lead or deal (associations_count.tasks of its detail).
+  grpc: (ctx) => [taskCountGrpc(() => nativePool(ctx.orm), ctx.logger)],
   events: taskEvents,
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),

@@ -1,4 +1,4 @@
-import { conflict, invalid, requireUuid } from '@svc/platform/errors';
+import { conflict, invalidField, requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -84,14 +84,14 @@ export class AccountService {
               (select count(*)::int from instagram_accounts where company_id = $1 and id = any($3::uuid[])) as a`,
       [companyId, numbers, accounts],
     );
-    if (rows[0]!.n !== new Set(numbers).size) throw invalid('whatsapp_number_ids: WhatsApp number not found');
-    if (rows[0]!.a !== new Set(accounts).size) throw invalid('instagram_account_ids: Instagram account not found');
+    if (rows[0]!.n !== new Set(numbers).size) throw invalidField('whatsapp_number_ids', 'WhatsApp number not found');
+    if (rows[0]!.a !== new Set(accounts).size) throw invalidField('instagram_account_ids', 'Instagram account not found');
   }
 
   async createAgent(companyId: string, body: CreateAgentBody) {
     const pool = await this.company(companyId);
     const user = await this.crm.getUser(companyId, body.user_id).catch(() => null);
-    if (!user) throw invalid('user_id: no user of the company has this id');
+    if (!user) throw invalidField('user_id', 'no user of the company has this id');
     const numbers = [...new Set(body.whatsapp_number_ids ?? [])];
     const accounts = [...new Set(body.instagram_account_ids ?? [])];
     await this.checkChannels(pool, companyId, numbers, accounts);
@@ -111,7 +111,7 @@ export class AccountService {
   async createTemplate(companyId: string, body: CreateTemplateBody) {
     const pool = await this.company(companyId);
     await this.checkChannels(pool, companyId, [body.whatsapp_number_id], []).catch(() => {
-      throw invalid('whatsapp_number_id: WhatsApp number not found');
+      throw invalidField('whatsapp_number_id', 'WhatsApp number not found');
     });
     try {
       const { rows } = await pool.query<TemplateRow>(

@@ -1,4 +1,4 @@
-import { forbidden, invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { forbidden, invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -56,7 +56,7 @@ export class ChatActions {
       throw forbidden(`The key lacks the permission ${CHAT_PERMISSIONS.dealUpdate}`);
     const chat = await this.chats.read(actor.companyId, id);
     const user = (await this.people.users(actor.companyId, [b.user_id])).get(b.user_id);
-    if (!user?.active || user.archived) throw invalid('user_id: no active user of the company has this id');
+    if (!user?.active || user.archived) throw invalidField('user_id', 'no active user of the company has this id');
     const pool = await this.pool();
     if (b.update_chat ?? true) {
       const column = chat.channel_type === 'INSTAGRAM' ? 'instagram_account_ids' : 'whatsapp_number_ids';
@@ -65,7 +65,7 @@ export class ChatActions {
         [actor.companyId, b.user_id, chat.channel_account_id],
       );
       const agent = rows[0];
-      if (!agent) throw invalid("user_id: the user is not an agent of the chat's number or account");
+      if (!agent) throw invalidField('user_id', "the user is not an agent of the chat's number or account");
       await pool.query('update chats set assigned_agent_id = $3, updated_at = now() where company_id = $1 and id = $2', [
         actor.companyId,
         id,
@@ -155,8 +155,9 @@ export class ChatActions {
     const pool = await this.pool();
     const m = await readMessage(pool, actor.companyId, messageId);
     if (!m || m.chat_id !== id) throw notFound('Message');
-    if (!m.from_me) throw invalid("messageId: only the company's own messages can be deleted");
-    if (!m.wamid || m.status === 'failed' || m.status === 'deleted') throw invalid(`messageId: a ${m.status} message cannot be deleted`);
+    if (!m.from_me) throw invalidField('messageId', "only the company's own messages can be deleted");
+    if (!m.wamid || m.status === 'failed' || m.status === 'deleted')
+      throw invalidField('messageId', `a ${m.status} message cannot be deleted`);
     await providerOf(this.providers, chat)
       .deleteMessage({ to: contactOf(chat), messageId: m.wamid })
       .catch(rethrowProvider);

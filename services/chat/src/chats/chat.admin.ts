@@ -1,4 +1,5 @@
-import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { conflict, invalidField, notFound, requireUuid } from '@svc/platform/errors';
+import { intField } from '@svc/platform/numbers';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -35,14 +36,14 @@ export const adminChatBody = z
     status: z.enum(CHAT_STATUSES).optional(),
     priority: z.number().int().min(0).max(3).optional(),
     archived: z.boolean().optional(),
-    unread_count: z.number().int().min(0).optional(),
+    unread_count: intField(0).optional(),
     is_manually_unread: z.boolean().optional(),
     assigned_agent_id: uuid.optional(),
     participant_agent_ids: z.array(uuid).max(50).optional(),
     last_customer_msg_at: when.optional(),
     last_activity_at: when.optional(),
     started_by: z.enum(['COMPANY', 'CONTACT']).optional(),
-    trailing_outbound_count: z.number().int().min(0).optional(),
+    trailing_outbound_count: intField(0).optional(),
   })
   .superRefine((b, ctx) => {
     if (b.channel_type === 'WHATSAPP' && (!b.whatsapp_number_id || !b.wa_contact_id))
@@ -93,10 +94,10 @@ export class ChatAdmin {
     const accountId = (whatsapp ? b.whatsapp_number_id : b.instagram_account_id)!;
     const table = whatsapp ? 'whatsapp_numbers' : 'instagram_accounts';
     const found = await pool.query(`select 1 from ${table} where company_id = $1 and id = $2`, [companyId, accountId]);
-    if (!found.rowCount) throw invalid(`${whatsapp ? 'whatsapp_number_id' : 'instagram_account_id'}: not found`);
+    if (!found.rowCount) throw invalidField(whatsapp ? 'whatsapp_number_id' : 'instagram_account_id', 'not found');
     const agents = [...new Set([...(b.participant_agent_ids ?? []), ...(b.assigned_agent_id ? [b.assigned_agent_id] : [])])];
     const known = await pool.query('select id from agents where company_id = $1 and id = any($2::uuid[])', [companyId, agents]);
-    if (known.rowCount !== agents.length) throw invalid('assigned_agent_id: agent not found');
+    if (known.rowCount !== agents.length) throw invalidField('assigned_agent_id', 'agent not found');
     const id = uuidv7();
     const now = new Date();
     const activity = b.last_activity_at ? new Date(b.last_activity_at) : now;

@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
@@ -51,23 +51,24 @@ export class ChatCreation {
   async create(actor: ChatActor, b: CreateChatBody, reached: () => void = () => undefined) {
     const pool = await this.pool();
     const number = await pool.query('select id from whatsapp_numbers where company_id = $1 and id = $2', [actor.companyId, b.phone_id]);
-    if (!number.rowCount) throw invalid('phone_id: no WhatsApp number of the company has this id');
+    if (!number.rowCount) throw invalidField('phone_id', 'no WhatsApp number of the company has this id');
     if (b.assigned_agent_id) {
       const agent = await pool.query('select 1 from agents where company_id = $1 and id = $2 and $3::uuid = any(whatsapp_number_ids)', [
         actor.companyId,
         b.assigned_agent_id,
         b.phone_id,
       ]);
-      if (!agent.rowCount) throw invalid("assigned_agent_id: no agent of the chat's number has this id (an agent id, not a user id)");
+      if (!agent.rowCount)
+        throw invalidField('assigned_agent_id', "no agent of the chat's number has this id (an agent id, not a user id)");
     }
     let waId = b.wa_contact_id ?? null;
     let personId: string | null = null;
     if (b.person_contact_id) {
       const found = await this.people.contact(actor.companyId, b.person_contact_id);
-      if (!found) throw invalid('person_contact_id: contact not found');
+      if (!found) throw invalidField('person_contact_id', 'contact not found');
       const digits = found.contact.value.replace(/\D/g, '');
       if (found.contact.type !== PHONE_CONTACT || digits.length < 8 || digits.length > 15)
-        throw invalid('person_contact_id: not a phone contact');
+        throw invalidField('person_contact_id', 'not a phone contact');
       waId = digits;
       personId = found.personId;
     } else {

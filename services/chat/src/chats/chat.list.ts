@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ListChatsQuery } from './chat.schema.js';
 import { CHAT_SELECT, type ChatRead, type Queryable } from './chat.store.js';
 
@@ -19,7 +19,7 @@ function decodeCursor(value: string): Cursor {
   } catch {
     // falls through to the 400
   }
-  throw invalid('cursor: not a cursor this API returned');
+  throw invalidField('cursor', 'not a cursor this API returned');
 }
 
 /**

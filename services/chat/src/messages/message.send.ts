@@ -1,6 +1,6 @@
 import { type Readable, Transform } from 'node:stream';
 import { inTransaction } from '@svc/platform/db/native';
-import { AppError, invalid } from '@svc/platform/errors';
+import { AppError, invalidField } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
@@ -118,18 +118,18 @@ export class MessageSender {
     const chat = await this.d.chats.read(actor.companyId, chatId);
     const open = (sessionExpiresAt(chat)?.getTime() ?? 0) > now.getTime();
     if (body.type === 'template') {
-      if (body.body !== undefined) throw invalid('body: must not be sent with a template (its text is the template)');
-      if (!body.template) throw invalid('template: is required when type is template');
-      if (chat.channel_type !== 'WHATSAPP') throw invalid('type: Instagram chats have no templates');
+      if (body.body !== undefined) throw invalidField('body', 'must not be sent with a template (its text is the template)');
+      if (!body.template) throw invalidField('template', 'is required when type is template');
+      if (chat.channel_type !== 'WHATSAPP') throw invalidField('type', 'Instagram chats have no templates');
       const pool = await this.d.pool();
       const found = await pool.query({
         name: 'templates_for_send',
         text: `select 1 from message_templates where company_id = $1 and whatsapp_number_id = $2 and name = $3 and language = $4 and status = 'APPROVED'`,
         values: [actor.companyId, chat.channel_account_id, body.template.name, body.template.language],
       });
-      if (!found.rowCount) throw invalid("template: no approved template of this name and language on the chat's number");
+      if (!found.rowCount) throw invalidField('template', "no approved template of this name and language on the chat's number");
     } else if (!open) {
-      throw invalid("type: a template is required outside the 24 h window after the contact's last message");
+      throw invalidField('type', "a template is required outside the 24 h window after the contact's last message");
     }
     return chat;
   }
@@ -196,7 +196,7 @@ export class MessageSender {
         ),
       );
     }
-    if (!ids.length) throw invalid('body: content or attachments are required');
+    if (!ids.length) throw invalidField('body', 'content or attachments are required');
     return { records: await this.views(actor, ids) };
   }
 

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { AppError, invalid } from '@svc/platform/errors';
+import { AppError, invalidFields } from '@svc/platform/errors';
 
 /**
  * The messaging-provider layer the chat service calls. A provider object is bound to one account (a WhatsApp
@@ -141,9 +141,9 @@ export const isProviderError = (e: unknown): e is ProviderError => e instanceof 
  */
 export function providerErrorToAppError(e: ProviderError): AppError {
   if (e.failure === 'unreachable') return new AppError('internal', `messaging provider unreachable: ${e.message}`);
-  return invalid(e.failure === 'unsupported' ? e.message : `messaging provider refused: ${e.message}`, {
-    provider_error_code: e.detail.code,
-  });
+  const message = e.failure === 'unsupported' ? e.message : `messaging provider refused: ${e.message}`;
+  // No field of the request is wrong: the refusal is the provider's, named as such.
+  return invalidFields([{ field: 'provider', message }], message, { provider_error_code: e.detail.code });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

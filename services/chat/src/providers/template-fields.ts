@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { MediaSource, TemplateComponent, TemplateParameter } from './provider.js';
 
 /**
@@ -38,25 +38,25 @@ export function templateFieldsToComponents(fields: TemplateField[], headerFile?:
     if (component === 'HEADER') {
       if (type === 'TEXT') parameter = { type: 'text', text: field.value };
       else if (MEDIA.has(type)) parameter = { type: type.toLowerCase() as 'image', media: { from: 'url', url: mediaUrl(field.value, at) } };
-      else throw invalid(`${at}.type: HEADER takes TEXT, IMAGE, VIDEO or DOCUMENT`);
+      else throw invalidField(`${at}.type`, 'HEADER takes TEXT, IMAGE, VIDEO or DOCUMENT');
       key = 'header';
       make = () => ({ type: 'header', parameters: [] });
     } else if (component === 'BODY') {
-      if (type !== 'TEXT') throw invalid(`${at}.type: BODY takes TEXT`);
+      if (type !== 'TEXT') throw invalidField(`${at}.type`, 'BODY takes TEXT');
       parameter = { type: 'text', text: field.value };
       key = 'body';
       make = () => ({ type: 'body', parameters: [] });
     } else if (component === 'BUTTON') {
       const index = field.button_index;
-      if (index === undefined) throw invalid(`${at}.button_index: is required for a BUTTON field`);
+      if (index === undefined) throw invalidField(`${at}.button_index`, 'is required for a BUTTON field');
       if (type === 'PAYLOAD') parameter = { type: 'payload', payload: field.value };
       else if (type === 'TEXT') parameter = { type: 'text', text: field.value };
-      else throw invalid(`${at}.type: BUTTON takes PAYLOAD (quick reply) or TEXT (URL button)`);
+      else throw invalidField(`${at}.type`, 'BUTTON takes PAYLOAD (quick reply) or TEXT (URL button)');
       key = `button:${index}`;
       const subType = type === 'PAYLOAD' ? 'quick_reply' : 'url';
       make = () => ({ type: 'button', subType, index, parameters: [] });
     } else {
-      throw invalid(`${at}.component: must be HEADER, BODY or BUTTON`);
+      throw invalidField(`${at}.component`, 'must be HEADER, BODY or BUTTON');
     }
 
     let slots = top;
@@ -66,14 +66,14 @@ export function templateFieldsToComponents(fields: TemplateField[], headerFile?:
     }
     const slot = slots.get(key) ?? { component: make(), ordered: [] };
     if (slot.component.type === 'button' && slot.component.subType !== (type === 'PAYLOAD' ? 'quick_reply' : 'url')) {
-      throw invalid(`${at}.type: button ${field.button_index} mixes PAYLOAD and TEXT`);
+      throw invalidField(`${at}.type`, `button ${field.button_index} mixes PAYLOAD and TEXT`);
     }
     slot.ordered.push({ index: field.index ?? Number.MAX_SAFE_INTEGER, order: i, parameter });
     slots.set(key, slot);
   });
 
   if (headerFile) {
-    if (top.has('header')) throw invalid('template_fields: a HEADER field and an attached header file cannot both be sent');
+    if (top.has('header')) throw invalidField('template_fields', 'a HEADER field and an attached header file cannot both be sent');
     const kind = headerKindOf(headerFile);
     top.set('header', {
       component: { type: 'header', parameters: [] },
@@ -107,7 +107,7 @@ function mediaUrl(value: string, at: string): string {
   } catch {
     // Falls through to the refusal below.
   }
-  throw invalid(`${at}.value: header media must be an http(s) URL`);
+  throw invalidField(`${at}.value`, 'header media must be an http(s) URL');
 }
 
 function headerKindOf(file: MediaSource): 'image' | 'video' | 'document' {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ErrorKind, errorBody } from '@svc/platform/errors';
+import { type ErrorBody, type ErrorKind, errorBody, errorBodyOf, invalidField } from '@svc/platform/errors';
 import type { Logger } from '@svc/platform/logging';
 import type { z } from 'zod';
 import type { ProviderConfig } from './config.js';
@@ -86,7 +86,7 @@ export function providerWebhooks(options: ProviderWebhookOptions): (req: Incomin
       return fail(res, 'unauthorized', 'x-hub-signature-256: missing or malformed');
     }
     const raw = await readRaw(req, limit);
-    if (raw === undefined) return fail(res, 'invalid', `body: larger than ${limit} bytes`);
+    if (raw === undefined) return refuse(res, 'body', `larger than ${limit} bytes`);
     const expected = createHmac('sha256', channel.secret).update(raw).digest();
     if (!timingSafeEqual(expected, Buffer.from(signature[1], 'hex')))
       return fail(res, 'forbidden', 'x-hub-signature-256: does not match the body');
@@ -95,12 +95,12 @@ export function providerWebhooks(options: ProviderWebhookOptions): (req: Incomin
     try {
       body = JSON.parse(raw.toString('utf8'));
     } catch {
-      return fail(res, 'invalid', 'body: malformed JSON');
+      return refuse(res, 'body', 'malformed JSON');
     }
     const parsed = channel.schema.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return fail(res, 'invalid', `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}`);
+      return refuse(res, issue?.path.join('.') || 'body', issue?.message ?? 'invalid');
     }
     const events = channel.events(parsed.data);
     if (events.length > 0) {
@@ -127,7 +127,15 @@ export function providerWebhooks(options: ProviderWebhookOptions): (req: Incomin
 }
 
 function fail(res: ServerResponse, kind: ErrorKind, message: string): void {
-  const body = errorBody(kind, message);
+  send(res, errorBody(kind, message));
+}
+
+/** A 400 naming its field, with the field list every 400 carries. */
+function refuse(res: ServerResponse, field: string, message: string): void {
+  send(res, errorBodyOf(invalidField(field, message)));
+}
+
+function send(res: ServerResponse, body: ErrorBody): void {
   res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 

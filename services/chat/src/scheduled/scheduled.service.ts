@@ -1,4 +1,4 @@
-import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
@@ -47,34 +47,36 @@ export class ScheduledService {
     now: Date,
   ) {
     const chat = await this.chats.read(actor.companyId, chatId);
-    if (chat.channel_type !== 'WHATSAPP') throw invalid('chat: only WhatsApp messages can be scheduled');
+    if (chat.channel_type !== 'WHATSAPP') throw invalidField('chat', 'only WhatsApp messages can be scheduled');
     const at = new Date(b.scheduled_at);
-    if (at.getTime() <= now.getTime()) throw invalid('scheduled_at: must be in the future');
+    if (at.getTime() <= now.getTime()) throw invalidField('scheduled_at', 'must be in the future');
     if (b.type === 'template') {
-      if (b.body !== undefined) throw invalid('body: must not be sent with a template (its text is the template)');
-      if (!b.template) throw invalid('template: is required when type is template');
+      if (b.body !== undefined) throw invalidField('body', 'must not be sent with a template (its text is the template)');
+      if (!b.template) throw invalidField('template', 'is required when type is template');
       await this.sender.prepare(actor, chatId, { type: 'template', template: b.template }, now);
     } else {
       const expires = sessionExpiresAt(chat);
       if (!expires || at.getTime() > expires.getTime()) {
-        throw invalid(
-          'scheduled_at: text or attachments can only be scheduled inside session_expires_at; after the window a template is required',
+        throw invalidField(
+          'scheduled_at',
+          'text or attachments can only be scheduled inside session_expires_at; after the window a template is required',
         );
       }
     }
     for await (const f of files) {
       if (b.type === 'template') {
         f.stream.resume();
-        throw invalid('attachments: a scheduled template takes no files (files are open messages, sent inside the window)');
+        throw invalidField('attachments', 'a scheduled template takes no files (files are open messages, sent inside the window)');
       }
       const limit = f.mimeType.startsWith('audio/') ? AUDIO_LIMIT_BYTES : FILE_LIMIT_BYTES;
       const a: Attachment = { id: uuidv7(), file_name: f.fileName, mime_type: f.mimeType, file_size: 0 };
       attachments.push(a);
       a.file_size = await this.files.put(a.id, f.stream, (bytes) => {
-        if (bytes > limit) throw invalid(`attachments: ${f.fileName} is over ${limit / 1024 / 1024} MB`);
+        if (bytes > limit) throw invalidField('attachments', `${f.fileName} is over ${limit / 1024 / 1024} MB`);
       });
     }
-    if (b.type === 'text' && !b.body && !attachments.length) throw invalid('body: is required for a text message without attachments');
+    if (b.type === 'text' && !b.body && !attachments.length)
+      throw invalidField('body', 'is required for a text message without attachments');
     const pool = await this.pool();
     const agent = await pool.query<{ id: string }>(
       'select id from agents where company_id = $1 and user_id = $2 and $3::uuid = any(whatsapp_number_ids)',
@@ -127,7 +129,7 @@ export class ScheduledService {
       [actor.companyId, chatId, id],
     );
     if (!current.rows[0]) throw notFound('Scheduled message');
-    throw invalid(`status: only PENDING scheduled messages can be canceled (this one is ${current.rows[0].status})`);
+    throw invalidField('status', `only PENDING scheduled messages can be canceled (this one is ${current.rows[0].status})`);
   }
 
   async list(actor: ChatActor, chatId: string, q: ListScheduledQuery) {

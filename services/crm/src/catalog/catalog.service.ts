@@ -1,6 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalid, isUuid } from '@svc/platform/errors';
+import { conflict, invalidField, isUuid } from '@svc/platform/errors';
+import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
@@ -96,30 +97,38 @@ export const listCustomFieldsQuery = z.strictObject({
   entity: z.enum(['lead', 'deal'], { message: 'must be lead or deal' }).optional(),
   skip: skipParam().optional(),
   take: takeParam(500).optional(),
+  cursor: z.string().max(200).optional(),
 });
 
-/** GET /custom-fields: the company's fields, by entity, in creation order, with their options. */
+/**
+ * GET /custom-fields: the company's fields, by entity, in creation order, with their options; `cursor` (the last
+ * field's `(created_at, id)`) replaces `skip`.
+ */
 export async function listCustomFields(em: EntityManager, companyId: string, q: z.infer<typeof listCustomFieldsQuery>) {
   const where = { companyId, ...(q.entity ? { entity: q.entity } : {}) };
-  const skip = q.skip ?? 0;
+  const after = q.cursor ? decodeCursor(q.cursor) : null;
   const take = q.take ?? 100;
-  const [fields, total] = await em.findAndCount(CustomField, where, {
-    orderBy: { createdAt: 'asc', id: 'asc' },
-    offset: skip,
-    limit: take,
-  });
-  const options = fields.length
-    ? await em.find(CustomFieldOption, { companyId, fieldId: { $in: fields.map((f) => f.id) } }, { orderBy: { position: 'asc' } })
+  const page = after
+    ? { ...where, $or: [{ createdAt: { $gt: new Date(after.at) } }, { createdAt: new Date(after.at), id: { $gt: after.id } }] }
+    : where;
+  const [fields, total] = await Promise.all([
+    em.find(CustomField, page, { orderBy: { createdAt: 'asc', id: 'asc' }, offset: after ? 0 : (q.skip ?? 0), limit: take + 1 }),
+    em.count(CustomField, where),
+  ]);
+  const shown = fields.slice(0, take);
+  const options = shown.length
+    ? await em.find(CustomFieldOption, { companyId, fieldId: { $in: shown.map((f) => f.id) } }, { orderBy: { position: 'asc' } })
     : [];
+  const last = shown.at(-1);
   return {
     total,
-    records: fields.map((f) =>
+    records: shown.map((f) =>
       customFieldView(
         f,
         options.filter((o) => o.fieldId === f.id),
       ),
     ),
-    next_cursor: null,
+    next_cursor: fields.length > take && last ? encodeCursor(last.createdAt.toISOString(), last.id) : null,
   };
 }
 
@@ -133,7 +142,7 @@ export async function createLeadSource(em: EntityManager, companyId: string, bod
 export async function createTracker(em: EntityManager, companyId: string, body: z.infer<typeof createTrackerBody>) {
   await requireCompany(em, companyId);
   if (!isUuid(body.lead_source_id) || !(await em.findOne(LeadSource, { id: body.lead_source_id, companyId }))) {
-    throw invalid('lead_source_id: no such lead source in the company');
+    throw invalidField('lead_source_id', 'no such lead source in the company');
   }
   const tracker = em.create(Tracker, {
     id: uuidv7(),

@@ -20,11 +20,12 @@ export const listCustomFieldsRoute = route({
   path: '/custom-fields',
   operationId: 'listCustomFields',
   summary: 'List custom fields',
-  description: 'The company’s custom fields for leads and deals, in creation order, with their options.',
+  description:
+    'The company’s custom fields for leads and deals, in creation order, with their options; `skip`/`take` or `cursor` paging, a `take` above 500 is capped.',
   tags: ['Custom fields'],
   permission: 'crm/custom-fields.read',
   query: listCustomFieldsQuery,
   responses: {
-    200: { description: 'A page of custom fields (next_cursor is always null).', schema: page(customField, 'CustomFieldPage') },
+    200: { description: 'A page of custom fields.', schema: page(customField, 'CustomFieldPage') },
   },
 });

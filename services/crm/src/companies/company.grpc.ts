@@ -1,4 +1,4 @@
-import { invalid, isUuid, notFound } from '@svc/platform/errors';
+import { invalidField, isUuid, notFound } from '@svc/platform/errors';
 import type { GrpcServiceRegistration } from '@svc/platform/grpc/server';
 import { unary } from '@svc/platform/grpc/server';
 import type { ServiceContext } from '@svc/platform/service';
@@ -34,7 +34,7 @@ export function crmGrpc(ctx: ServiceContext, keys: KeyLookups): GrpcServiceRegis
     definition: CrmServiceService,
     implementation: {
       resolveKey: unary<ResolveKeyRequest, ResolveKeyResponse>(ctx.logger, async (req) => {
-        if (!/^[0-9a-f]{64}$/.test(req.key_hash)) throw invalid('key_hash: must be a hex SHA-256');
+        if (!/^[0-9a-f]{64}$/.test(req.key_hash)) throw invalidField('key_hash', 'must be a hex SHA-256');
         return keys.resolve(req.key_hash);
       }),
       getCompany: unary<GetCompanyRequest, GetCompanyResponse>(ctx.logger, async (req) => {

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { conflict, invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { Company, IntegrationKey, User } from './company.entity.js';
@@ -101,7 +101,7 @@ export async function updateUser(em: EntityManager, companyId: string, userId: s
 export async function createKey(em: EntityManager, companyId: string, body: z.infer<typeof createKeyBody>) {
   await requireCompany(em, companyId);
   const creator = await em.findOne(User, { id: body.created_by_user_id, companyId });
-  if (!creator) throw invalid('created_by_user_id: no such user in the company');
+  if (!creator) throw invalidField('created_by_user_id', 'no such user in the company');
   const plain = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
   const key = em.create(IntegrationKey, {
     id: uuidv7(),
@@ -133,7 +133,7 @@ export async function updateKey(em: EntityManager, companyId: string, keyId: str
   if (body.active !== undefined) key.active = body.active;
   if (body.valid_until !== undefined) {
     if (body.valid_until && key.validFrom && Date.parse(body.valid_until) <= key.validFrom.getTime()) {
-      throw invalid('valid_until: must be after valid_from');
+      throw invalidField('valid_until', 'must be after valid_from');
     }
     key.validUntil = toDate(body.valid_until);
   }

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { CONTACT_TYPES, normalizedContactSql, Organization, Person, PersonContact } from './contact.entity.js';
@@ -111,7 +111,7 @@ export class ContactSql {
         return { person, contacts: [...contacts, ...added], ...(matchedType !== undefined ? { matchedType } : {}) };
       }
     }
-    if (!input.name) throw invalid(`${path}.name: required to create a person`);
+    if (!input.name) throw invalidField(`${path}.name`, 'required to create a person');
     const person: Person = {
       id: uuidv7(),
       companyId,

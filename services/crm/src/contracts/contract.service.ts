@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalid, notFound } from '@svc/platform/errors';
+import { conflict, invalidField, notFound } from '@svc/platform/errors';
 import { withChanges } from '@svc/platform/events/changes';
 import type { NewEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
@@ -124,7 +124,7 @@ export class Contracts {
     await requireCompany(em, companyId);
     const by = await actingUser(em, companyId, body.user_id);
     if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
-    if (body.responsible_id === null) throw invalid('responsible_id: a contract always has a responsible user');
+    if (body.responsible_id === null) throw invalidField('responsible_id', 'a contract always has a responsible user');
     await checkLinks(em, companyId, body);
     await checkDeliveryLink(em, companyId, body.delivery_id);
     return this.act(companyId, ref, 'change', by, async (_tx, c) => {
@@ -176,7 +176,7 @@ export class Contracts {
     const newEnd = dateOf(body.end_date);
     return this.act(companyId, ref, 'renew', by, async (tx, c, now) => {
       if (!c.endDate) throw conflict('The contract has no end date: an open-ended contract has nothing to renew');
-      if (newEnd <= c.endDate) throw invalid(`end_date: must be after the contract's current end date (${day(c.endDate)})`);
+      if (newEnd <= c.endDate) throw invalidField('end_date', `must be after the contract's current end date (${day(c.endDate)})`);
       const previous = { endDate: c.endDate, value: c.value ?? null };
       tx.create(ContractRenewal, {
         id: uuidv7(),
@@ -281,5 +281,5 @@ export class Contracts {
 }
 
 function checkPeriod(start: Date, end: Date | null): void {
-  if (end && end < start) throw invalid('end_date: must not be before start_date');
+  if (end && end < start) throw invalidField('end_date', 'must not be before start_date');
 }

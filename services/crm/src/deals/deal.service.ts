@@ -1,5 +1,5 @@
 import { run, statement } from '@svc/platform/db/native';
-import { invalid, notFound } from '@svc/platform/errors';
+import { invalidField, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
@@ -150,7 +150,7 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       const [row] = await run(client, this.sql.createReads, [companyId, null, lead.responsibleId, by.id]);
       const reads = this.sql.createReadsFromRow(row ?? {});
       const { stage, pipeline } = reads;
-      if (!stage || !pipeline) throw invalid('deal: the company has no primary pipeline with a stage to put the deal in');
+      if (!stage || !pipeline) throw invalidField('deal', 'the company has no primary pipeline with a stage to put the deal in');
       const { user: responsible } = responsibleOf(reads, lead.responsibleId);
       const leadSourceId = effectiveLeadSourceId(lead.leadSourceId, leadRel.marketing.latest);
       const leadSource = leadSourceId ? leadRel.marketing.leadSources.get(leadSourceId) : undefined;
@@ -198,7 +198,14 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       actor.userId,
     ]);
     if (!row) return this.refuse(actor, ref);
-    const detail = this.detailOf(row);
+    const found = this.detailOf(row);
+    const detail = {
+      ...found,
+      associations_count: {
+        ...found.associations_count,
+        tasks: await this.tasksOf(actor.companyId, (found as unknown as { id: string }).id),
+      },
+    };
     if (!canReadChats) return detail;
     const participants = (detail as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
     return {

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import { Delivery } from './delivery.entity.js';
 
 /** A contract's link to a delivery (decision 0081), apart from records' links because records sit below deliveries. */
@@ -7,7 +7,7 @@ import { Delivery } from './delivery.entity.js';
 /** A `delivery_id` sent must name a delivery of the company: an unknown or another company's id is a 400 on it. */
 export async function checkDeliveryLink(em: EntityManager, companyId: string, deliveryId: string | null | undefined): Promise<void> {
   if (deliveryId && (await em.count(Delivery, { id: deliveryId, companyId })) === 0) {
-    throw invalid('delivery_id: no such delivery in the company');
+    throw invalidField('delivery_id', 'no such delivery in the company');
   }
 }
 

@@ -1,6 +1,6 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalid, notFound } from '@svc/platform/errors';
+import { conflict, invalidField, notFound } from '@svc/platform/errors';
 import { withChanges } from '@svc/platform/events/changes';
 import type { NewEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
@@ -176,7 +176,7 @@ export class Deliveries {
     return em.transactional(async (tx) => {
       const d = await this.locked(tx, companyId, ref);
       const stage = await tx.findOne(DeliveryStage, { id: body.stage_id, companyId });
-      if (!stage) throw invalid('stage_id: no such delivery stage in the company');
+      if (!stage) throw invalidField('stage_id', 'no such delivery stage in the company');
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be moved`);
       if (d.stageId === stage.id) return deliverySnapshot(tx, d);
       const was = await deliverySnapshot(tx, d);
@@ -240,19 +240,17 @@ export class Deliveries {
   private async initialStage(em: EntityManager, companyId: string, pipelineId?: string, stageId?: string): Promise<DeliveryStage> {
     if (stageId) {
       const stage = await em.findOne(DeliveryStage, { id: stageId, companyId });
-      if (!stage) throw invalid('stage_id: no such delivery stage in the company');
-      if (pipelineId && stage.pipelineId !== pipelineId) throw invalid('stage_id: not a stage of pipeline_id');
+      if (!stage) throw invalidField('stage_id', 'no such delivery stage in the company');
+      if (pipelineId && stage.pipelineId !== pipelineId) throw invalidField('stage_id', 'not a stage of pipeline_id');
       return stage;
     }
     const pipeline = pipelineId
       ? await em.findOne(DeliveryPipeline, { id: pipelineId, companyId })
       : await em.findOne(DeliveryPipeline, { companyId, isDefault: true });
     if (!pipeline)
-      throw invalid(
-        pipelineId ? 'pipeline_id: no such delivery pipeline in the company' : 'pipeline_id: the company has no delivery pipeline',
-      );
+      throw invalidField('pipeline_id', pipelineId ? 'no such delivery pipeline in the company' : 'the company has no delivery pipeline');
     const [first] = await em.find(DeliveryStage, { pipelineId: pipeline.id, companyId }, { orderBy: { position: 'asc' }, limit: 1 });
-    if (!first) throw invalid('pipeline_id: the pipeline has no stage');
+    if (!first) throw invalidField('pipeline_id', 'the pipeline has no stage');
     return first;
   }
 }
@@ -265,7 +263,7 @@ export const pipelineView = (p: DeliveryPipeline, stages: DeliveryStage[]) => ({
 });
 
 function checkPlannedDates(start: Date | null, end: Date | null): void {
-  if (start && end && end < start) throw invalid('planned_end_date: must not be before planned_start_date');
+  if (start && end && end < start) throw invalidField('planned_end_date', 'must not be before planned_start_date');
 }
 
 /**
@@ -277,7 +275,7 @@ function applyUpdate(d: Delivery, body: UpdateDeliveryBody): void {
   if (body.title !== undefined) d.title = body.title;
   if (body.description !== undefined) d.description = body.description;
   if (body.responsible_id) d.responsibleId = body.responsible_id;
-  if (body.responsible_id === null) throw invalid('responsible_id: a delivery always has a responsible user');
+  if (body.responsible_id === null) throw invalidField('responsible_id', 'a delivery always has a responsible user');
   if (body.deal_id !== undefined) d.dealId = body.deal_id;
   if (body.organization_id !== undefined) d.organizationId = body.organization_id;
   if (body.person_id !== undefined) d.personId = body.person_id;
@@ -298,12 +296,12 @@ function applyUpdate(d: Delivery, body: UpdateDeliveryBody): void {
   }
   if (body.started_at !== undefined) {
     if (d.status !== DeliveryStatus.IN_PROGRESS && d.status !== DeliveryStatus.DELIVERED)
-      throw invalid('started_at: only for a delivery in progress or delivered (send status 2 to start it)');
+      throw invalidField('started_at', 'only for a delivery in progress or delivered (send status 2 to start it)');
     d.startedAt = new Date(body.started_at);
   }
   if (body.cancellation_reason !== undefined) {
     if (d.status !== DeliveryStatus.CANCELLED)
-      throw invalid('cancellation_reason: only for a cancelled delivery (send status 4 to cancel it)');
+      throw invalidField('cancellation_reason', 'only for a cancelled delivery (send status 4 to cancel it)');
     d.cancellationReason = body.cancellation_reason;
   }
 }

@@ -1,5 +1,5 @@
 import { nativePool } from '@svc/platform/db/native';
-import { invalid, isUuid } from '@svc/platform/errors';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import { type GrpcServiceRegistration, unary } from '@svc/platform/grpc/server';
 import type { ServiceContext } from '@svc/platform/service';
 import {
@@ -28,11 +28,11 @@ export class FileCounts {
   constructor(private readonly pool: () => Promise<Pool>) {}
 
   async set(req: SetRecordFileCountRequest): Promise<SetRecordFileCountResponse> {
-    if (!isUuid(req.company_id)) throw invalid('company_id: must be a UUID');
-    if (!isUuid(req.record_id)) throw invalid('record_id: must be a UUID');
+    if (!isUuid(req.company_id)) throw invalidField('company_id', 'must be a UUID');
+    if (!isUuid(req.record_id)) throw invalidField('record_id', 'must be a UUID');
     const kind = KIND[req.kind];
-    if (!kind) throw invalid('kind: must be lead or deal');
-    if (!Number.isInteger(req.files_count) || req.files_count < 0) throw invalid('files_count: must be a non-negative integer');
+    if (!kind) throw invalidField('kind', 'must be lead or deal');
+    if (!Number.isInteger(req.files_count) || req.files_count < 0) throw invalidField('files_count', 'must be a non-negative integer');
     const pool = await this.pool();
     const { rowCount } = await pool.query({
       name: 'crm_set_record_file_count',

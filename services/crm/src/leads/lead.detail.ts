@@ -37,6 +37,8 @@ export const NO_CHAT_FIELDS = '"has_channel_chat":false,"channel_chats":[],"has_
 
 /** Where the chat fields go in a cached detail's text (no JSON text contains it: it is not valid JSON). */
 const CHAT_MARK = '\u0000chat-fields\u0000';
+/** Where `associations_count.tasks` goes in a cached detail's text: the tasks service is asked at each read. */
+const TASKS_MARK = JSON.stringify('\u0000tasks\u0000');
 
 interface Check {
   companyId: string;
@@ -138,14 +140,27 @@ export class LeadDetails {
    * The JSON of the detail of lead `ref` (uuid or code) as `userId` of `companyId` sees it, its view recorded; null
    * when the lead does not exist in the company or the user may not see it.
    */
-  async read(companyId: string, userId: string, ref: string, chatFields?: ChatFieldsOf): Promise<string | null> {
+  async read(
+    companyId: string,
+    userId: string,
+    ref: string,
+    chatFields?: ChatFieldsOf,
+    tasksOf?: (id: string) => Promise<number>,
+  ): Promise<string | null> {
     const body = await this.readBody(companyId, userId, ref);
     if (!body) return null;
-    const chats = chatFields && body.persons.length ? await chatFields(body.persons) : NO_CHAT_FIELDS;
-    return body.text.replace(CHAT_MARK, () => chats);
+    const [chats, tasks] = await Promise.all([
+      chatFields && body.persons.length ? chatFields(body.persons) : NO_CHAT_FIELDS,
+      tasksOf ? tasksOf(body.id) : 0,
+    ]);
+    return body.text.replace(CHAT_MARK, () => chats).replace(TASKS_MARK, () => String(tasks));
   }
 
-  private async readBody(companyId: string, userId: string, ref: string): Promise<{ text: string; persons: LeadPerson[] } | null> {
+  private async readBody(
+    companyId: string,
+    userId: string,
+    ref: string,
+  ): Promise<{ id: string; text: string; persons: LeadPerson[] } | null> {
     const byId = isUuid(ref);
     const key = `${companyId}:${byId ? ref.toLowerCase() : ref}`;
     const cached = this.cache.get(key);
@@ -160,7 +175,7 @@ export class LeadDetails {
       if (!fresh) return null;
       detail = fresh;
     }
-    return { text: this.body(detail, Number(row._nowUs), row.viewsCount), persons: detail.persons };
+    return { id: detail.id, text: this.body(detail, Number(row._nowUs), row.viewsCount), persons: detail.persons };
   }
 
   /** Forgets every cached detail (tests). */
@@ -173,7 +188,7 @@ export class LeadDetails {
     const [row] = await run(await this.pool, st, [companyId, ref, uuidv7(), userId]);
     if (!row) return null;
     const detail = this.store(key, row);
-    return { text: this.body(detail, Number(row._nowUs), row._viewsCount as number), persons: detail.persons };
+    return { id: detail.id, text: this.body(detail, Number(row._nowUs), row._viewsCount as number), persons: detail.persons };
   }
 
   /** Reads a stale detail again (concurrent reloads of one key share one statement). */
@@ -215,7 +230,7 @@ export class LeadDetails {
       catalogVersion: Number(row._catalogVersion),
       head: `${JSON.stringify(own).slice(0, -1)},${CHAT_MARK}`,
       persons: participants.map((p) => ({ id: p.person.id, name: p.person.name })),
-      tail: `,"associations_count":${JSON.stringify(associations)}}`,
+      tail: `,"associations_count":${JSON.stringify({ ...associations, tasks: 0 }).replace('"tasks":0', `"tasks":${TASKS_MARK}`)}}`,
       stagePeriods,
     };
     const held = this.cache.get(key);

@@ -65,7 +65,8 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
     const chatFields = canReadChats
       ? async (persons: LeadPerson[]) => JSON.stringify(await this.chatFieldsOfDetail(actor.companyId, persons)).slice(1, -1)
       : undefined;
-    return (await this.details.read(actor.companyId, actor.userId, ref, chatFields)) ?? this.refuse(actor, ref);
+    const tasksOf = (id: string) => this.tasksOf(actor.companyId, id);
+    return (await this.details.read(actor.companyId, actor.userId, ref, chatFields, tasksOf)) ?? this.refuse(actor, ref);
   }
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045); no chat fields. */

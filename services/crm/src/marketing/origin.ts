@@ -1,5 +1,5 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { invalid, isUuid } from '@svc/platform/errors';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import { LeadSource, NAMED_ITEM_NAME_MAX, NamedItem, Tracker } from '../catalog/catalog.entity.js';
 import { leadSourceNameFor } from './tracking.js';
@@ -78,7 +78,7 @@ export async function resolveOrigin(em: EntityManager, companyId: string, reques
   let manual: LeadSource | null = null;
   if (request.crmLeadSourceId) {
     manual = isUuid(request.crmLeadSourceId) ? await em.findOne(LeadSource, { id: request.crmLeadSourceId, companyId }) : null;
-    if (!manual) throw invalid('crm_lead_source_id: no such lead source in the company');
+    if (!manual) throw invalidField('crm_lead_source_id', 'no such lead source in the company');
   }
   const tracker = request.svcCode ? await em.findOne(Tracker, { companyId, code: request.svcCode, active: true }) : null;
   if (manual) return { leadSource: manual, tracker };

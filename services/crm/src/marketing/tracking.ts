@@ -3,7 +3,7 @@
  * functions: no storage, no clock, no logging. lead.service.ts calls `prepareMarketing` before it writes
  * anything, so a consent divergence is a 400 with nothing created.
  */
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import { MEASUREMENT_CONSENTS, type MeasurementConsent } from './acquisition.entity.js';
 
 export const SVC_FIELDS = [
@@ -229,12 +229,12 @@ export interface ConsentSources {
 export function agreedConsent(sources: ConsentSources): MeasurementConsent | null {
   const { topLevel, alias, url } = sources;
   if (topLevel && alias && topLevel !== alias) {
-    throw invalid(`marketing.measurement_consent: ${alias} diverges from measurement_consent ${topLevel}`);
+    throw invalidField('marketing.measurement_consent', `${alias} diverges from measurement_consent ${topLevel}`);
   }
   const body = topLevel ?? alias;
   if (url && body && url !== body) {
     const field = topLevel ? 'measurement_consent' : 'marketing.measurement_consent';
-    throw invalid(`marketing.url_conversion: its measurement_consent reads ${url}, which diverges from ${field} ${body}`);
+    throw invalidField('marketing.url_conversion', `its measurement_consent reads ${url}, which diverges from ${field} ${body}`);
   }
   return body ?? url ?? null;
 }

@@ -13,8 +13,9 @@ export const listProposals = route({
   method: 'get',
   path: '/proposals',
   operationId: 'listProposals',
-  summary: 'List the proposals of a lead or deal',
-  description: 'Newest first; archived ones only with include_archived=true.',
+  summary: 'List proposals',
+  description:
+    'The company’s proposals the key creator may see (those of visible leads and deals), newest first; `crm_lead_id` and `crm_deal_id` narrow it to one record. Archived ones only with include_archived=true. `skip`/`take` or `cursor` paging; a `take` above 100 is capped.',
   tags,
   permission: read,
   query: listProposalsQuery,

@@ -1,4 +1,4 @@
-import { invalid, isUuid } from '@svc/platform/errors';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import { type GrpcServiceRegistration, unary } from '@svc/platform/grpc/server';
 import type { ServiceContext } from '@svc/platform/service';
 import {
@@ -13,8 +13,8 @@ import {
 import type { Proposals } from './proposal.service.js';
 
 const actorOf = (req: { company_id: string; viewer_user_id: string }) => {
-  if (!isUuid(req.company_id)) throw invalid('company_id: must be a UUID');
-  if (!isUuid(req.viewer_user_id)) throw invalid('viewer_user_id: must be a UUID');
+  if (!isUuid(req.company_id)) throw invalidField('company_id', 'must be a UUID');
+  if (!isUuid(req.viewer_user_id)) throw invalidField('viewer_user_id', 'must be a UUID');
   return { companyId: req.company_id, userId: req.viewer_user_id };
 };
 
@@ -27,7 +27,7 @@ export function proposalGrpc(ctx: ServiceContext, proposals: Proposals): GrpcSer
         visible: await proposals.access(actorOf(req), req.proposal_id, req.file_id),
       })),
       attachProposalFile: unary<AttachProposalFileRequest, AttachProposalFileResponse>(ctx.logger, async (req) => {
-        if (!isUuid(req.file_id)) throw invalid('file_id: must be a UUID');
+        if (!isUuid(req.file_id)) throw invalidField('file_id', 'must be a UUID');
         const { attachmentId, createdAt } = await proposals.attachFile(actorOf(req), req.proposal_id, {
           fileId: req.file_id,
           fileName: req.file_name,
@@ -37,7 +37,7 @@ export function proposalGrpc(ctx: ServiceContext, proposals: Proposals): GrpcSer
         return { attachment_id: attachmentId, created_at: createdAt };
       }),
       detachProposalFile: unary<DetachProposalFileRequest, DetachProposalFileResponse>(ctx.logger, async (req) => {
-        if (!isUuid(req.company_id)) throw invalid('company_id: must be a UUID');
+        if (!isUuid(req.company_id)) throw invalidField('company_id', 'must be a UUID');
         return { removed: await proposals.detachFile(req.company_id, req.proposal_id, req.file_id) };
       }),
     },

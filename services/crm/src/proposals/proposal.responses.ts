@@ -40,5 +40,5 @@ export const proposalSchema = z
   .meta({ id: 'Proposal' });
 
 export const proposalPageSchema = z
-  .object({ total: z.number().int(), records: z.array(proposalSchema), next_cursor: z.null() })
+  .object({ total: z.number().int(), records: z.array(proposalSchema), next_cursor: z.string().nullable() })
   .meta({ id: 'ProposalPage' });

@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { ProposalItemInput } from './proposal.schema.js';
 
 export interface PricedItem extends ProposalItemInput {
@@ -10,6 +10,10 @@ export interface Pricing {
   subtotal: number;
   total: number;
 }
+
+/** Line totals, the subtotal and the total are numeric(16,2) columns: a sum beyond them is a 400, not a store error. */
+const TOTAL_MAX_CENTS = 10n ** 16n - 1n;
+const TOTAL_RULE = 'must be at most 99999999999999.99';
 
 const cents = (v: number) => BigInt(Math.round(v * 100));
 const fromCents = (c: bigint) => Number(c) / 100;
@@ -24,21 +28,26 @@ const roundDiv = (a: bigint, b: bigint) => (a >= 0n ? (2n * a + b) / (2n * b) : 
  * value of 0 is no discount.
  */
 export function price(items: ProposalItemInput[], discountType: 'percentage' | 'amount' | null, discountValue: number | null): Pricing {
-  const priced = items.map((item) => {
+  const priced = items.map((item, i) => {
     const quantity = BigInt(Math.round(item.quantity * 10_000));
-    return { ...item, total: fromCents(roundDiv(quantity * cents(item.unit_price), 10_000n)) };
+    const total = roundDiv(quantity * cents(item.unit_price), 10_000n);
+    if (total > TOTAL_MAX_CENTS) throw invalidField(`items.${i}.quantity`, `quantity × unit_price ${TOTAL_RULE}`);
+    return { ...item, total: fromCents(total) };
   });
   const subtotal = priced.reduce((sum, i) => sum + cents(i.total), 0n);
+  if (subtotal > TOTAL_MAX_CENTS) throw invalidField('items', `the sum of the items ${TOTAL_RULE}`);
   if ((discountType === null) !== (discountValue === null)) {
-    throw invalid(discountType === null ? 'discount_type: required with discount_value' : 'discount_value: required with discount_type');
+    throw discountType === null
+      ? invalidField('discount_type', 'required with discount_value')
+      : invalidField('discount_value', 'required with discount_type');
   }
   let discount = 0n;
   if (discountType === 'percentage') {
-    if (discountValue! > 100) throw invalid('discount_value: a percentage must be 0 to 100');
+    if (discountValue! > 100) throw invalidField('discount_value', 'a percentage must be 0 to 100');
     discount = roundDiv(subtotal * cents(discountValue!), 10_000n);
   } else if (discountType === 'amount') {
     discount = cents(discountValue!);
-    if (discount > subtotal) throw invalid('discount_value: must not exceed the subtotal');
+    if (discount > subtotal) throw invalidField('discount_value', 'must not exceed the subtotal');
   }
   return { items: priced, subtotal: fromCents(subtotal), total: fromCents(subtotal - discount) };
 }

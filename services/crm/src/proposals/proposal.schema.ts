@@ -1,10 +1,13 @@
 import { skipParam, takeParam } from '@svc/platform/http/parse';
+import { numericMax } from '@svc/platform/numbers';
 import { z } from 'zod';
 
 /** Proposal statuses (README, Codes): the spec shows an integer without its values. */
 export const ProposalStatus = { draft: 1, sent: 2, approved: 3, rejected: 4 } as const;
 
 const uuid = z.uuid({ message: 'must be a UUID' });
+/** The largest price its numeric(14,2) columns hold (unit_price, discount_value). */
+const MONEY_MAX = numericMax(14, 2);
 /** A number with at most `places` decimal places (money in cents, quantities in ten-thousandths). */
 const decimal = (places: number, min: number, max: number, minMessage: string) =>
   z
@@ -17,7 +20,7 @@ export const proposalItem = z.strictObject({
   name: z.string({ message: 'must be a string' }).trim().min(1, 'must be 1 to 200 characters').max(200, 'must be 1 to 200 characters'),
   description: z.string().max(2000, 'must be at most 2000 characters').nullish(),
   quantity: decimal(4, 0.0001, 1e9, 'must be greater than 0'),
-  unit_price: decimal(2, 0, 1e12, 'must be 0 or more'),
+  unit_price: decimal(2, 0, MONEY_MAX, 'must be 0 or more'),
 });
 export type ProposalItemInput = z.infer<typeof proposalItem>;
 
@@ -28,7 +31,7 @@ const title = z
   .max(150, 'must be 1 to 150 characters');
 const items = z.array(proposalItem, { message: 'must be an array' }).max(200, 'at most 200 items');
 const discountType = z.enum(['percentage', 'amount'], { message: 'must be percentage or amount' }).nullable();
-const discountValue = decimal(2, 0, 1e12, 'must be 0 or more').nullable();
+const discountValue = decimal(2, 0, MONEY_MAX, 'must be 0 or more').nullable();
 const validUntil = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time' }).nullable();
 const notes = z.string().max(5000, 'must be at most 5000 characters').nullable();
 
@@ -67,18 +70,15 @@ export const updateProposalBody = z.strictObject({
 });
 export type UpdateProposalBody = z.infer<typeof updateProposalBody>;
 
-export const listProposalsQuery = z
-  .object({
-    crm_lead_id: uuid.optional(),
-    crm_deal_id: uuid.optional(),
-    include_archived: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
-    skip: skipParam().default(0),
-    take: takeParam(100).default(20),
-  })
-  .refine((q) => (q.crm_lead_id ? 1 : 0) + (q.crm_deal_id ? 1 : 0) === 1, {
-    message: 'send exactly one of crm_lead_id and crm_deal_id',
-    path: ['crm_lead_id'],
-  });
+/** GET /proposals: the company's proposals the key creator may see, optionally of one lead or deal (issue 23 item 11). */
+export const listProposalsQuery = z.strictObject({
+  crm_lead_id: uuid.optional(),
+  crm_deal_id: uuid.optional(),
+  include_archived: z.enum(['true', 'false'], { message: 'must be true or false' }).optional(),
+  skip: skipParam().default(0),
+  take: takeParam(100).default(20),
+  cursor: z.string().max(200).optional(),
+});
 export type ListProposalsQuery = z.infer<typeof listProposalsQuery>;
 
 export const attachDocumentBody = z.strictObject({ document_id: uuid });

@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { inTransaction, nativePool } from '@svc/platform/db/native';
-import { invalid, isUuid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, isUuid, notFound, requireUuid } from '@svc/platform/errors';
+import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { v7 as uuidv7 } from 'uuid';
 import { proposalDates } from '../sales/sales.proposals.js';
 import { price } from './proposal.rules.js';
@@ -69,19 +70,23 @@ export class Proposals {
     return proposalDates(p);
   }
 
-  async list(actor: ProposalActor, q: ListProposalsQuery): Promise<{ total: number; records: ProposalJson[]; next_cursor: null }> {
-    const record = recordOf(q);
-    await this.requireRecord(actor, record);
+  async list(actor: ProposalActor, q: ListProposalsQuery): Promise<{ total: number; records: ProposalJson[]; next_cursor: string | null }> {
+    // A record named must be one the key creator may see (404 otherwise); without one, the company's visible proposals.
+    if (q.crm_lead_id) await this.requireRecord(actor, { kind: 'lead', id: q.crm_lead_id });
+    if (q.crm_deal_id) await this.requireRecord(actor, { kind: 'deal', id: q.crm_deal_id });
     const page = await listProposals(await this.pool(), {
       companyId: actor.companyId,
       userId: actor.userId,
-      record,
+      leadId: q.crm_lead_id ?? null,
+      dealId: q.crm_deal_id ?? null,
       includeArchived: q.include_archived === 'true',
-      skip: q.skip,
+      // A cursor replaces skip (the pagination convention).
+      skip: q.cursor ? 0 : q.skip,
       take: q.take,
+      after: q.cursor ? decodeCursor(q.cursor) : null,
     });
-    // Pages by skip and take only: a proposal list of one lead or deal is short.
-    return { total: page.total, records: page.records.map(proposalDates), next_cursor: null };
+    const next_cursor = page.more && page.last ? encodeCursor(page.last.at, page.last.id) : null;
+    return { total: page.total, records: page.records.map(proposalDates), next_cursor };
   }
 
   async create(actor: ProposalActor, body: CreateProposalBody): Promise<ProposalJson> {
@@ -177,7 +182,7 @@ export class Proposals {
   async attachDocument(actor: ProposalActor, id: string, documentId: string): Promise<ProposalJson> {
     const visible = await this.get(actor, id);
     const doc = await readDocument(await this.pool(), actor.companyId, documentId);
-    if (!doc) throw invalid('document_id: document not found');
+    if (!doc) throw invalidField('document_id', 'document not found');
     await insertAttachment(await this.pool(), {
       id: uuidv7(),
       companyId: actor.companyId,

@@ -232,20 +232,39 @@ export async function deleteProposal(client: PoolClient, companyId: string, id: 
   });
 }
 
+/**
+ * A page of the proposals the user may see, newest first, of the company or of one lead and/or deal; `after` is
+ * the cursor's `(created_at, id)`. One more than `take` is read to tell whether a next page exists.
+ */
 export async function listProposals(
   pool: Pool,
-  q: { companyId: string; userId: string; record: ProposalRecord; includeArchived: boolean; skip: number; take: number },
-): Promise<{ total: number; records: ProposalJson[] }> {
-  const where = `p.company_id = $1 and p.${fk(q.record.kind)} = $2 and p.deleted_at is null${q.includeArchived ? '' : ' and p.archived_at is null'}`;
-  const r = await pool.query<{ total: number; records: ProposalJson[] }>({
-    name: `crm_proposals_list_${q.record.kind}_${q.includeArchived}`,
+  q: {
+    companyId: string;
+    userId: string;
+    leadId: string | null;
+    dealId: string | null;
+    includeArchived: boolean;
+    skip: number;
+    take: number;
+    after: { at: string; id: string } | null;
+  },
+): Promise<{ total: number; records: ProposalJson[]; last: { at: string; id: string } | null; more: boolean }> {
+  const where = `p.company_id = $1 and p.deleted_at is null${q.includeArchived ? '' : ' and p.archived_at is null'}
+    and ($2::uuid is null or p.lead_id = $2) and ($3::uuid is null or p.deal_id = $3) and ${proposalVisibleSql('p', '$4')}`;
+  const r = await pool.query<{ total: number; records: { p: ProposalJson; at: string; id: string }[] }>({
+    name: `crm_proposals_list_${q.includeArchived}`,
     text: `select (select count(*)::int from proposals p where ${where}) as total,
-      coalesce((select json_agg(x.p order by x.created_at desc, x.id desc) from (
-        select ${PROPOSAL_JSON} as p, p.created_at, p.id from proposals p where ${where}
-        order by p.created_at desc, p.id desc limit $3 offset $4) x), '[]') as records`,
-    values: [q.companyId, q.record.id, q.take, q.skip],
+      coalesce((select json_agg(json_build_object('p', x.p, 'at', x.at, 'id', x.id) order by x.created_at desc, x.id desc) from (
+        select ${PROPOSAL_JSON} as p, to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, p.created_at, p.id
+        from proposals p where ${where}
+          and ($7::timestamptz is null or (p.created_at, p.id) < ($7::timestamptz, $8::uuid))
+        order by p.created_at desc, p.id desc limit $5::int + 1 offset $6) x), '[]') as records`,
+    values: [q.companyId, q.leadId, q.dealId, q.userId, q.take, q.skip, q.after?.at ?? null, q.after?.id ?? null],
   });
-  return r.rows[0]!;
+  const { total, records } = r.rows[0]!;
+  const page = records.slice(0, q.take);
+  const last = page.at(-1);
+  return { total, records: page.map((x) => x.p), last: last ? { at: last.at, id: last.id } : null, more: records.length > q.take };
 }
 
 export interface NewAttachment {

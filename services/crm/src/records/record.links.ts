@@ -1,5 +1,6 @@
 import type { EntityManager } from '@svc/platform/db/orm';
-import { invalid, isUuid, notFound } from '@svc/platform/errors';
+import { invalidField, isUuid, notFound } from '@svc/platform/errors';
+import { codeOf } from '@svc/platform/numbers';
 import { User } from '../companies/company.entity.js';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
@@ -12,8 +13,6 @@ import type { UserSummary } from '../sales/sales.summaries.js';
  * contract's link to a delivery is `deliveries/delivery.links.ts`: records sit below deliveries (decision 0091).
  */
 
-const CODE = /^[1-9]\d{0,9}$/;
-
 /** The filter of record `ref` (UUID or numeric `code`) of the company; anything else names nothing (404 `label`). */
 export function refWhere(
   companyId: string,
@@ -21,21 +20,22 @@ export function refWhere(
   label: string,
 ): { companyId: string; id: string } | { companyId: string; code: number } {
   if (isUuid(ref)) return { companyId, id: ref.toLowerCase() };
-  if (CODE.test(ref)) return { companyId, code: Number(ref) };
+  const code = codeOf(ref);
+  if (code !== null) return { companyId, code };
   throw notFound(label);
 }
 
 /** The user acting through the admin API: a user of the company, else a 400 on `user_id`. */
 export async function actingUser(em: EntityManager, companyId: string, userId: string): Promise<User> {
   const user = await em.findOne(User, { id: userId, companyId });
-  if (!user) throw invalid('user_id: no such user in the company');
+  if (!user) throw invalidField('user_id', 'no such user in the company');
   return user;
 }
 
 /** A responsible user: active and not archived, of the company, else a 400 on `field`. */
 export async function responsibleUser(em: EntityManager, companyId: string, userId: string, field = 'responsible_id'): Promise<User> {
   const user = await em.findOne(User, { id: userId, companyId });
-  if (!user?.active || user.archived) throw invalid(`${field}: no active user of the company`);
+  if (!user?.active || user.archived) throw invalidField(`${field}`, 'no active user of the company');
   return user;
 }
 
@@ -54,7 +54,7 @@ export interface LinkIds {
 /** Each link sent must name a record of the company: an unknown or another company's id is a 400 on its field. */
 export async function checkLinks(em: EntityManager, companyId: string, links: LinkIds): Promise<void> {
   const missing = async (count: Promise<number>, field: string) => {
-    if ((await count) === 0) throw invalid(`${field}: no such ${field.slice(0, -3)} in the company`);
+    if ((await count) === 0) throw invalidField(`${field}`, `no such ${field.slice(0, -3)} in the company`);
   };
   if (links.deal_id) await missing(em.count(Deal, { id: links.deal_id, companyId }), 'deal_id');
   if (links.organization_id) await missing(em.count(Organization, { id: links.organization_id, companyId }), 'organization_id');

@@ -1,4 +1,4 @@
-import { invalid, isUuid } from '@svc/platform/errors';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import {
   type CustomerSummary,
   type DealSummary,
@@ -86,9 +86,9 @@ export class RecordSummaries {
   constructor(private readonly pool: () => Promise<Pool>) {}
 
   async get(req: GetRecordSummariesRequest): Promise<GetRecordSummariesResponse> {
-    if (!isUuid(req.company_id)) throw invalid('company_id: must be a UUID');
-    if (!isUuid(req.viewer_user_id)) throw invalid('viewer_user_id: must be a UUID');
-    if (req.refs.length > MAX_REFS) throw invalid(`refs: at most ${MAX_REFS}`);
+    if (!isUuid(req.company_id)) throw invalidField('company_id', 'must be a UUID');
+    if (!isUuid(req.viewer_user_id)) throw invalidField('viewer_user_id', 'must be a UUID');
+    if (req.refs.length > MAX_REFS) throw invalidField('refs', `at most ${MAX_REFS}`);
     const ids = idsByType(req.refs);
     const empty: GetRecordSummariesResponse = {
       leads: [],

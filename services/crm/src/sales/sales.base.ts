@@ -1,8 +1,9 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
-import { conflict, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { conflict, forbidden, invalidField, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
 import { type ChangeRules, withChanges } from '@svc/platform/events/changes';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
+import { codeOf } from '@svc/platform/numbers';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
@@ -15,6 +16,7 @@ import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import { type SalesDetailExtras, type SalesRelations, stageDurationsAt } from './sales.snapshot.js';
 import type { SalesSql } from './sales.sql.js';
 import { type CustomFieldChange, customFieldsWithAnswers, type RemovedCustomField, stageSummary } from './sales.summaries.js';
+import type { TaskSource } from './sales.tasks.js';
 
 export interface Actor {
   companyId: string;
@@ -58,7 +60,6 @@ export interface DetailParts<R> {
   associations: Record<string, number>;
 }
 
-const CODE = /^[1-9]\d{0,9}$/;
 /** A ref naming a record by its external id (decision 0180). */
 const EXTERNAL = 'ext:';
 
@@ -91,6 +92,8 @@ export abstract class SalesBase<
   protected readonly label: string;
   /** Where the chats of the records' persons come from (the chat service), set once at start; null: never asked. */
   chatSource: ChatSource | null = null;
+  /** Where the number of a record's tasks comes from (the tasks service), set once at start; null: never asked. */
+  taskSource: TaskSource | null = null;
 
   constructor(
     readonly ctx: ServiceContext,
@@ -114,7 +117,8 @@ export abstract class SalesBase<
   /**
    * The detail of a record read by `relationsSelect(alias, { detail: true })`, in the parts a cached lead detail keeps apart
    * (decision 0015): `head`, the snapshot plus `pipeline_stages`; the stage periods `stage_durations` is computed
-   * from at the time of a read; `associations_count` (only notes and a lead's deals have a source in crm yet).
+   * from at the time of a read; `associations_count` of what crm keeps (docs/leads.md): `tasks` is asked of the tasks
+   * service at each read (`withTasks`), `activities` has no source.
    */
   detailParts(row: Json): DetailParts<R> {
     const { record, rel } = this.sql.fromRow(row);
@@ -128,9 +132,10 @@ export abstract class SalesBase<
       stagePeriods: extras.stagePeriods,
       nowUs: extras.nowUs,
       associations: {
-        items: 0,
+        items: extras.itemsCount,
         tasks: 0,
-        qualifications: 0,
+        // The spec's qualification is the quality rating (quality_updated fires when it is created or changed).
+        qualifications: record.qualityRating === null ? 0 : 1,
         notes: extras.notesCount,
         files: extras.filesCount,
         activities: 0,
@@ -150,6 +155,11 @@ export abstract class SalesBase<
     return detailChatFields(chats, persons);
   }
 
+  /** `associations_count.tasks` of record `id`: asked of tasks at each read (0 without a source, or when it fails). */
+  protected async tasksOf(companyId: string, id: string): Promise<number> {
+    return this.taskSource ? this.taskSource.recordTasks(companyId, this.kind, id) : 0;
+  }
+
   /** The detail of a record read by `relationsSelect(alias, { detail: true })`, at the time of its statement. */
   protected detailOf(row: Json) {
     const { head, stagePeriods, nowUs, associations } = this.detailParts(row);
@@ -165,7 +175,8 @@ export abstract class SalesBase<
   /** `ref` as the parameters of a by-id or by-code statement, or null when it can name no record. */
   protected refOf(ref: string): { byId: boolean; value: string | number } | null {
     if (isUuid(ref)) return { byId: true, value: ref };
-    return CODE.test(ref) ? { byId: false, value: Number(ref) } : null;
+    const code = codeOf(ref);
+    return code === null ? null : { byId: false, value: code };
   }
 
   /**
@@ -362,7 +373,7 @@ export abstract class SalesBase<
   protected async actingUser(companyId: string, userId: string): Promise<User> {
     const [row] = await run(await this.pool, this.sql.createReads, [companyId, null, userId, userId]);
     const user = this.sql.createReadsFromRow(row ?? {}).users.find((u) => u.id === userId);
-    if (!user) throw invalid('user_id: no such user in the company');
+    if (!user) throw invalidField('user_id', 'no such user in the company');
     return user;
   }
 
@@ -379,7 +390,7 @@ export abstract class SalesBase<
     const found = this.sql.namedFromRows((row?.items as Json[] | null) ?? []);
     return ids.map((id, i) => {
       const item = found.find((r) => r.id === id);
-      if (!item) throw invalid(`${field}[${i}]: unknown ${kind.replace('_', ' ')}`);
+      if (!item) throw invalidField(`${field}[${i}]`, `unknown ${kind.replace('_', ' ')}`);
       return item;
     });
   }

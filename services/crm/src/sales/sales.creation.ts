@@ -1,5 +1,5 @@
 import { inTransaction, run } from '@svc/platform/db/native';
-import { AppError, invalid } from '@svc/platform/errors';
+import { AppError, invalidField } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
@@ -13,7 +13,7 @@ import { attemptOwnerOf } from './sales.attempts.js';
 import { type Actor, SalesBase } from './sales.base.js';
 import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
-import { type CreationAnswer, createOnce, type PersonReceipt } from './sales.idempotency.js';
+import { type CreationAnswer, createOnce, type PersonReceipt, type SettleKey } from './sales.idempotency.js';
 import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
@@ -73,17 +73,18 @@ export abstract class SalesCreation<
     const marketing = prepareMarketing(body.measurement_consent, body.marketing);
     const key = headerKey ?? body.idempotency_key;
     try {
-      if (!key) return await this.createRecord(actor, body, marketing, false);
+      if (!key) return await this.createRecord(actor, body, marketing, null);
       const owner = attemptOwnerOf(this.ctx);
-      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, () =>
-        this.createRecord(actor, body, marketing, true),
+      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, (settle) =>
+        this.createRecord(actor, body, marketing, settle),
       );
     } catch (err) {
       throw withoutSensitiveText(await this.externalIdTaken(err, actor.companyId, body.external_id), marketing.sensitive);
     }
   }
 
-  protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, keyed: boolean): Promise<CreationAnswer> {
+  /** `settle`: the idempotency key's, called last in the creation's transaction (a keyed creation always has one). */
+  protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, settle: SettleKey | null): Promise<CreationAnswer> {
     // The chats of the persons it names are asked of chat while the references are read, before the transaction.
     const prefetch =
       body.persons_id?.length || body.person ? this.chatsBefore(actor.companyId, null, body.persons_id ?? [], body.person) : null;
@@ -94,7 +95,7 @@ export abstract class SalesCreation<
       actor,
       body,
     );
-    const rich = handedOver || keyed || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
+    const rich = handedOver || settle !== null || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
     const refs = rich ? await this.richReads(pool, actor.companyId, body) : null;
     const draft = marketing.acquisition;
     const origin = await originOf(this.ctx, actor, body, draft);
@@ -150,6 +151,8 @@ export abstract class SalesCreation<
           changes = customFieldsWithAnswers(rel.customFields).map((f): CustomFieldChange => ({ ...f, previous_answers: [] }));
         }
         await write(client);
+        // Last, so the key's row is locked only until the commit: a replay meanwhile is not held up.
+        await settle?.(client, record, personReceipts(rel.participants));
       });
       if (body.followers?.length || body.note) {
         try {
@@ -215,12 +218,12 @@ export abstract class SalesCreation<
   /** Unknown tags, persons, organization or custom fields are a 400 naming the item; returns the answers' plans. */
   protected checkReferences(refs: RichReads, body: CB, record: R): AnswerPlan[] {
     (body.tags ?? []).forEach((id, i) => {
-      if (!refs.tags.some((t) => t.id === id)) throw invalid(`tags[${i}]: unknown tag`);
+      if (!refs.tags.some((t) => t.id === id)) throw invalidField(`tags[${i}]`, 'unknown tag');
     });
     (body.persons_id ?? []).forEach((id, i) => {
-      if (!refs.persons.some((p) => p.person.id === id)) throw invalid(`persons_id[${i}]: unknown person`);
+      if (!refs.persons.some((p) => p.person.id === id)) throw invalidField(`persons_id[${i}]`, 'unknown person');
     });
-    if (body.organization_id && !refs.organization) throw invalid('organization_id: unknown organization');
+    if (body.organization_id && !refs.organization) throw invalidField('organization_id', 'unknown organization');
     return this.planAnswers(refs, body.custom_fields ?? [], record, false);
   }
 

@@ -1,6 +1,6 @@
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { conflict } from '@svc/platform/errors';
-import type { Pool } from 'pg';
+import type { Pool, PoolClient } from 'pg';
 import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './sales.attempts.js';
 
@@ -35,9 +35,9 @@ export interface IdempotencySql {
    * done, the record's id, code, title, effective consent and person receipts.
    */
   keyLookup: Statement;
-  /** $1 company, $2 key, $3 status, $4 record id, $5 title, $6 person receipts (jsonb); only a key still processing. */
+  /** $1 company, $2 key, $3 status, $4 record id, $5 title, $6 person receipts (jsonb); only a key still processing (a row when it was). */
   finishKey: Statement;
-  /** $1 company, $2 key: a processing key whose attempt is dead becomes failed. */
+  /** $1 company, $2 key: a processing key whose attempt is dead becomes failed (a row when it was still processing). */
   abandonKey: Statement;
 }
 
@@ -68,19 +68,36 @@ export function idempotencySql(name: string, keys: string, records: string, fk: 
     finishKey: statement(
       `crm_${name}_key_finish`,
       `update ${keys} set status = $3, ${fk} = $4, title = $5, persons = $6::jsonb, finished_at = now()
-       where company_id = $1 and key = $2 and status = 'processing'`,
+       where company_id = $1 and key = $2 and status = 'processing' returning key`,
     ),
     abandonKey: statement(
       `crm_${name}_key_abandon`,
-      `update ${keys} set status = 'failed', finished_at = now() where company_id = $1 and key = $2 and status = 'processing'`,
+      `update ${keys} set status = 'failed', finished_at = now() where company_id = $1 and key = $2 and status = 'processing'
+       returning key`,
     ),
   };
 }
 
 /**
+ * Settles the key in the creation's own transaction (issue 23 item 7): `done` with the record, committed or rolled
+ * back with it, so no crash or lost liveness session between the two can leave a key failed while its record
+ * exists. It runs last in the transaction: a replay that declared the attempt dead before it makes the creation
+ * roll back (409, the key stays failed); one that comes after it waits for the commit and finds the key done.
+ */
+export type SettleKey = (
+  client: PoolClient,
+  record: { id: string; title: string },
+  receipts: Pick<CreationAnswer, 'person' | 'persons'>,
+) => Promise<void>;
+
+const FAILED_MESSAGE = 'idempotency key: a creation with this key failed after starting; the key stays consumed, use a new one';
+
+/**
  * Spec rule 5: `create` runs once per (company, key). The key is reserved in autocommit (one concurrent caller
  * wins) under this process's attempt owner; the others answer the finished creation, or 409 while it runs or once
- * it failed (the key stays consumed), including once its attempt died with its process (decision 0111).
+ * it failed (the key stays consumed), including once its attempt died with its process (decision 0111). `create`
+ * calls `settle` in its transaction; a creation that fails marks the key failed afterwards (only while still
+ * processing: a settled key stays done).
  */
 export async function createOnce(
   pool: Pool,
@@ -88,25 +105,30 @@ export async function createOnce(
   owner: AttemptOwner,
   companyId: string,
   key: string,
-  create: () => Promise<CreationAnswer>,
+  create: (settle: SettleKey) => Promise<CreationAnswer>,
 ): Promise<CreationAnswer> {
   await owner.ready();
   const [reserved] = await run(pool, sql.reserveKey, [companyId, key, owner.id]);
   if (!reserved) return replay(pool, sql, companyId, key);
-  let created: CreationAnswer;
+  let settled = false;
+  const settle: SettleKey = async (client, record, receipts) => {
+    const persons = receipts.person ? JSON.stringify(receipts) : null;
+    const [row] = await run(client, sql.finishKey, [companyId, key, 'done', record.id, record.title, persons]);
+    if (!row) throw conflict(FAILED_MESSAGE);
+    settled = true;
+  };
   try {
-    created = await create();
+    const created = await create(settle);
+    if (!settled) throw new Error('a keyed creation returned without settling its idempotency key');
+    return created;
   } catch (err) {
     await run(pool, sql.finishKey, [companyId, key, 'failed', null, null, null]);
     throw err;
   }
-  const receipts = created.person ? { person: created.person, ...(created.persons ? { persons: created.persons } : {}) } : null;
-  await run(pool, sql.finishKey, [companyId, key, 'done', created.id, created.title, receipts && JSON.stringify(receipts)]);
-  return created;
 }
 
 /** The answer to a key already used: the finished creation's record, else 409 (still processing, or failed). */
-async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: string): Promise<CreationAnswer> {
+async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: string, again = true): Promise<CreationAnswer> {
   const [row] = await run<{
     status: string;
     abandoned: boolean;
@@ -119,9 +141,12 @@ async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: s
   if (row?.status === 'done' && row.id && row.code !== null) {
     return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent, ...row.persons };
   }
-  if (row?.abandoned) await run(pool, sql.abandonKey, [companyId, key]);
-  if (row?.status === 'failed' || row?.abandoned) {
-    throw conflict('idempotency key: a creation with this key failed after starting; the key stays consumed, use a new one');
+  if (row?.abandoned) {
+    // The attempt settling the key in its transaction holds the row: this waits for it, and finds nothing to
+    // abandon when it committed the key done, so the key is read again.
+    const [abandoned] = await run(pool, sql.abandonKey, [companyId, key]);
+    if (!abandoned && again) return replay(pool, sql, companyId, key, false);
   }
+  if (row?.status === 'failed' || row?.abandoned) throw conflict(FAILED_MESSAGE);
   throw conflict('idempotency key: a creation with this key is still processing');
 }

@@ -6,7 +6,7 @@
  * cursor is the last record's `(created_at, id)`.
  */
 import { run, type Statement, statement } from '@svc/platform/db/native';
-import { invalid, isUuid } from '@svc/platform/errors';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import { skipParam, takeParam } from '@svc/platform/http/parse';
 import type { Pool } from 'pg';
 import { z } from 'zod';
@@ -208,5 +208,5 @@ function decodeCursor(cursor: string): { at: string; id: string } {
   } catch {
     // falls through to the 400
   }
-  throw invalid('cursor: not a cursor of this list');
+  throw invalidField('cursor', 'not a cursor of this list');
 }

@@ -1,5 +1,5 @@
 import { run } from '@svc/platform/db/native';
-import { invalid } from '@svc/platform/errors';
+import { invalidField, invalidFields } from '@svc/platform/errors';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
@@ -38,7 +38,7 @@ export function participantRow(record: Pick<SalesRecord, 'id' | 'companyId'>, pe
 /** A qualification in a funnel that demands a reason needs one (decision 0040). */
 export function requireQualityReason(pipeline: Pipeline | undefined, rating: number | null, reason: string | null) {
   if (pipeline?.requiresQualityReason && rating !== null && !reason?.trim()) {
-    throw invalid(`quality_reason: required by the pipeline ${pipeline.name} when quality_rating is set`);
+    throw invalidField('quality_reason', `required by the pipeline ${pipeline.name} when quality_rating is set`);
   }
 }
 
@@ -99,11 +99,16 @@ export async function creationBasics(pool: Pool, sql: SalesSql<SalesRecord, Sale
   const { stage, pipeline } = stageOf(found, body.stage_id);
   const { user: responsible, handedOver } = responsibleOf(found, responsibleId);
   const creator = found.users.find((u) => u.id === actor.userId);
-  if (!creator) throw invalid('The key creator is not a user of the company');
+  if (!creator)
+    throw invalidFields(
+      [{ field: 'authorization', message: 'the key creator is not a user of the company' }],
+      'The key creator is not a user of the company',
+    );
   requireQualityReason(pipeline, body.quality_rating ?? null, body.quality_reason ?? null);
   const answered = new Set((body.custom_fields ?? []).filter(hasAnswer).map((a) => a.id));
   const missing = found.requiredFields.filter((f) => !answered.has(f.id));
-  if (missing.length) throw invalid(`custom_fields: required fields missing: ${missing.map((f) => `${f.name} (${f.id})`).join(', ')}`);
+  if (missing.length)
+    throw invalidField('custom_fields', `required fields missing: ${missing.map((f) => `${f.name} (${f.id})`).join(', ')}`);
   return { stage, pipeline, responsible, handedOver, creator, requested: found.users.find((u) => u.id === responsibleId), responsibleId };
 }
 
@@ -135,9 +140,9 @@ export async function conversionToolOf(ctx: ServiceContext, actor: Actor, draft:
 export function stageOf(reads: CreateReads, stageId: string | undefined) {
   const { stage, pipeline } = reads;
   if (stage && pipeline) return { stage, pipeline };
-  if (stageId) throw invalid('stage_id: no such stage in the company');
-  if (!reads.hasPrimary) throw invalid('stage_id: the company has no primary pipeline; send stage_id');
-  throw invalid('stage_id: the primary pipeline has no stages; send stage_id');
+  if (stageId) throw invalidField('stage_id', 'no such stage in the company');
+  if (!reads.hasPrimary) throw invalidField('stage_id', 'the company has no primary pipeline; send stage_id');
+  throw invalidField('stage_id', 'the primary pipeline has no stages; send stage_id');
 }
 
 /**
@@ -146,7 +151,7 @@ export function stageOf(reads: CreateReads, stageId: string | undefined) {
  */
 export function responsibleOf(reads: CreateReads, id: string): { user: User; handedOver: boolean } {
   const user = reads.users.find((u) => u.id === id);
-  if (!user) throw invalid('responsible_id: no such user in the company');
+  if (!user) throw invalidField('responsible_id', 'no such user in the company');
   if (user.active && !user.archived) return { user, handedOver: false };
   const master = reads.users.find((u) => u.id === reads.masterUserId);
   if (!master) throw new Error(`company ${reads.masterUserId} has no master user`);
@@ -156,7 +161,7 @@ export function responsibleOf(reads: CreateReads, id: string): { user: User; han
 /** The followers a creation names must be users and follower roles of the company: a 400 before anything is written. */
 export function checkFollowers(refs: RichReads, followers: readonly { user_id: string; role_id?: string | null | undefined }[]): void {
   followers.forEach((f, i) => {
-    if (!refs.users.some((u) => u.id === f.user_id)) throw invalid(`followers[${i}].user_id: unknown user`);
-    if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalid(`followers[${i}].role_id: unknown follower role`);
+    if (!refs.users.some((u) => u.id === f.user_id)) throw invalidField(`followers[${i}].user_id`, 'unknown user');
+    if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalidField(`followers[${i}].role_id`, 'unknown follower role');
   });
 }

@@ -144,6 +144,8 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         join stages s on s.${same} and s.id = x.stage_id) as "_stagePeriods",
       (select count(*)::int from ${kind}_notes n where n.${same} and n.${fk} = ${alias}.id) as "_notesCount",
       (select fc.files_count from record_file_counts fc where fc.${same} and fc.record_id = ${alias}.id) as "_filesCount",
+      (select count(*)::int from proposals p join proposal_items pi on pi.company_id = p.company_id and pi.proposal_id = p.id
+        where p.${same} and p.${fk} = ${alias}.id and p.deleted_at is null) as "_itemsCount",
       ${NOW_US} as "_nowUs"`
       : '';
     const proposalList = proposals
@@ -269,6 +271,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
       })),
       notesCount: Number(row._notesCount ?? 0),
       filesCount: Number(row._filesCount ?? 0),
+      itemsCount: Number(row._itemsCount ?? 0),
       nowUs: Number(row._nowUs),
     };
   }

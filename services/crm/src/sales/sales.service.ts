@@ -1,5 +1,5 @@
 import { run } from '@svc/platform/db/native';
-import { invalid, notFound } from '@svc/platform/errors';
+import { invalidField, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
@@ -104,7 +104,7 @@ export abstract class SalesRecords<
     await this.actingUser(companyId, userId);
     const refs = await this.richReads(await this.pool, companyId, { tags: tagIds });
     tagIds.forEach((t, i) => {
-      if (!refs.tags.some((x) => x.id === t)) throw invalid(`tag_ids[${i}]: unknown tag`);
+      if (!refs.tags.some((x) => x.id === t)) throw invalidField(`tag_ids[${i}]`, 'unknown tag');
     });
     const at = new Date();
     return this.change(
@@ -142,11 +142,11 @@ export abstract class SalesRecords<
     const id = await this.requireOf(companyId, ref);
     await this.actingUser(companyId, userId);
     const refs = await this.richReads(await this.pool, companyId, {});
-    if (!refs.fields.some((f) => f.field.id === answer.id)) throw invalid(`field_id: no ${this.kind} custom field with this id`);
+    if (!refs.fields.some((f) => f.field.id === answer.id)) throw invalidField('field_id', `no ${this.kind} custom field with this id`);
     return this.change(companyId, id, async (client, before) => {
       const [plan] = this.planAnswers(refs, [answer], before.record, true, () => '');
       if (!plan) return;
-      if (!plan.rows.length) throw invalid('value: send value, option_id or option_ids; DELETE removes an answer');
+      if (!plan.rows.length) throw invalidField('value', 'send value, option_id or option_ids; DELETE removes an answer');
       if (holdsAnswers(before, plan)) return;
       await run(client, this.sql.clearAnswers, [companyId, id, [plan.field.field.id]]);
       await this.sql.insert(client, 'answers', plan.rows);

@@ -55,6 +55,8 @@ export interface SalesDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
   filesCount: number;
+  /** The items of the record's live proposals (archived ones included, as `proposals`). */
+  itemsCount: number;
   nowUs: number;
 }
 

@@ -1,5 +1,5 @@
 import { run } from '@svc/platform/db/native';
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { PoolClient } from 'pg';
 import type { LeadSource } from '../catalog/catalog.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.service.js';
@@ -62,12 +62,13 @@ export abstract class SalesUpdates<
       organization_id: body.organization_id ?? undefined,
     });
     (tags ?? []).forEach((tagId, i) => {
-      if (!refs.tags.some((t) => t.id === tagId)) throw invalid(`tags[${i}]: unknown tag`);
+      if (!refs.tags.some((t) => t.id === tagId)) throw invalidField(`tags[${i}]`, 'unknown tag');
     });
     (body.persons_id ?? []).forEach((p, i) => {
-      if (!p.delete && !refs.persons.some((x) => x.person.id === p.person_id)) throw invalid(`persons_id[${i}].person_id: unknown person`);
+      if (!p.delete && !refs.persons.some((x) => x.person.id === p.person_id))
+        throw invalidField(`persons_id[${i}].person_id`, 'unknown person');
     });
-    if (body.organization_id && !refs.organization) throw invalid('organization_id: unknown organization');
+    if (body.organization_id && !refs.organization) throw invalidField('organization_id', 'unknown organization');
     let manualSource: LeadSource | null | undefined;
     if (body.crm_lead_source_id) {
       manualSource = (await resolveOrigin(this.ctx.orm.em.fork(), actor.companyId, { crmLeadSourceId: body.crm_lead_source_id }))
@@ -202,7 +203,7 @@ export abstract class SalesUpdates<
     if (body.phone || body.email) {
       const main = kept.find((k) => k.participant.main) ?? kept[0] ?? added[0];
       if (!main) {
-        throw invalid(`${body.phone ? 'phone' : 'email'}: the ${this.kind} has no person to hold the contact; send person or persons_id`);
+        throw invalidField(body.phone ? 'phone' : 'email', `the ${this.kind} has no person to hold the contact; send person or persons_id`);
       }
       let holder: PersonWithContacts = main;
       if (body.email) holder = await this.contacts.addContact(client, holder, CONTACT_TYPES.email, body.email);

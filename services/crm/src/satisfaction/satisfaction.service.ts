@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { LockMode } from '@mikro-orm/core';
 import { nativePool } from '@svc/platform/db/native';
 import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, gone, invalid, notFound } from '@svc/platform/errors';
+import { conflict, gone, invalidField, notFound } from '@svc/platform/errors';
 import { iso } from '@svc/platform/http/json';
 import type { ServiceContext } from '@svc/platform/service';
 import { RecordType } from '@svc/proto/crm/v1/records';
@@ -64,7 +64,7 @@ export class Satisfaction {
     });
     const visible = { lead: found.leads, deal: found.deals, delivery: found.deliveries }[kind];
     // Unknown, another company's and hidden records answer alike, as on POST /tasks.
-    if (!visible.length) throw invalid(`${field}: ${kind} not found`);
+    if (!visible.length) throw invalidField(`${field}`, `${kind} not found`);
     const token = randomBytes(32).toString('base64url');
     const now = new Date();
     const em = this.ctx.orm.em.fork();
@@ -106,7 +106,7 @@ export class Satisfaction {
   async submit(token: string, body: SubmissionBody) {
     return this.ctx.orm.em.fork().transactional(async (tx) => {
       const link = usable(await tx.findOne(SatisfactionLink, { tokenHash: hashOf(token) }, { lockMode: LockMode.PESSIMISTIC_WRITE }));
-      if (body.score < 1 || body.score > link.maxScore) throw invalid(`score: must be an integer from 1 to ${link.maxScore}`);
+      if (body.score < 1 || body.score > link.maxScore) throw invalidField('score', `must be an integer from 1 to ${link.maxScore}`);
       const now = new Date();
       link.usedAt = now;
       const submission = tx.create(SatisfactionSubmission, {

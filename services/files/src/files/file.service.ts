@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { inTransaction } from '@svc/platform/db/native';
-import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { PRIVATE_FILE_URL_TTL_MS, signFileUrl, verifyFileUrl } from '@svc/platform/files/signed-url';
 import { parse } from '@svc/platform/http/parse';
 import type { Pool, PoolClient } from 'pg';
@@ -95,7 +95,7 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
   } catch {
     // falls through to the 400
   }
-  throw invalid('cursor: not a cursor of this list');
+  throw invalidField('cursor', 'not a cursor of this list');
 }
 
 /**
@@ -134,7 +134,7 @@ export class FileService {
         const ref: RecordRef = f.crm_lead_id ? { kind: 'lead', id: f.crm_lead_id } : { kind: 'deal', id: f.crm_deal_id as string };
         await this.requireVisible(actor, ref);
         if (f.batch_id && !(await batchExists(await this.o.pool(), actor.companyId, f.batch_id)))
-          throw invalid('batch_id: batch not found');
+          throw invalidField('batch_id', 'batch not found');
         return { ref, batchId: f.batch_id };
       },
     });
@@ -145,7 +145,7 @@ export class FileService {
         await lockRecordFiles(client, actor.companyId, ref.id);
         const batch = batchId ?? uuidv7();
         if (!(await addToBatch(client, actor.companyId, batch, received.size, batchId === undefined)))
-          throw invalid('batch_id: batch not found');
+          throw invalidField('batch_id', 'batch not found');
         await insertFile(client, {
           id,
           companyId: actor.companyId,

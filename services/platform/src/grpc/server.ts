@@ -10,7 +10,17 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import { HealthImplementation } from 'grpc-health-check';
-import { AppError, fromGrpcStatus, grpcStatusOf, isStoreUnavailable } from '../errors.js';
+import {
+  AppError,
+  ERROR_FIELDS_METADATA,
+  errorFieldsOf,
+  fromGrpcStatus,
+  grpcStatusOf,
+  isNumberOutOfRange,
+  isStoreUnavailable,
+  numberOutOfRange,
+  parseErrorFields,
+} from '../errors.js';
 import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../http/request-id.js';
 import type { Logger } from '../logging.js';
 
@@ -63,9 +73,17 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
   const serve = (request: Req, callback: sendUnaryData<Res>) => {
     handler(request).then(
       (res) => callback(null, res),
-      (err: unknown) => {
+      (caught: unknown) => {
+        let err = caught;
+        if (isNumberOutOfRange(err)) {
+          logger.warn({ err }, 'grpc handler: a number beyond its column reached the store');
+          err = numberOutOfRange();
+        }
         if (err instanceof AppError) {
-          callback({ code: grpcStatusOf(err.kind), details: err.message, metadata: new Metadata() }, null);
+          const metadata = new Metadata();
+          const fields = errorFieldsOf(err);
+          if (fields !== undefined) metadata.set(ERROR_FIELDS_METADATA, fields);
+          callback({ code: grpcStatusOf(err.kind), details: err.message, metadata }, null);
           return;
         }
         if (isStoreUnavailable(err)) {
@@ -110,7 +128,7 @@ export function callUnary<Req, Res>(
   if (requestId !== undefined) metadata.set(REQUEST_ID_HEADER, requestId);
   return new Promise<Res>((resolve, reject) => {
     method.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
-      if (err) reject(fromGrpcStatus(err.code, err.details || err.message));
+      if (err) reject(fromGrpcStatus(err.code, err.details || err.message, parseErrorFields(err.metadata?.get(ERROR_FIELDS_METADATA)[0])));
       else resolve(res);
     });
   });

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type ErrorKind, errorBody } from '../errors.js';
+import { type ErrorKind, errorBody, errorBodyOf, invalidFields } from '../errors.js';
 
 /**
  * What Node's HTTP parser refuses before any handler runs (a request line or headers over `maxHeaderSize`, a
@@ -23,7 +23,8 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
         : kind === 'request_timeout'
           ? 'The request took too long to arrive'
           : 'Malformed HTTP request';
-    const body = errorBody(kind, message);
+    // Every 400 names its field (decision 0163): here the request as a whole.
+    const body = kind === 'invalid' ? errorBodyOf(invalidFields([{ field: 'request', message }], message)) : errorBody(kind, message);
     const text = JSON.stringify(body);
     socket.end(
       `HTTP/1.1 ${body.statusCode} ${body.error}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -1,5 +1,13 @@
 import { ZodError } from 'zod';
-import { AppError, type FieldError, invalid, isStoreUnavailable, unavailable } from '../errors.js';
+import {
+  AppError,
+  type FieldError,
+  invalidFields,
+  isNumberOutOfRange,
+  isStoreUnavailable,
+  numberOutOfRange,
+  unavailable,
+} from '../errors.js';
 import type { Logger } from '../logging.js';
 import { malformedPath } from './body.js';
 
@@ -16,7 +24,7 @@ export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): 
       ? issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'Unrecognized key' }))
       : [{ field: named(issue.path), message: issue.message }],
   );
-  return invalid(message, { fields });
+  return invalidFields(fields, message);
 }
 
 /** Any error of a request as one of the closed set; what is not ours is logged and becomes a 500. */
@@ -30,6 +38,10 @@ export function toAppError(err: unknown, logger: Logger, where: { method?: strin
   if (err instanceof ZodError) return zodToInvalid(err);
   // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
   if (err instanceof URIError) return malformedPath();
+  if (isNumberOutOfRange(err)) {
+    logger.warn({ err, method: where.method, path: where.path }, 'a number beyond its column reached the store');
+    return numberOutOfRange();
+  }
   if (isStoreUnavailable(err)) {
     logger.warn({ err, method: where.method, path: where.path }, 'a dependency is unavailable');
     return unavailable('The service is temporarily unavailable; retry later');

@@ -5,14 +5,13 @@ import recordedExamples from './openapi-examples.json' with { type: 'json' };
 type Json = Record<string, unknown>;
 
 /**
- * The spec's error table, one shared response per status (every body is `{statusCode, message, error}`; a 400 of
- * request validation adds `details.fields`, decision 0141).
+ * The spec's error table, one shared response per status (every body is `{statusCode, message, error}`; every 400
+ * adds `details.fields`, decisions 0141 and 0163).
  */
 const ERRORS: Record<number, string> = {
   400:
-    'Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`). ' +
-    'When the request itself is malformed (its body, query, path or headers fail the documented schema) ' +
-    '`details.fields` lists the same fields as `{field, message}`.',
+    'Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`) ' +
+    'and `details.fields` lists the same fields as `{field, message}`.',
   401: 'Key missing, invalid, inactive or expired, or the Origin (else Referer) host is not the key’s allowed_domain.',
   403: 'The key (or the user who created it) lacks the permission the operation needs.',
   404: 'The resource does not exist in the key’s company (another company’s record is 404, never 403).',
@@ -31,16 +30,18 @@ const DESCRIPTION = `The CRM's external integration API and its outbound webhook
 **Authentication.** Every operation takes \`Authorization: Bearer <key>\` with an integration key (\`svc_…\`). A key with
 \`allowed_domain\` only answers requests whose \`Origin\` (else \`Referer\`) host matches it.
 
-**Errors.** Every error body is \`{statusCode, message, error}\`; a 400 names each offending field in \`message\`. A 400
-of request validation (the body, query, path or headers do not fit the operation's schema) also carries
-\`details: {fields: [{field, message}]}\`, each field by its dotted path (\`title\`, \`persons_id.0.person_id\`, or
-\`body\`/\`query\` for the whole); no other error has \`details\`.
+**Errors.** Every error body is \`{statusCode, message, error}\`; a 400 names each offending field in \`message\` and
+carries \`details: {fields: [{field, message}]}\`, a request validation (the body, query, path or headers do not fit the
+operation's schema) and a business rule (an unknown tag, another company's stage) alike; each field by its dotted
+path (\`title\`, \`persons_id.0.person_id\`, or \`body\`/\`query\`/\`request\` for the whole); no other error has
+\`details\`.
 
 **Rate limits.** Each key has a per-minute quota. Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and
 \`RateLimit-Reset\` (seconds until the window resets); a 429 adds \`Retry-After\`.
 
 **Pagination.** Lists answer \`{total, records, next_cursor}\` and take \`skip\`, \`take\` and \`cursor\`: \`cursor\`
 (the previous page's \`next_cursor\`) replaces \`skip\` and gives stable paging; \`next_cursor\` is null on the last page.
+A \`take\` above a list's maximum is capped to it, as the chat list does; below 1 is a 400.
 
 **Idempotency.** \`POST /leads\` and \`POST /deals\` take \`x-idempotency-key\` (or \`idempotency_key\` in the body; the
 header wins). A finished creation with the same key answers the same record; one still processing, or one that failed
@@ -155,7 +156,7 @@ export function assembleDocument(
     },
     ValidationErrorBody: {
       type: 'object',
-      description: 'A 400: the three fields of every error, and the offending fields when the request failed its schema.',
+      description: 'A 400: the three fields of every error, and the offending fields.',
       properties: {
         ...ERROR_FIELDS,
         details: {
@@ -167,7 +168,10 @@ export function assembleDocument(
               items: {
                 type: 'object',
                 properties: {
-                  field: { type: 'string', description: 'Dotted path of the field (`title`, `tags.0`); `body` or `query` for the whole.' },
+                  field: {
+                    type: 'string',
+                    description: 'Dotted path of the field (`title`, `tags.0`); `body`, `query` or `request` for the whole.',
+                  },
                   message: { type: 'string', description: 'What is wrong with it, as `message` says it.' },
                 },
                 required: ['field', 'message'],
@@ -179,7 +183,7 @@ export function assembleDocument(
           additionalProperties: false,
         },
       },
-      required: ['statusCode', 'message', 'error'],
+      required: ['statusCode', 'message', 'error', 'details'],
       additionalProperties: false,
     },
   };

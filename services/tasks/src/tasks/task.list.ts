@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import type { Pool } from 'pg';
 import { type RecordIndex, RecordRefs } from '../links/crm-records.js';
 import type { ListTasksQuery } from './task.schema.js';
@@ -63,7 +63,7 @@ function decodeCursor(raw: string): Cursor {
       return c;
     }
   } catch {}
-  throw invalid('cursor: not a cursor of this listing');
+  throw invalidField('cursor', 'not a cursor of this listing');
 }
 
 const encodeCursor = (r: { start_date: Date | null; id: string }) =>

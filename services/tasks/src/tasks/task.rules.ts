@@ -1,4 +1,4 @@
-import { invalid } from '@svc/platform/errors';
+import { invalidField } from '@svc/platform/errors';
 import { type RecurrenceRule, WEEK_DAYS, type WeekDay, weekDayOf } from '../recurrence/recurrence.rule.js';
 import { normalizedText, sanitizeDescription, sanitizeMeetingDescription } from './task.html.js';
 import { LINK_FIELDS, type RecurrenceBody, type UpdateTaskBody } from './task.schema.js';
@@ -38,7 +38,7 @@ export interface ComposeInput {
 /** At most one of the six links may be sent; the second one is the field named. */
 export function checkOneLink(body: UpdateTaskBody): void {
   const sent = LINK_FIELDS.filter((f) => body[f] !== undefined && body[f] !== null);
-  if (sent.length > 1) throw invalid(`${sent[1]}: at most one of ${LINK_FIELDS.join(', ')} may be set (${sent[0]} is set too)`);
+  if (sent.length > 1) throw invalidField(`${sent[1]}`, `at most one of ${LINK_FIELDS.join(', ')} may be set (${sent[0]} is set too)`);
 }
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
@@ -111,7 +111,7 @@ export function composeTask(input: ComposeInput): Composed {
   const { body, catalog, current, now } = input;
   checkOneLink(body);
   const type = catalog.type;
-  if (!type) throw invalid('crm_task_type_id: task type not found');
+  if (!type) throw invalidField('crm_task_type_id', 'task type not found');
 
   const row: TaskRow = current ? { ...current } : blankTask(input);
   row.task_type_id = type.id;
@@ -132,7 +132,7 @@ export function composeTask(input: ComposeInput): Composed {
   if (body.meeting_description !== undefined) {
     row.meeting_description = body.meeting_description === null ? null : sanitizeMeetingDescription(body.meeting_description);
     if (row.meeting_description !== null && normalizedText(row.meeting_description).length > MEETING_DESCRIPTION_MAX_TEXT) {
-      throw invalid(`meeting_description: must be at most ${MEETING_DESCRIPTION_MAX_TEXT} characters of text`);
+      throw invalidField('meeting_description', `must be at most ${MEETING_DESCRIPTION_MAX_TEXT} characters of text`);
     }
   }
 
@@ -145,13 +145,14 @@ export function composeTask(input: ComposeInput): Composed {
 
   applyDates(row, body, current, type);
   const linked = (['crm_lead_id', 'crm_deal_id'] as const).find((f) => row[f] !== null);
-  if (linked && !row.start_date) throw invalid(`${linked}: a lead or deal link requires start_date`);
-  if (row.meeting_outcome !== null && !type.is_meeting) throw invalid('meeting_outcome: only for tasks whose type is a meeting');
+  if (linked && !row.start_date) throw invalidField(`${linked}`, 'a lead or deal link requires start_date');
+  if (row.meeting_outcome !== null && !type.is_meeting) throw invalidField('meeting_outcome', 'only for tasks whose type is a meeting');
   if (row.reminders_minutes.length && (!row.start_date || !row.has_time)) {
-    throw invalid('reminders_minutes: only for a task with a start date and time (start_date, has_time true)');
+    throw invalidField('reminders_minutes', 'only for a task with a start date and time (start_date, has_time true)');
   }
-  if (row.meeting_mode === 'in_person' && !row.meeting_location) throw invalid('meeting_location: required for an in_person meeting');
-  if (row.meeting_mode === 'online' && row.meeting_location) throw invalid('meeting_location: not allowed for an online meeting');
+  if (row.meeting_mode === 'in_person' && !row.meeting_location)
+    throw invalidField('meeting_location', 'required for an in_person meeting');
+  if (row.meeting_mode === 'online' && row.meeting_location) throw invalidField('meeting_location', 'not allowed for an online meeting');
 
   checkParent(row, input);
   const recurrence = composeRecurrence(row, body, current);
@@ -174,7 +175,7 @@ export function composeTask(input: ComposeInput): Composed {
 
 function applyDates(row: TaskRow, body: UpdateTaskBody, current: TaskRow | null, type: TaskTypeRow): void {
   if (body.has_time !== undefined) row.has_time = body.has_time;
-  if (body.end_date && !row.has_time) throw invalid('end_date: not accepted for a whole-day task (has_time false)');
+  if (body.end_date && !row.has_time) throw invalidField('end_date', 'not accepted for a whole-day task (has_time false)');
   if (body.start_date !== undefined) row.start_date = body.start_date?.at ?? null;
   const start = row.start_date;
   if (!row.has_time) row.end_date = null;
@@ -185,48 +186,52 @@ function applyDates(row: TaskRow, body: UpdateTaskBody, current: TaskRow | null,
     row.end_date = new Date(start.getTime() + (current.end_date.getTime() - current.start_date.getTime()));
   } else if (type.default_duration_minutes) row.end_date = new Date(start.getTime() + type.default_duration_minutes * MINUTE_MS);
   else row.end_date = null;
-  if (row.end_date && !start) throw invalid('end_date: requires start_date');
-  if (row.end_date && start && row.end_date.getTime() < start.getTime()) throw invalid('end_date: must not be before start_date');
+  if (row.end_date && !start) throw invalidField('end_date', 'requires start_date');
+  if (row.end_date && start && row.end_date.getTime() < start.getTime()) throw invalidField('end_date', 'must not be before start_date');
 }
 
 function checkParent(row: TaskRow, { body, catalog, current }: ComposeInput): void {
   if (!row.parent_task_id) return;
-  if (body.recurrence) throw invalid('recurrence: a subtask cannot have its own recurrence');
+  if (body.recurrence) throw invalidField('recurrence', 'a subtask cannot have its own recurrence');
   if (body.parent_task_id === undefined) return;
-  if (row.parent_task_id === row.id) throw invalid('parent_task_id: a task cannot be its own parent');
+  if (row.parent_task_id === row.id) throw invalidField('parent_task_id', 'a task cannot be its own parent');
   const parent = catalog.parent;
-  if (!parent) throw invalid('parent_task_id: task not found');
-  if (parent.parent_task_id) throw invalid('parent_task_id: a subtask cannot have subtasks');
-  if (current && catalog.has_subtasks) throw invalid('parent_task_id: a task with subtasks cannot become a subtask');
-  if (row.recurrence_series_id) throw invalid('parent_task_id: a task of a recurring series cannot be a subtask');
+  if (!parent) throw invalidField('parent_task_id', 'task not found');
+  if (parent.parent_task_id) throw invalidField('parent_task_id', 'a subtask cannot have subtasks');
+  if (current && catalog.has_subtasks) throw invalidField('parent_task_id', 'a task with subtasks cannot become a subtask');
+  if (row.recurrence_series_id) throw invalidField('parent_task_id', 'a task of a recurring series cannot be a subtask');
 }
 
 function composeRecurrence(row: TaskRow, body: UpdateTaskBody, current: TaskRow | null): RecurrenceRule | null {
   const r: RecurrenceBody | null | undefined = body.recurrence;
   if (r === undefined) return null;
   if (current?.recurrence_series_id) {
-    throw invalid('recurrence: the task already belongs to a series; delete the series (DELETE with scope=series) and create it again');
+    throw invalidField(
+      'recurrence',
+      'the task already belongs to a series; delete the series (DELETE with scope=series) and create it again',
+    );
   }
   if (r === null) return null;
-  if (!row.start_date) throw invalid('recurrence: requires start_date');
+  if (!row.start_date) throw invalidField('recurrence', 'requires start_date');
   const offset = body.start_date?.offsetMinutes ?? 0;
   const endType = r.end_type ?? 'none';
   let weekDays: WeekDay[] = [];
   if (r.pattern === 'weekly') {
     const startDay = weekDayOf(row.start_date, offset);
     weekDays = r.week_days ? WEEK_DAYS.filter((d) => r.week_days!.includes(d)) : [startDay];
-    if (!weekDays.includes(startDay)) throw invalid(`recurrence.week_days: must include the day of start_date (${startDay})`);
-  } else if (r.week_days) throw invalid('recurrence.week_days: only for the weekly pattern');
-  if (endType === 'on_date' && !r.until_date) throw invalid('recurrence.until_date: required when end_type is on_date');
-  if (endType !== 'on_date' && r.until_date) throw invalid('recurrence.until_date: only when end_type is on_date');
+    if (!weekDays.includes(startDay)) throw invalidField('recurrence.week_days', `must include the day of start_date (${startDay})`);
+  } else if (r.week_days) throw invalidField('recurrence.week_days', 'only for the weekly pattern');
+  if (endType === 'on_date' && !r.until_date) throw invalidField('recurrence.until_date', 'required when end_type is on_date');
+  if (endType !== 'on_date' && r.until_date) throw invalidField('recurrence.until_date', 'only when end_type is on_date');
   if (endType === 'after_occurrences' && !r.occurrences)
-    throw invalid('recurrence.occurrences: required when end_type is after_occurrences');
-  if (endType !== 'after_occurrences' && r.occurrences) throw invalid('recurrence.occurrences: only when end_type is after_occurrences');
+    throw invalidField('recurrence.occurrences', 'required when end_type is after_occurrences');
+  if (endType !== 'after_occurrences' && r.occurrences)
+    throw invalidField('recurrence.occurrences', 'only when end_type is after_occurrences');
   let untilDate: Date | null = null;
   if (r.until_date) {
     // A date alone means the whole of that day at the series' offset.
     untilDate = r.until_date.dateOnly ? new Date(r.until_date.at.getTime() + 86_400_000 - 1 - offset * MINUTE_MS) : r.until_date.at;
-    if (untilDate.getTime() < row.start_date.getTime()) throw invalid('recurrence.until_date: must not be before start_date');
+    if (untilDate.getTime() < row.start_date.getTime()) throw invalidField('recurrence.until_date', 'must not be before start_date');
   }
   return {
     pattern: r.pattern,
@@ -248,15 +253,15 @@ function chooseStage(body: UpdateTaskBody, catalog: WriteCatalog, current: TaskR
   const sent = body.crm_task_stage_id !== undefined;
   if (sent) {
     const stage = catalog.stage;
-    if (!stage) throw invalid('crm_task_stage_id: task stage not found');
-    if (!stage.active && stage.id !== current?.task_stage_id) throw invalid('crm_task_stage_id: the task stage is not active');
+    if (!stage) throw invalidField('crm_task_stage_id', 'task stage not found');
+    if (!stage.active && stage.id !== current?.task_stage_id) throw invalidField('crm_task_stage_id', 'the task stage is not active');
     if (body.completed === false && stage.is_completion)
-      throw invalid('completed: false contradicts crm_task_stage_id, a completion stage');
+      throw invalidField('completed', 'false contradicts crm_task_stage_id, a completion stage');
     return { stage, completed: body.completed ?? stage.is_completion };
   }
   if (!current) {
     const stage = catalog.open_stage;
-    if (!stage) throw invalid('crm_task_stage_id: the company has no active task stage that is not a completion stage');
+    if (!stage) throw invalidField('crm_task_stage_id', 'the company has no active task stage that is not a completion stage');
     return { stage, completed: false };
   }
   const stage = catalog.stage!;
@@ -266,7 +271,7 @@ function chooseStage(body: UpdateTaskBody, catalog: WriteCatalog, current: TaskR
   }
   if (body.completed === false && wasCompleted) {
     if (!stage.is_completion) return { stage, completed: false };
-    if (!catalog.open_stage) throw invalid('completed: the company has no active open task stage to move the task to');
+    if (!catalog.open_stage) throw invalidField('completed', 'the company has no active open task stage to move the task to');
     return { stage: catalog.open_stage, completed: false };
   }
   return { stage, completed: wasCompleted };

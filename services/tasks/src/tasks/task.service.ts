@@ -1,5 +1,5 @@
 import { inTransaction } from '@svc/platform/db/native';
-import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { withChanges } from '@svc/platform/events/changes';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { CrmPeer } from '@svc/platform/peers/crm';
@@ -65,13 +65,13 @@ function linkFound(idx: RecordIndex, kind: LinkKind, id: string): boolean {
 function checkReferences(body: UpdateTaskBody, idx: RecordIndex): void {
   if (body.responsible_id !== undefined) {
     const u = idx.users.get(body.responsible_id);
-    if (!u?.active || u.archived) throw invalid('responsible_id: no active user of the company has this id');
+    if (!u?.active || u.archived) throw invalidField('responsible_id', 'no active user of the company has this id');
   }
   for (const field of LINK_FIELDS) {
     const id = body[field];
-    if (id && !linkFound(idx, KIND_OF_LINK[field], id)) throw invalid(`${field}: ${KIND_OF_LINK[field]} not found`);
+    if (id && !linkFound(idx, KIND_OF_LINK[field], id)) throw invalidField(`${field}`, `${KIND_OF_LINK[field]} not found`);
   }
-  for (const tag of body.tags ?? []) if (!idx.tags.has(tag)) throw invalid(`tags: tag not found: ${tag}`);
+  for (const tag of body.tags ?? []) if (!idx.tags.has(tag)) throw invalidField('tags', `tag not found: ${tag}`);
 }
 
 function refsOfBody(body: UpdateTaskBody, actorId: string): RecordRefs {
