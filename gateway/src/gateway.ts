@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigError, loadConfig } from '@svc/platform/config';
 import { type ErrorKind, errorBody } from '@svc/platform/errors';
+import { startMetricsServer } from '@svc/platform/http/metrics-server';
 import { IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
@@ -17,6 +18,8 @@ import { KeyRevocations } from './revocations.js';
 export interface RunningGateway {
   url: string;
   port: number;
+  /** Where the gateway answers GET /metrics (METRICS_PORT), never on its public port. */
+  metricsUrl: string;
   config: GatewayConfig;
   stop(): Promise<void>;
 }
@@ -40,10 +43,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket));
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'gateway started');
+  const metricsServer = await startMetricsServer(config.HOST, config.METRICS_PORT, metrics.registry);
+  logger.info({ port, metricsPort: metricsServer.port }, 'gateway started');
   return {
     url: `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`,
     port,
+    metricsUrl: metricsServer.url,
     config,
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -51,6 +56,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       const grace = setTimeout(() => server.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(grace);
+      await metricsServer.stop();
       keys.close();
       revocations.close();
       redis.disconnect();

@@ -110,6 +110,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     IDENTITY_TOKEN_SECRET: randomBytes(32).toString('hex'),
     HTTP_PORT: '0',
     GRPC_PORT: '0',
+    METRICS_PORT: '0',
     DB_POOL_MAX: '5',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   };
