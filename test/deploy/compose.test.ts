@@ -21,7 +21,7 @@ const text = readFileSync(join(repoRoot, 'compose.yaml'), 'utf8');
 
 interface Service {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile?: string; args?: Record<string, string> };
   command?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
@@ -33,7 +33,6 @@ interface Service {
 const doc = parse(text, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = doc.services;
 const SERVICES = ['crm', 'tasks', 'chat', 'files', 'webhooks'] as const;
-const DIR = (name: string) => (name === 'gateway' ? 'gateway' : `services/${name}`);
 
 /** The Compose specification schema of the package, made readable by Ajv's 2019-09 draft. */
 function composeSchema(): object {
@@ -76,9 +75,9 @@ describe('deploy: compose.yaml', () => {
     expect(doc.volumes).to.have.keys('postgres-data', 'nats-data', 'files-data');
   });
 
-  it('builds each deployable from its Dockerfile, with the repository as context', () => {
+  it('builds each deployable from the one Dockerfile (the default of the repository context), DEPLOYABLE choosing it', () => {
     for (const name of [...SERVICES, 'gateway']) {
-      expect(services[name]?.build, name).to.deep.equal({ context: '.', dockerfile: `${DIR(name)}/Dockerfile` });
+      expect(services[name]?.build, name).to.deep.equal({ context: '.', args: { DEPLOYABLE: name } });
       expect(services[name]?.image, name).to.equal(`svc-${name}:\${TAG:-local}`);
     }
   });
@@ -132,7 +131,7 @@ describe('deploy: compose.yaml', () => {
     const files = services.files as Service & { volumes?: string[] };
     expect(files.environment).to.include({ FILES_STORAGE: 'local', FILES_LOCAL_DIR: '/data/files' });
     expect(files.volumes).to.deep.equal(['files-data:/data/files']);
-    const dockerfile = readFileSync(join(repoRoot, 'services/files/Dockerfile'), 'utf8');
+    const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
     expect(dockerfile).to.contain('mkdir -p /data/files && chown node:node /data/files');
     for (const name of ['files', 'webhooks']) {
       expect(services[name]?.environment?.FILES_PUBLIC_BASE_URL, name).to.equal(`http://localhost:\${GATEWAY_PORT:-8080}/public/files`);

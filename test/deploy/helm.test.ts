@@ -14,6 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
+import { unknownFields } from './k8s-fields.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const deployDir = join(repoRoot, 'deploy');
@@ -618,7 +619,7 @@ describe('deploy: Helm charts', function () {
     });
   });
 
-  describe('Kubernetes schemas (kubernetes-models)', () => {
+  describe('Kubernetes schemas (kubernetes-models: types, required fields, no unknown fields)', () => {
     const modules: Record<string, string> = {
       v1: 'kubernetes-models/v1',
       'apps/v1': 'kubernetes-models/apps/v1',
@@ -647,6 +648,21 @@ describe('deploy: Helm charts', function () {
         const M = Model as new (data: unknown) => { validate(): void };
         expect(() => new M(doc).validate(), `${doc.kind}/${doc.metadata.name}`).not.to.throw();
       }
+    });
+
+    it('no rendered manifest has a field its API does not define; an unknown one is named by its path', () => {
+      const all = DEPLOYABLES.flatMap((name) => render(name)).concat(
+        render('crm', ['--set', 'autoscaling.enabled=true', '--set', 'autoscaling.targetMemoryUtilizationPercentage=80']),
+        render('files', ['--set', 'preStop.useExec=true']),
+      );
+      for (const doc of all) expect(unknownFields(doc), `${doc.kind}/${doc.metadata.name}`).to.deep.equal([]);
+      // values passed through as Kubernetes objects (strategy, affinity, extra volumes) are only checked here
+      const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 }, maxSurg: 1 };
+      const bad = only(render('tasks', ['--set-json', `strategy=${JSON.stringify(strategy)}`]), 'Deployment');
+      expect(unknownFields(bad)).to.deep.equal(['spec.strategy.maxSurg']);
+      const volume = { name: 'data', emptyDir: {}, hostPth: '/x' };
+      const pod = only(render('files', ['--set-json', `extraVolumes=[${JSON.stringify(volume)}]`]), 'Deployment');
+      expect(unknownFields(pod)).to.deep.equal(['spec.template.spec.volumes[1].hostPth']);
     });
   });
 
