@@ -149,6 +149,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   const adminToken = randomBytes(24).toString('hex');
   const gatewayEnv: Record<string, string> = {
     PORT: String(gatewayPort),
+    METRICS_PORT: '0',
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: `t${run}:`,
     ADMIN_TOKEN: adminToken,
