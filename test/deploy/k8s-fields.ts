@@ -81,9 +81,11 @@ export function unknownFields(manifest: { apiVersion: string; kind: string }): s
 
 function walk(value: unknown, shape: Shape, path: string, out: string[]): void {
   if (value === null || typeof value !== 'object') return;
-  if (shape.kind === 'array' && Array.isArray(value)) value.forEach((v, i) => walk(v, shape.of, `${path}[${i}]`, out));
-  else if (shape.kind === 'map') for (const [k, v] of Object.entries(value)) walk(v, shape.of, `${path}.${k}`, out);
-  else if (shape.kind === 'object' && !Array.isArray(value)) {
+  if (shape.kind === 'array' && Array.isArray(value)) {
+    for (const [i, v] of value.entries()) walk(v, shape.of, `${path}[${i}]`, out);
+  } else if (shape.kind === 'map') {
+    for (const [k, v] of Object.entries(value)) walk(v, shape.of, `${path}.${k}`, out);
+  } else if (shape.kind === 'object' && !Array.isArray(value)) {
     for (const [k, v] of Object.entries(value)) {
       const field = shape.fields.get(k);
       const at = path ? `${path}.${k}` : k;
