@@ -16,17 +16,20 @@ export type ProcessName = ServiceName | 'gateway';
 export interface ServicePorts {
   http: number;
   grpc: number;
+  /** GET /metrics (METRICS_PORT); a free port when not given. */
+  metrics?: number;
 }
 
 /** The ports each service uses when nothing else is said (also the services' own defaults). */
 export const DEFAULT_SERVICE_PORTS: Readonly<Record<ServiceName, ServicePorts>> = {
-  crm: { http: 8081, grpc: 9081 },
-  tasks: { http: 8082, grpc: 9082 },
-  chat: { http: 8083, grpc: 9083 },
-  files: { http: 8084, grpc: 9084 },
-  webhooks: { http: 8085, grpc: 9085 },
+  crm: { http: 8081, grpc: 9081, metrics: 9181 },
+  tasks: { http: 8082, grpc: 9082, metrics: 9182 },
+  chat: { http: 8083, grpc: 9083, metrics: 9183 },
+  files: { http: 8084, grpc: 9084, metrics: 9184 },
+  webhooks: { http: 8085, grpc: 9085, metrics: 9185 },
 };
 export const DEFAULT_GATEWAY_PORT = 8080;
+export const DEFAULT_GATEWAY_METRICS_PORT = 9180;
 
 /** The repository root (this file lives in `<root>/scripts`). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -88,6 +91,8 @@ export interface Stack {
   adminToken: string;
   /** HTTP base URL of each service. */
   serviceUrls: Record<ServiceName, string>;
+  /** Where each process answers GET /metrics (its METRICS_PORT). */
+  metricsUrls: Record<ProcessName, string>;
   /** host:port of each service's gRPC server. */
   grpcAddresses: Record<ServiceName, string>;
   /** PID of each child process (of its latest start, after a restart). */
@@ -124,10 +129,13 @@ export async function findFreePort(from: number, host = '127.0.0.1', taken: Read
   throw new StackError(`no free port between ${from} and 32767 on ${host}`);
 }
 
-async function resolvePorts(o: StackOptions, host: string): Promise<{ services: Record<ServiceName, ServicePorts>; gateway: number }> {
+async function resolvePorts(
+  o: StackOptions,
+  host: string,
+): Promise<{ services: Record<ServiceName, Required<ServicePorts>>; gateway: number; gatewayMetrics: number }> {
   const spec = o.servicePorts ?? 'default';
   const taken = new Set<number>();
-  const services = {} as Record<ServiceName, ServicePorts>;
+  const services = {} as Record<ServiceName, Required<ServicePorts>>;
   // Free ports start at a random place in 20000-29999 so that two stacks started together rarely race.
   let next = 20000 + Math.floor(Math.random() * 10000);
   const free = async () => {
@@ -138,15 +146,18 @@ async function resolvePorts(o: StackOptions, host: string): Promise<{ services: 
   };
   for (const name of SERVICE_NAMES) {
     if (spec === 'free') {
-      services[name] = { http: await free(), grpc: await free() };
+      services[name] = { http: await free(), grpc: await free(), metrics: await free() };
     } else {
       const chosen = (spec !== 'default' && spec[name]) || DEFAULT_SERVICE_PORTS[name];
-      services[name] = { ...chosen };
       taken.add(chosen.http).add(chosen.grpc);
+      services[name] = { ...chosen, metrics: chosen.metrics ?? (await free()) };
+      taken.add(services[name].metrics);
     }
   }
   const requestedGateway = o.gatewayPort ?? DEFAULT_GATEWAY_PORT;
   const gateway = requestedGateway === 0 ? await free() : requestedGateway;
+  // A stack on free ports (tests, benches) keeps its metrics ports free too, so two stacks never share one.
+  const gatewayMetrics = spec === 'default' && requestedGateway !== 0 ? DEFAULT_GATEWAY_METRICS_PORT : await free();
 
   const busy: string[] = [];
   const check = async (port: number, what: string) => {
@@ -154,7 +165,12 @@ async function resolvePorts(o: StackOptions, host: string): Promise<{ services: 
   };
   await Promise.all([
     check(gateway, 'gateway'),
-    ...SERVICE_NAMES.flatMap((n) => [check(services[n].http, `${n} HTTP`), check(services[n].grpc, `${n} gRPC`)]),
+    check(gatewayMetrics, 'gateway metrics'),
+    ...SERVICE_NAMES.flatMap((n) => [
+      check(services[n].http, `${n} HTTP`),
+      check(services[n].grpc, `${n} gRPC`),
+      check(services[n].metrics, `${n} metrics`),
+    ]),
   ]);
   if (busy.length) {
     throw new StackError(
@@ -162,7 +178,7 @@ async function resolvePorts(o: StackOptions, host: string): Promise<{ services: 
         'Another stack may be running; stop it, or choose other ports (PORT for the gateway).',
     );
   }
-  return { services, gateway };
+  return { services, gateway, gatewayMetrics };
 }
 
 function abortError(): StackError {
@@ -226,6 +242,8 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
     grpcAddresses[name] = `${host}:${ports.services[name].grpc}`;
   }
   const gatewayUrl = `http://${host}:${ports.gateway}`;
+  const metricsUrls = { gateway: `http://${host}:${ports.gatewayMetrics}` } as Record<ProcessName, string>;
+  for (const name of SERVICE_NAMES) metricsUrls[name] = `http://${host}:${ports.services[name].metrics}`;
 
   const optional = (entries: Record<string, string | number | undefined>) =>
     Object.fromEntries(
@@ -248,6 +266,7 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
       EVENT_SUBJECT_PREFIX: o.eventSubjectPrefix ?? 'events',
       HTTP_PORT: String(ports.services[name].http),
       GRPC_PORT: String(ports.services[name].grpc),
+      METRICS_PORT: String(ports.services[name].metrics),
       ...optional({ DB_POOL_MAX: o.dbPoolMax }),
       ...(name === 'tasks' || name === 'webhooks' || name === 'chat' || name === 'files' ? { CRM_GRPC_URL: grpcAddresses.crm } : {}),
       // crm asks chat for the chat fields of the lead detail, tasks for its task count.
@@ -263,6 +282,7 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
   envOf.gateway = {
     ...common,
     PORT: String(ports.gateway),
+    METRICS_PORT: String(ports.gatewayMetrics),
     REDIS_URL: o.redisUrl,
     ADMIN_TOKEN: o.adminToken,
     CRM_URL: serviceUrls.crm,
@@ -339,5 +359,5 @@ export async function launchStack(o: StackOptions): Promise<Stack> {
     throw err;
   }
   up = true;
-  return { gatewayUrl, adminToken: o.adminToken, serviceUrls, grpcAddresses, pids, logDir, env: envOf, stop };
+  return { gatewayUrl, adminToken: o.adminToken, serviceUrls, metricsUrls, grpcAddresses, pids, logDir, env: envOf, stop };
 }

@@ -141,10 +141,12 @@ async function start(tree: Tree): Promise<void> {
     EVENT_SUBJECT_PREFIX: tree.tag,
     HTTP_PORT: String(http_),
     GRPC_PORT: String(grpc),
+    METRICS_PORT: '0',
   });
   await waitReady(tree.crmUrl, `${tree.label} crm`);
   run('gateway/src/main.ts', {
     PORT: String(gw),
+    METRICS_PORT: '0',
     REDIS_URL,
     REDIS_KEY_PREFIX: `${tree.tag}:`,
     ADMIN_TOKEN: adminToken,

@@ -77,6 +77,7 @@ async function main() {
     const tasksEnv = {
       HTTP_PORT: String(port),
       GRPC_PORT: String(grpc),
+      METRICS_PORT: '0',
       DATABASE_URL: databaseUrl(db),
       NATS_URL,
       NATS_STREAM: `BENCH_IMG_${stamp}`,
@@ -88,6 +89,7 @@ async function main() {
     const peer = 'http://127.0.0.1:1';
     const gatewayEnv = {
       PORT: String(port),
+      METRICS_PORT: '0',
       REDIS_URL,
       REDIS_KEY_PREFIX: `benchimg${stamp}:`,
       ADMIN_TOKEN: 'a'.repeat(32),

@@ -25,7 +25,7 @@ export async function startGatewayInFrontOf(
     command: process.execPath,
     args: ['--import', 'tsx', path.join(REPO_ROOT, 'gateway', 'src', 'main.ts')],
     cwd: REPO_ROOT,
-    env: { ...process.env, ...stack.env.gateway, PORT: String(port), CRM_URL: upstreamUrl, ...extraEnv },
+    env: { ...process.env, ...stack.env.gateway, PORT: String(port), METRICS_PORT: '0', CRM_URL: upstreamUrl, ...extraEnv },
     logDir,
     classify: pinoClassifier,
     sink: defaultConsoleSink,

@@ -213,7 +213,7 @@ interface PhaseResult<T> {
 async function webhookCounters(): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   if (!stack) return out;
-  const text = await (await fetch(`${stack.serviceUrls.webhooks}/metrics`)).text();
+  const text = await (await fetch(`${stack.metricsUrls.webhooks}/metrics`)).text();
   for (const line of text.split('\n')) {
     const m = /^(webhook_[a-z_]+)\{([^}]*)\} ([0-9.e+-]+)$/.exec(line);
     if (!m) continue;

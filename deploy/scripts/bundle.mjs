@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Bundles one deployable (or all) into plain JavaScript for the container images: dist/<name>/main.mjs and, for a
 // service, dist/<name>/migrate.mjs and replay.mjs (the operators' event replay), each a single ES module with every dependency inside, so the runtime image
-// needs no node_modules, no tsx and no TypeScript compile at start (decision 0105).
+// needs no node_modules, no tsx and no TypeScript compile at start (decision 0105); and healthcheck.mjs, the image's
+// HEALTHCHECK (GET /healthz on the deployable's HTTP port).
 //
 //   node deploy/scripts/bundle.mjs [name...] [--out dir]     (no name: all six)
+//   node deploy/scripts/bundle.mjs --image <name> --out dir  (the Dockerfile: exactly one, named by DEPLOYABLE)
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -61,6 +63,19 @@ const banner = [
   'const __dirname = __svcDirname(__filename);',
 ].join('\n');
 
+/**
+ * The variable and default of each deployable's HTTP port (the defaults of its configuration, which the images no
+ * longer repeat in ENV): the health check asks that port unless the variable says otherwise.
+ */
+export const httpPorts = {
+  gateway: { env: 'PORT', port: 8080 },
+  crm: { env: 'HTTP_PORT', port: 8081 },
+  tasks: { env: 'HTTP_PORT', port: 8082 },
+  chat: { env: 'HTTP_PORT', port: 8083 },
+  files: { env: 'HTTP_PORT', port: 8084 },
+  webhooks: { env: 'HTTP_PORT', port: 8085 },
+};
+
 /** Bundles `name` into `outDir/<name>/`; returns the files written. */
 export async function bundle(name, outDir = join(root, 'dist')) {
   const entries = deployables[name];
@@ -92,6 +107,18 @@ export async function bundle(name, outDir = join(root, 'dist')) {
     });
     written.push(outfile);
   }
+  const { env, port } = httpPorts[name];
+  const healthcheck = join(dir, 'healthcheck.mjs');
+  await writeFile(
+    healthcheck,
+    `// The image's HEALTHCHECK: GET /healthz on ${name}'s HTTP port (${env}, ${port} by default). Written by bundle.mjs.\n` +
+      `const port = process.env.${env} || '${port}';\n` +
+      "fetch('http://127.0.0.1:' + port + '/healthz', { signal: AbortSignal.timeout(2500) }).then(\n" +
+      '  (r) => process.exit(r.ok ? 0 : 1),\n' +
+      '  () => process.exit(1),\n' +
+      ');\n',
+  );
+  written.push(healthcheck);
   await cp(join(root, 'node_modules/grpc-health-check/proto'), join(dir, 'proto'), { recursive: true });
   written.push(join(dir, 'proto/health/v1/health.proto'));
   for (const file of runtimeFiles[name] ?? []) {
@@ -138,7 +165,15 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   const args = process.argv.slice(2);
   const at = args.indexOf('--out');
   const out = at >= 0 ? resolve(args[at + 1]) : undefined;
-  const names = args.filter((_a, i) => !(at >= 0 && (i === at || i === at + 1)));
+  const image = args.indexOf('--image');
+  const names = args.filter((_a, i) => !(at >= 0 && (i === at || i === at + 1)) && i !== image);
+  // An image holds one deployable: an empty DEPLOYABLE must not bundle all six into it.
+  if (image >= 0 && (names.length !== 1 || !deployables[names[0]])) {
+    console.error(
+      `set the build argument DEPLOYABLE to one of ${Object.keys(deployables).join(', ')} (given: ${names.join(' ') || 'none'})`,
+    );
+    process.exit(2);
+  }
   for (const name of names.length ? names : Object.keys(deployables)) {
     if (!existsSync(join(root, deployables[name]?.main ?? ''))) throw new Error(`no entry point for ${name}`);
     const files = await bundle(name, out);

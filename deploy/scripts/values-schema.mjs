@@ -76,8 +76,10 @@ export function valuesSchema(name) {
       ports: obj({
         http: nullable(port),
         grpc: nullable(port),
+        metrics: nullable(port),
         httpEnv: { type: 'string', pattern: envName },
         grpcEnv: { type: 'string', pattern: envName },
+        metricsEnv: { type: 'string', pattern: envName },
       }),
       env: {
         type: 'object',

@@ -87,7 +87,7 @@ const isExternal = (url: string) =>
  * node:http request and response: key authentication, rate limit, then http-proxy-middleware straight to the
  * owning service. Express would cost ~180 µs of CPU per proxied request here (it swaps the prototypes of the
  * request and response objects, which slows down everything the proxy does with them; bench/README.md,
- * decision 0011). Everything else (health, metrics, the admin API) goes through Express.
+ * decision 0011). Everything else (health, the admin API) goes through Express; metrics have their own port.
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
@@ -323,16 +323,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.get('/readyz', (_req, res) => {
     res.json({ status: 'ready', upstreams: health.states(), redis: deps.redis.status === 'ready' ? 'ok' : deps.redis.status });
   });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-  });
   app.use(docsRouter());
 
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
-  // not logged.
+  // carry search terms; the client's address through the trusted proxies); health and readiness probes are not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
     const started = performance.now();
     res.once('finish', () => {

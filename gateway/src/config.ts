@@ -5,6 +5,8 @@ import { trustedProxies } from './client-address.js';
 export const gatewayConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: env.port.default(8080),
+  /** /metrics, on a port of its own off the public path (decision 0190); 0 = any free port (tests). */
+  METRICS_PORT: env.port.default(9180),
   REDIS_URL: env.redisUrl,
   REDIS_KEY_PREFIX: z
     .string()

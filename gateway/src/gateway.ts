@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '@svc/platform/config';
 import { answerClientErrors } from '@svc/platform/http/client-error';
+import { startMetricsServer } from '@svc/platform/http/metrics-server';
 import { GATEWAY_MAX_HEADER_SIZE, IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
@@ -16,6 +17,8 @@ import { KeyRevocations } from './revocations.js';
 export interface RunningGateway {
   url: string;
   port: number;
+  /** Where the gateway answers GET /metrics (METRICS_PORT), never on its public port. */
+  metricsUrl: string;
   config: GatewayConfig;
   stop(): Promise<void>;
 }
@@ -48,10 +51,12 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   answerClientErrors(server, GATEWAY_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'gateway started');
+  const metricsServer = await startMetricsServer(config.HOST, config.METRICS_PORT, metrics.registry);
+  logger.info({ port, metricsPort: metricsServer.port }, 'gateway started');
   return {
     url: `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`,
     port,
+    metricsUrl: metricsServer.url,
     config,
     stop: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -59,6 +64,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       const grace = setTimeout(() => server.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(grace);
+      await metricsServer.stop();
       keys.close();
       revocations.close();
       redis.disconnect();

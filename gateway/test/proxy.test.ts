@@ -60,6 +60,7 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
     ADMIN_TOKEN: ADMIN,
     IDENTITY_TOKEN_SECRET: 'i'.repeat(32),
     PORT: '0',
+    METRICS_PORT: '0',
     LOG_LEVEL: 'silent',
     BODY_IDLE_TIMEOUT_MS: String(BODY_IDLE_MS),
     UPSTREAM_TIMEOUT_MS: '20000',

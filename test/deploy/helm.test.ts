@@ -14,6 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
+import { unknownFields } from './k8s-fields.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const deployDir = join(repoRoot, 'deploy');
@@ -22,12 +23,15 @@ const installScript = join(deployDir, 'scripts', 'install-helm.mjs');
 const REGISTRY_UNREACHABLE = 3;
 
 const SERVICES = {
-  crm: { http: 8081, grpc: 9081 },
-  tasks: { http: 8082, grpc: 9082 },
-  chat: { http: 8083, grpc: 9083 },
-  files: { http: 8084, grpc: 9084 },
-  webhooks: { http: 8085, grpc: 9085 },
+  crm: { http: 8081, grpc: 9081, metrics: 9181 },
+  tasks: { http: 8082, grpc: 9082, metrics: 9182 },
+  chat: { http: 8083, grpc: 9083, metrics: 9183 },
+  files: { http: 8084, grpc: 9084, metrics: 9184 },
+  webhooks: { http: 8085, grpc: 9085, metrics: 9185 },
 } as const;
+const GATEWAY_PORTS = { http: 8080, metrics: 9180 } as const;
+/** The NetworkPolicyPeer of metricsFrom's default: the namespace kube-prometheus-stack usually lives in. */
+const MONITORING = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
 type ServiceName = keyof typeof SERVICES;
 const SERVICE_NAMES = Object.keys(SERVICES) as ServiceName[];
 const DEPLOYABLES = ['gateway', ...SERVICE_NAMES] as const;
@@ -41,6 +45,7 @@ function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
       all: [
         'HOST',
         'PORT',
+        'METRICS_PORT',
         'LOG_LEVEL',
         'REDIS_URL',
         'IDENTITY_TOKEN_SECRET',
@@ -60,6 +65,7 @@ function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
     'HOST',
     'HTTP_PORT',
     'GRPC_PORT',
+    'METRICS_PORT',
     'DATABASE_URL',
     'NATS_URL',
     'NATS_STREAM',
@@ -211,7 +217,7 @@ describe('deploy: Helm charts', function () {
 
   for (const name of DEPLOYABLES) {
     const isGateway = name === 'gateway';
-    const ports: { http: number; grpc?: number } = isGateway ? { http: 8080 } : SERVICES[name as ServiceName];
+    const ports: { http: number; grpc?: number; metrics: number } = isGateway ? GATEWAY_PORTS : SERVICES[name as ServiceName];
 
     describe(name, () => {
       let docs: K8s[] = [];
@@ -253,6 +259,7 @@ describe('deploy: Helm charts', function () {
       it('exposes the named ports, in the pod and in the Service', () => {
         const expected = [{ name: 'http', containerPort: ports.http, protocol: 'TCP' }];
         if (ports.grpc) expected.push({ name: 'grpc', containerPort: ports.grpc, protocol: 'TCP' });
+        expected.push({ name: 'metrics', containerPort: ports.metrics, protocol: 'TCP' });
         expect(container.ports).to.deep.equal(expected);
 
         const service = only(docs, 'Service');
@@ -320,6 +327,7 @@ describe('deploy: Helm charts', function () {
         }
         const data = configMap.data ?? {};
         expect(data.HOST).to.equal('0.0.0.0');
+        expect(data.METRICS_PORT).to.equal(String(ports.metrics));
         if (isGateway) {
           expect(data.PORT).to.equal('8080');
           expect(data).not.to.have.property('HTTP_PORT');
@@ -352,12 +360,14 @@ describe('deploy: Helm charts', function () {
           expect(docs.filter((d) => d.kind === 'Job')).to.deep.equal([]);
         });
       } else {
-        it('migrates in a pre-install/pre-upgrade Job hook', () => {
+        it('migrates in a pre-install/pre-upgrade Job hook that keeps its logs until the next one', () => {
           const job = only(docs, 'Job');
+          // no hook-succeeded: a Job that succeeded stays, with its pod's logs, until the next hook replaces it
           expect(job.metadata.annotations).to.include({
             'helm.sh/hook': 'pre-install,pre-upgrade',
-            'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+            'helm.sh/hook-delete-policy': 'before-hook-creation',
           });
+          expect(job.spec).not.to.have.property('ttlSecondsAfterFinished');
           const pod = job.spec.template.spec;
           expect(pod.restartPolicy).to.equal('Never');
           expect(pod.containers).to.have.lengthOf(1);
@@ -381,14 +391,18 @@ describe('deploy: Helm charts', function () {
 
       it(
         isGateway
-          ? 'NetworkPolicy: its HTTP port is open to anyone (the public entry)'
-          : 'NetworkPolicy: only the platform reaches its ports',
+          ? 'NetworkPolicy: its HTTP port is open to anyone (the public entry), its metrics port to the monitoring namespace'
+          : 'NetworkPolicy: only the platform reaches its ports, the monitoring namespace its metrics port',
         () => {
           const np = only(docs, 'NetworkPolicy');
           expect(np.spec.podSelector.matchLabels).to.deep.equal(deployment.spec.selector.matchLabels);
           expect(np.spec.policyTypes).to.deep.equal(['Ingress']);
+          // the Prometheus the pod annotations invite is let in by default, on the port they name and no other
+          const metricsRule = { from: [MONITORING], ports: [{ port: 'metrics', protocol: 'TCP' }] };
+          const annotations = deployment.spec.template.metadata.annotations;
+          expect(annotations).to.include({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(ports.metrics) });
           if (isGateway) {
-            expect(np.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+            expect(np.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }] }, metricsRule]);
             return;
           }
           expect(np.spec.ingress).to.deep.equal([
@@ -399,6 +413,7 @@ describe('deploy: Helm charts', function () {
                 { port: 'grpc', protocol: 'TCP' },
               ],
             },
+            metricsRule,
           ]);
           // the peers that must get in carry that label: the gateway's pods and every service's
           const gatewayPod = only(render('gateway'), 'Deployment').spec.template.metadata.labels;
@@ -494,18 +509,36 @@ describe('deploy: Helm charts', function () {
       );
     });
 
-    it('clusters older than 1.30 get an exec preStop instead of the sleep action', () => {
-      const docs = render('chat', ['--kube-version', '1.29.0']);
-      const c = only(docs, 'Deployment').spec.template.spec.containers[0];
+    it('every chart declares kubeVersion >= 1.30 (the preStop sleep action); helm refuses an older cluster', () => {
+      for (const name of [...DEPLOYABLES, 'svc-lib']) {
+        const chart = parse(readFileSync(join(deployDir, 'charts', name, 'Chart.yaml'), 'utf8'));
+        expect(chart.kubeVersion, name).to.equal('>=1.30.0-0');
+      }
+      for (const name of DEPLOYABLES) {
+        const r = helm(['template', name, chartDir(name), '-f', exampleValues(name), '--kube-version', '1.29.0']);
+        expect(r.status, name).to.not.equal(0);
+        expect(r.stderr, name).to.match(/kubeVersion|incompatible with Kubernetes/);
+        const c = only(render(name, ['--kube-version', '1.30.0']), 'Deployment').spec.template.spec.containers[0];
+        expect(c.lifecycle.preStop, name).to.deep.equal({ sleep: { seconds: 5 } });
+      }
+      // useExec runs sleep in the container instead
+      const c = only(render('chat', ['--set', 'preStop.useExec=true']), 'Deployment').spec.template.spec.containers[0];
       expect(c.lifecycle.preStop).to.deep.equal({ exec: { command: ['sleep', '5'] } });
     });
 
-    it('networkPolicy: ingressFrom narrows the gateway, metricsFrom opens /metrics, egress.enabled limits egress', () => {
+    it('networkPolicy: ingressFrom narrows the gateway, metricsFrom opens the metrics port, egress.enabled limits egress', () => {
       const lb = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } } };
       const gw = only(render('gateway', ['--set-json', `networkPolicy.ingressFrom=[${JSON.stringify(lb)}]`]), 'NetworkPolicy');
-      expect(gw.spec.ingress).to.deep.equal([{ ports: [{ port: 'http', protocol: 'TCP' }], from: [lb] }]);
+      expect(gw.spec.ingress).to.deep.equal([
+        { ports: [{ port: 'http', protocol: 'TCP' }], from: [lb] },
+        { from: [MONITORING], ports: [{ port: 'metrics', protocol: 'TCP' }] },
+      ]);
+      // metricsFrom: [] lets no one reach the metrics port
+      const closed = only(render('crm', ['--set-json', 'networkPolicy.metricsFrom=[]']), 'NetworkPolicy');
+      expect(closed.spec.ingress).to.have.lengthOf(1);
+      expect(JSON.stringify(closed.spec.ingress)).not.to.contain('metrics');
 
-      const monitoring = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } };
+      const monitoring = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } };
       const db = { to: [{ ipBlock: { cidr: '10.0.5.0/24' } }], ports: [{ port: 5432, protocol: 'TCP' }] };
       const np = only(
         render('crm', [
@@ -519,7 +552,7 @@ describe('deploy: Helm charts', function () {
         'NetworkPolicy',
       );
       expect(np.spec.policyTypes).to.deep.equal(['Ingress', 'Egress']);
-      expect(np.spec.ingress[1]).to.deep.equal({ from: [monitoring], ports: [{ port: 'http', protocol: 'TCP' }] });
+      expect(np.spec.ingress[1]).to.deep.equal({ from: [monitoring], ports: [{ port: 'metrics', protocol: 'TCP' }] });
       expect(np.spec.egress).to.have.lengthOf(3);
       expect(np.spec.egress[0].ports.map((p: { port: number }) => p.port)).to.deep.equal([53, 53]);
       expect(np.spec.egress[1].to[0].podSelector.matchLabels).to.deep.equal({
@@ -530,7 +563,7 @@ describe('deploy: Helm charts', function () {
       expect(render('crm', ['--set', 'networkPolicy.enabled=false']).some((d) => d.kind === 'NetworkPolicy')).to.equal(false);
     });
 
-    it('metrics.serviceMonitor: a ServiceMonitor on the http port when enabled, none by default', () => {
+    it('metrics.serviceMonitor: a ServiceMonitor on the metrics port when enabled, none by default', () => {
       expect(render('tasks').some((d) => d.kind === 'ServiceMonitor')).to.equal(false);
       const docs = render('tasks', [
         '--set',
@@ -546,20 +579,51 @@ describe('deploy: Helm charts', function () {
       expect(sm.spec.selector.matchLabels).to.deep.equal(only(docs, 'Service').spec.selector);
       expect(sm.spec.namespaceSelector).to.deep.equal({ matchNames: ['platform'] });
       expect(sm.spec.endpoints).to.deep.equal([
-        { port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false },
+        { port: 'metrics', path: '/metrics', interval: '30s', scrapeTimeout: '10s', honorLabels: false },
       ]);
-      // the Service's port is named http, which the endpoint refers to
-      expect(only(docs, 'Service').spec.ports[0].name).to.equal('http');
+      // the Service has the port the endpoint names, pointing at the container's metrics port
+      const port = only(docs, 'Service').spec.ports.find((p: { name: string }) => p.name === 'metrics');
+      expect(port).to.include({ port: SERVICES.tasks.metrics, targetPort: 'metrics' });
     });
 
     it('refuses to let env override the derived HOST and port variables', () => {
-      const r = helm(['template', 'crm', chartDir('crm'), '-f', exampleValues('crm'), '--set', 'env.HTTP_PORT=1']);
-      expect(r.status).to.not.equal(0);
-      expect(r.stderr).to.match(/env\.HTTP_PORT is derived/);
+      for (const variable of ['HTTP_PORT', 'METRICS_PORT']) {
+        const r = helm(['template', 'crm', chartDir('crm'), '-f', exampleValues('crm'), '--set', `env.${variable}=1`]);
+        expect(r.status, variable).to.not.equal(0);
+        expect(r.stderr).to.match(new RegExp(`env\\.${variable} is derived`));
+      }
+    });
+
+    it('the example Ingress routes only /integrations/external, /public and /docs to the gateway', () => {
+      const ingress = only(render('gateway'), 'Ingress');
+      const paths = ingress.spec.rules.flatMap(
+        (r: { http: { paths: Array<{ path: string; pathType: string; backend: any }> } }) => r.http.paths,
+      );
+      expect(paths.map((p: { path: string; pathType: string }) => [p.path, p.pathType])).to.deep.equal([
+        ['/integrations/external', 'Prefix'],
+        ['/public', 'Prefix'],
+        ['/docs', 'Prefix'],
+      ]);
+      for (const p of paths) expect(p.backend.service).to.deep.equal({ name: 'gateway', port: { name: 'http' } });
+    });
+
+    it("the example Ingress's body limit agrees with the files service's largest upload and its multipart envelope", () => {
+      const ingress = only(render('gateway'), 'Ingress');
+      const size = ingress.metadata.annotations?.['nginx.ingress.kubernetes.io/proxy-body-size'] ?? '';
+      const m = /^(\d+)([kmg]?)$/i.exec(size);
+      expect(m, `proxy-body-size ${size}`).to.not.equal(null);
+      const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(m?.[2] ?? '').toLowerCase()] as number;
+      const ingressBytes = Number(m?.[1]) * unit;
+      const filesMax = Number(only(render('files'), 'ConfigMap').data?.FILES_MAX_BYTES);
+      // the envelope of the largest form files accepts: 20 text fields of 4 KiB, 21 part headers and boundaries
+      const envelope = 20 * 4096 + 21 * 512;
+      expect(ingressBytes).to.be.at.least(filesMax + envelope);
+      // and not far above it: a larger body is refused by files anyway, after crossing the gateway
+      expect(ingressBytes).to.be.at.most(filesMax + 2 * 1024 ** 2);
     });
   });
 
-  describe('Kubernetes schemas (kubernetes-models)', () => {
+  describe('Kubernetes schemas (kubernetes-models: types, required fields, no unknown fields)', () => {
     const modules: Record<string, string> = {
       v1: 'kubernetes-models/v1',
       'apps/v1': 'kubernetes-models/apps/v1',
@@ -588,6 +652,21 @@ describe('deploy: Helm charts', function () {
         const M = Model as new (data: unknown) => { validate(): void };
         expect(() => new M(doc).validate(), `${doc.kind}/${doc.metadata.name}`).not.to.throw();
       }
+    });
+
+    it('no rendered manifest has a field its API does not define; an unknown one is named by its path', () => {
+      const all = DEPLOYABLES.flatMap((name) => render(name)).concat(
+        render('crm', ['--set', 'autoscaling.enabled=true', '--set', 'autoscaling.targetMemoryUtilizationPercentage=80']),
+        render('files', ['--set', 'preStop.useExec=true']),
+      );
+      for (const doc of all) expect(unknownFields(doc), `${doc.kind}/${doc.metadata.name}`).to.deep.equal([]);
+      // values passed through as Kubernetes objects (strategy, affinity, extra volumes) are only checked here
+      const strategy = { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 0 }, maxSurg: 1 };
+      const bad = only(render('tasks', ['--set-json', `strategy=${JSON.stringify(strategy)}`]), 'Deployment');
+      expect(unknownFields(bad)).to.deep.equal(['spec.strategy.maxSurg']);
+      const volume = { name: 'data', emptyDir: {}, hostPth: '/x' };
+      const pod = only(render('files', ['--set-json', `extraVolumes=[${JSON.stringify(volume)}]`]), 'Deployment');
+      expect(unknownFields(pod)).to.deep.equal(['spec.template.spec.volumes[1].hostPth']);
     });
   });
 

@@ -1,7 +1,7 @@
 /**
- * The container images, checked without a container runtime (none can pull the Node base image here): each
- * deployable's Dockerfile is read (stages, base image, user, health check, entry point, ports), its build stage is
- * replayed the way the Dockerfile runs it (only the files it COPYs, then its bundle RUN), and the runtime stage's
+ * The container images, checked without a container runtime (none can pull the Node base image here): the one
+ * Dockerfile is read with each deployable's DEPLOYABLE build argument (stages, base image, user, health check, entry
+ * point), its build stage is replayed the way the Dockerfile runs it (only the files it COPYs, then its bundle RUN), and the runtime stage's
  * content is started with node, with compose.yaml's environment, against the real Postgres, NATS and Redis: each
  * service's migrations run, every process answers /healthz, the image's HEALTHCHECK command passes, and the bundled
  * gateway is ready over the bundled services and serves an admin call end to end.
@@ -11,9 +11,15 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chatService } from '@svc/chat';
+import { crmService } from '@svc/crm';
+import { filesService } from '@svc/files';
+import { gatewayConfigSchema } from '@svc/gateway';
 import { connectNats } from '@svc/platform/events/nats';
 import { createLogger } from '@svc/platform/logging';
 import { createTestDatabase, eventually, randomSuffix, TEST_NATS_URL, TEST_REDIS_URL, type TestDatabase } from '@svc/platform/testing';
+import { tasksService } from '@svc/tasks';
+import { webhooksService } from '@svc/webhooks';
 import { expect } from 'chai';
 import pg from 'pg';
 import { parse } from 'yaml';
@@ -34,7 +40,18 @@ type Name = keyof typeof DEPLOYABLES;
 const NAMES = Object.keys(DEPLOYABLES) as Name[];
 const SERVICES = NAMES.filter((n) => n !== 'gateway');
 
-const dockerfilePath = (name: Name) => join(repoRoot, DEPLOYABLES[name].dir, 'Dockerfile');
+const DOCKERFILE = join(repoRoot, 'Dockerfile');
+/** The Dockerfile's stages as a build with `--build-arg DEPLOYABLE=<name>` reads them. */
+const stagesOf = (name: Name) => readDockerfile(DOCKERFILE, { DEPLOYABLE: name });
+/** What each deployable's own configuration gives its ports when the environment says nothing (the image does not). */
+const DEFAULT_PORTS: Record<Name, Record<string, string | undefined>> = {
+  crm: crmService.defaults ?? {},
+  tasks: tasksService.defaults ?? {},
+  chat: chatService.defaults ?? {},
+  files: filesService.defaults ?? {},
+  webhooks: webhooksService.defaults ?? {},
+  gateway: { PORT: String(gatewayConfigSchema.shape.PORT.parse(undefined)) },
+};
 const compose = () => parse(readFileSync(join(repoRoot, 'compose.yaml'), 'utf8'), { merge: true });
 const buildStage = (stages: Stage[]) => stages[0] as Stage;
 const runtimeStage = (stages: Stage[]) => stages.at(-1) as Stage;
@@ -45,10 +62,33 @@ const dockerignore = readFileSync(join(repoRoot, '.dockerignore'), 'utf8')
 describe('deploy: container images (Dockerfiles, built the way they build)', function () {
   this.timeout(120_000);
 
+  it('is one Dockerfile at the root for every deployable; none beside a deployable', () => {
+    expect(existsSync(DOCKERFILE)).to.equal(true);
+    for (const name of NAMES) expect(existsSync(join(repoRoot, DEPLOYABLES[name].dir, 'Dockerfile')), name).to.equal(false);
+  });
+
+  it('an unset DEPLOYABLE fails the bundle step instead of bundling all six into one image', async () => {
+    const run = all(buildStage(readDockerfile(DOCKERFILE)), 'RUN').at(-1)?.args ?? '';
+    // the shell drops the empty argument
+    const argv = run.split(' ').filter(Boolean);
+    expect(argv.slice(0, 3)).to.deep.equal(['node', 'deploy/scripts/bundle.mjs', '--image']);
+    const out = mkdtempSync(join(tmpdir(), 'bundle-unset-'));
+    try {
+      const r = await exec([join(repoRoot, argv[1] as string), ...argv.slice(2).map((a) => (a === '/out' ? out : a))], repoRoot, {
+        PATH: process.env.PATH,
+      });
+      expect(r.code).to.equal(2);
+      expect(r.output).to.contain('set the build argument DEPLOYABLE');
+      expect(readdirSync(out)).to.deep.equal([]);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+
   for (const name of NAMES) {
     const { http, grpc } = DEPLOYABLES[name];
-    describe(`${name}/Dockerfile`, () => {
-      const stages = readDockerfile(dockerfilePath(name));
+    describe(`Dockerfile with DEPLOYABLE=${name}`, () => {
+      const stages = stagesOf(name);
       const runtime = runtimeStage(stages);
 
       it('is multi-stage on the official Node 22 image', () => {
@@ -66,29 +106,23 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         expect(copies).to.have.lengthOf(1);
         expect(copies[0]).to.include({ from: 'build', dest: './' });
         expect(copies[0]?.sources).to.deep.equal([`/out/${name}/`]);
-        // nothing installed at run time; files only makes its storage folder its user's
+        // nothing installed at run time; only the files storage folder, made its user's
         const runs = all(runtime, 'RUN').map((i) => i.args);
-        expect(runs).to.deep.equal(name === 'files' ? ['mkdir -p /data/files && chown node:node /data/files'] : []);
+        expect(runs).to.deep.equal(['mkdir -p /data/files && chown node:node /data/files']);
       });
 
-      it('declares its ports and binds them on every interface', () => {
+      it("binds every interface and leaves the ports to the deployable's own defaults, which compose and the charts use", () => {
         const env = envOf(runtime);
-        expect(env.HOST).to.equal('0.0.0.0');
-        expect(env.NODE_ENV).to.equal('production');
-        if (grpc) expect(env).to.include({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) });
-        else expect(env).to.include({ PORT: String(http) });
-        const exposed = all(runtime, 'EXPOSE').flatMap((i) => i.args.split(' '));
-        expect(exposed).to.deep.equal(grpc ? [String(http), String(grpc)] : [String(http)]);
+        expect(env).to.deep.equal({ NODE_ENV: 'production', HOST: '0.0.0.0' });
+        const defaults = DEFAULT_PORTS[name];
+        if (grpc) expect(defaults).to.include({ HTTP_PORT: String(http), GRPC_PORT: String(grpc) });
+        else expect(defaults).to.include({ PORT: String(http) });
       });
 
-      it('has a HEALTHCHECK on GET /healthz of its HTTP port', () => {
+      it('has a HEALTHCHECK running the bundled healthcheck.mjs', () => {
         const checks = all(runtime, 'HEALTHCHECK');
         expect(checks).to.have.lengthOf(1);
-        const cmd = execForm((checks[0] as { args: string }).args);
-        expect(cmd[0]).to.equal('node');
-        expect(cmd.join(' '))
-          .to.contain(`process.env.${grpc ? 'HTTP_PORT' : 'PORT'}`)
-          .and.to.contain('/healthz');
+        expect(execForm((checks[0] as { args: string }).args)).to.deep.equal(['node', 'healthcheck.mjs']);
       });
 
       it('COPYs only paths that exist and that .dockerignore keeps, every workspace manifest before npm ci', () => {
@@ -107,7 +141,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         const beforeCi = build.instructions.slice(0, ci).flatMap((i) => (i.keyword === 'COPY' ? copyParts(i.args).sources : []));
         expect(beforeCi).to.include.members(['package.json', 'package-lock.json', ...workspaces.map((w) => `${w}/package.json`)]);
         const bundle = all(build, 'RUN').map((i) => i.args);
-        expect(bundle.at(-1)).to.equal(`node deploy/scripts/bundle.mjs ${name} --out /out`);
+        expect(bundle.at(-1)).to.equal(`node deploy/scripts/bundle.mjs --image ${name} --out /out`);
       });
     });
   }
@@ -115,7 +149,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
   describe('the build stages replayed, and the runtime content started with compose.yaml environment', () => {
     const apps = {} as Record<Name, string>;
     const running: ChildProcess[] = [];
-    const ports = {} as Record<Name, { http: number; grpc?: number }>;
+    const ports = {} as Record<Name, { http: number; grpc?: number; metrics: number }>;
     let work = '';
     let db: TestDatabase;
     const run = randomSuffix();
@@ -133,7 +167,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
       for (const name of NAMES) apps[name] = await replayBuild(name, join(work, name));
       for (const name of NAMES) {
         const grpcPort = DEPLOYABLES[name].grpc ? await freePort() : undefined;
-        ports[name] = { http: await freePort(), ...(grpcPort ? { grpc: grpcPort } : {}) };
+        ports[name] = { http: await freePort(), metrics: await freePort(), ...(grpcPort ? { grpc: grpcPort } : {}) };
       }
     });
 
@@ -184,13 +218,14 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
 
     /** The container's environment: the image's ENV, then compose's, then this run's ports and isolation. */
     function containerEnv(name: Name, service: string): NodeJS.ProcessEnv {
-      const { http, grpc } = ports[name];
+      const { http, grpc, metrics } = ports[name];
       return {
         PATH: process.env.PATH,
-        ...envOf(runtimeStage(readDockerfile(dockerfilePath(name)))),
+        ...envOf(runtimeStage(stagesOf(name))),
         ...composeEnv(service),
         HOST: '127.0.0.1',
         ...(grpc ? { HTTP_PORT: String(http), GRPC_PORT: String(grpc) } : { PORT: String(http) }),
+        METRICS_PORT: String(metrics),
         // a stream and keys of this run only, never the shared EVENTS stream of the machine
         ...(name === 'gateway' ? { REDIS_KEY_PREFIX: `img${run}:` } : { NATS_STREAM: stream, EVENT_SUBJECT_PREFIX: `img${run}` }),
         LOG_LEVEL: 'warn',
@@ -232,7 +267,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
     it('starts every bundle with the image CMD; each answers /healthz and passes the image HEALTHCHECK', async function () {
       this.timeout(120_000);
       for (const name of [...SERVICES, 'gateway'] as Name[]) {
-        const stages = readDockerfile(dockerfilePath(name));
+        const stages = stagesOf(name);
         const cmd = execForm((all(runtimeStage(stages), 'CMD')[0] as { args: string }).args);
         const env = containerEnv(name, name);
         const child = spawn(process.execPath, cmd.slice(1), { cwd: apps[name], env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -252,6 +287,17 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
         const check = execForm((all(runtimeStage(stages), 'HEALTHCHECK')[0] as { args: string }).args);
         const r = await exec(check.slice(1), apps[name], env);
         expect(r.code, `${name} HEALTHCHECK: ${r.output}`).to.equal(0);
+        // it asks the port the process listens on: another port fails it
+        const portVar = name === 'gateway' ? 'PORT' : 'HTTP_PORT';
+        const elsewhere = await exec(check.slice(1), apps[name], { ...env, [portVar]: String(await freePort()) });
+        expect(elsewhere.code, `${name} HEALTHCHECK on a closed port`).to.equal(1);
+        // and, when the variable is unset, the deployable's own default
+        const script = readFileSync(join(apps[name], 'healthcheck.mjs'), 'utf8');
+        expect(/process\.env\.(\w+) \|\| '(\d+)'/.exec(script)?.slice(1), name).to.deep.equal([portVar, DEFAULT_PORTS[name][portVar]]);
+        // /metrics on METRICS_PORT, not on the HTTP port
+        const metrics = await fetch(`http://127.0.0.1:${ports[name].metrics}/metrics`);
+        expect(metrics.status, name).to.equal(200);
+        expect(await metrics.text()).to.contain(`service="${name}"`);
       }
     });
 
@@ -306,7 +352,7 @@ describe('deploy: container images (Dockerfiles, built the way they build)', fun
 async function replayBuild(name: Name, dir: string): Promise<string> {
   const src = join(dir, 'src');
   const out = join(dir, 'out');
-  const build = buildStage(readDockerfile(dockerfilePath(name)));
+  const build = buildStage(stagesOf(name));
   for (const i of all(build, 'COPY')) {
     const { sources, dest } = copyParts(i.args);
     for (const s of sources) {

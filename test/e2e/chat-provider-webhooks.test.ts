@@ -42,6 +42,7 @@ describe('gateway: providers webhook route', () => {
     const unused = 'http://127.0.0.1:9';
     gateway = await startGateway({
       PORT: '0',
+      METRICS_PORT: '0',
       REDIS_URL: TEST_REDIS_URL,
       REDIS_KEY_PREFIX: `t${randomBytes(4).toString('hex')}:`,
       ADMIN_TOKEN: randomBytes(16).toString('hex'),

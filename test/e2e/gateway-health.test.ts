@@ -36,7 +36,7 @@ describe('gateway health, readiness and metrics', () => {
     expect(await first.json()).to.deep.equal({ statusCode: 503, message: 'The chat service is unavailable', error: 'Service Unavailable' });
     expect(Number(first.headers.get('retry-after'))).to.be.at.least(1);
     // Known to be down: answered without a connection attempt, as the gauge operators watch says.
-    const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${stack.gateway.metricsUrl}/metrics`)).text();
     expect(metrics).to.match(/gateway_upstream_up\{[^}]*upstream="chat"[^}]*\} 0/);
     const again = await fetch(`${stack.gatewayUrl}/integrations/external/chats/unread-summary`, { headers: auth });
     expect(again.status).to.equal(503);
@@ -57,7 +57,9 @@ describe('gateway health, readiness and metrics', () => {
       async () => (await fetch(`${stack.gatewayUrl}/integrations/external/chats`, { headers: auth })).status === 200,
       15_000,
     );
-    expect(await (await fetch(`${stack.gatewayUrl}/metrics`)).text()).to.match(/gateway_upstream_up\{[^}]*upstream="chat"[^}]*\} 1/);
+    expect(await (await fetch(`${stack.gateway.metricsUrl}/metrics`)).text()).to.match(
+      /gateway_upstream_up\{[^}]*upstream="chat"[^}]*\} 1/,
+    );
   });
 
   it('answers a request to a service that is down with 503 and the spec error body', async () => {
@@ -69,9 +71,16 @@ describe('gateway health, readiness and metrics', () => {
     await stack.processes.files!.restart();
   });
 
-  it('exposes Prometheus metrics', async () => {
-    const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+  it('exposes Prometheus metrics on METRICS_PORT only, never on the public port', async () => {
+    const text = await (await fetch(`${stack.gateway.metricsUrl}/metrics`)).text();
     expect(text).to.contain('http_request_duration_seconds').and.contain('service="gateway"');
+    expect(new URL(stack.gateway.metricsUrl).port).not.to.equal(new URL(stack.gatewayUrl).port);
+    const pub = await fetch(`${stack.gatewayUrl}/metrics`);
+    expect(pub.status).to.equal(404);
+    expect(await pub.json()).to.deep.equal({ statusCode: 404, message: 'Cannot GET /metrics', error: 'Not Found' });
+    // the metrics port answers nothing else
+    const other = await fetch(`${stack.gateway.metricsUrl}/admin/v1/companies`);
+    expect(other.status).to.equal(404);
   });
 
   const seedKey = async () => (await seedTenant(client(stack.gatewayUrl).call, stack.adminToken)).key.key as string;

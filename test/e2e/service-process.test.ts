@@ -38,19 +38,24 @@ describe('a service process: config errors, migration job, logs, graceful shutdo
   describe('running', () => {
     let crm: Child;
     let url: string;
+    let metricsUrl: string;
     before(async () => {
       crm = spawnEntry('services/crm/src/main.ts', env);
       url = `http://127.0.0.1:${await loggedPort(crm, 'httpPort')}`;
+      metricsUrl = `http://127.0.0.1:${await loggedPort(crm, 'metricsPort')}`;
       await waitReady(url);
     });
     after(() => crm?.stop('SIGKILL'));
 
-    it('answers /healthz, /readyz with each dependency, and Prometheus /metrics without identity', async () => {
+    it('answers /healthz, /readyz with each dependency, and Prometheus /metrics on METRICS_PORT, not on its HTTP port', async () => {
       expect(await (await fetch(`${url}/healthz`)).json()).to.deep.equal({ status: 'ok' });
       const ready = await (await fetch(`${url}/readyz`)).json();
       expect(ready).to.deep.equal({ status: 'ready', checks: { postgres: 'ok', nats: 'ok' } });
-      const metrics = await (await fetch(`${url}/metrics`)).text();
+      const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
       expect(metrics).to.contain('http_request_duration_seconds').and.contain('outbox_published_total').and.contain('service="crm"');
+      expect(metricsUrl).not.to.equal(url);
+      // on the HTTP port /metrics is one more route behind the identity token
+      expect((await fetch(`${url}/metrics`)).status).to.equal(401);
     });
 
     it('writes structured JSON logs', () => {

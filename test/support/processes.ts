@@ -46,7 +46,7 @@ function spawnNode(args: string[], env: Record<string, string>): Child {
 }
 
 /** The port a service or gateway logged when it started listening (run it with PORT=0 and LOG_LEVEL=info). */
-export async function loggedPort(child: Child, field: 'port' | 'httpPort' = 'port', timeoutMs = 30_000): Promise<number> {
+export async function loggedPort(child: Child, field: 'port' | 'httpPort' | 'metricsPort' = 'port', timeoutMs = 30_000): Promise<number> {
   return eventually(
     () => {
       for (const line of child.output().split('\n')) {

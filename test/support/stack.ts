@@ -110,6 +110,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     IDENTITY_TOKEN_SECRET: randomBytes(32).toString('hex'),
     HTTP_PORT: '0',
     GRPC_PORT: '0',
+    METRICS_PORT: '0',
     DB_POOL_MAX: '5',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   };
@@ -154,6 +155,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
   const adminToken = randomBytes(24).toString('hex');
   const gatewayEnv: Record<string, string> = {
     PORT: String(gatewayPort),
+    METRICS_PORT: '0',
     REDIS_URL: TEST_REDIS_URL,
     REDIS_KEY_PREFIX: `t${run}:`,
     ADMIN_TOKEN: adminToken,

@@ -65,7 +65,7 @@ interface Components {
 export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   name: 'chat',
   configSchema: chatConfig,
-  defaults: { HTTP_PORT: '8083', GRPC_PORT: '9083' },
+  defaults: { HTTP_PORT: '8083', GRPC_PORT: '9083', METRICS_PORT: '9183' },
   db: { schema: 'chat', entities: chatEntities, migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);

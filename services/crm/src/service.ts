@@ -62,7 +62,7 @@ interface Components {
 export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   name: 'crm',
   configSchema: crmConfig,
-  defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081' },
+  defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081', METRICS_PORT: '9181' },
   db: dbDefinition,
   setup: (ctx) => {
     const leads = new Leads(ctx);

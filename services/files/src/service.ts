@@ -85,7 +85,7 @@ function storageOf(config: FilesConfig): FileStorage {
 export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
   name: 'files',
   configSchema: filesConfig,
-  defaults: { HTTP_PORT: '8084', GRPC_PORT: '9084' },
+  defaults: { HTTP_PORT: '8084', GRPC_PORT: '9084', METRICS_PORT: '9184' },
   db: { schema: 'files', entities: [...platformEntities, StoredFile, FileBatch], migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);

@@ -52,6 +52,8 @@ export const serviceConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port,
   GRPC_PORT: port,
+  /** /metrics, on a port of its own off the public path (decision 0190); 0 = any free port (tests). */
+  METRICS_PORT: port,
   DATABASE_URL: env.postgresUrl,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   NATS_URL: env.natsUrl,

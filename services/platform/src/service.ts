@@ -18,6 +18,7 @@ import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
 import { answerClientErrors } from './http/client-error.js';
 import type { EventContract } from './http/contract.js';
+import { startMetricsServer } from './http/metrics-server.js';
 import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
 import { IdentityVerifier, SERVICE_MAX_HEADER_SIZE } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
@@ -83,6 +84,8 @@ export interface RunningService<C extends ServiceConfig = ServiceConfig, D = unk
   grpcPort: number;
   httpUrl: string;
   grpcAddress: string;
+  /** Where this process answers GET /metrics (METRICS_PORT), apart from its HTTP port. */
+  metricsUrl: string;
   relay: OutboxRelay;
   stop(): Promise<void>;
 }
@@ -201,10 +204,11 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   answerClientErrors(server, SERVICE_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HOST, resolve));
   const httpPort = (server.address() as AddressInfo).port;
+  const metricsServer = await startMetricsServer(config.HOST, config.METRICS_PORT, metrics.registry);
 
   const stopWorkers = (await def.workers?.(ctx, deps)) ?? (async () => undefined);
   grpcServer.health.setStatus('', 'SERVING');
-  logger.info({ httpPort, grpcPort: grpcServer.port, schema }, 'service started');
+  logger.info({ httpPort, grpcPort: grpcServer.port, metricsPort: metricsServer.port, schema }, 'service started');
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -215,6 +219,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
       const grace = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
       await Promise.all([closed, grpcServer.stop(config.SHUTDOWN_GRACE_MS), stopWorkers()]);
       clearTimeout(grace);
+      await metricsServer.stop();
       await relay.stop();
       await nats.nc.drain().catch(() => undefined);
       await orm.close(true);
@@ -230,6 +235,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     grpcPort: grpcServer.port,
     httpUrl: `http://${config.HOST}:${httpPort}`,
     grpcAddress: `${config.HOST}:${grpcServer.port}`,
+    metricsUrl: metricsServer.url,
     relay,
     stop,
   };

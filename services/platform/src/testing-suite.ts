@@ -30,6 +30,7 @@ export async function serviceTestEnv(extra: Record<string, string> = {}): Promis
       IDENTITY_TOKEN_SECRET: randomBytes(32).toString('hex'),
       HTTP_PORT: '0',
       GRPC_PORT: '0',
+      METRICS_PORT: '0',
       DB_POOL_MAX: '4',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...extra,
@@ -70,12 +71,16 @@ export function describePlatformContract<S extends typeof serviceConfigSchema, D
       }
     });
 
-    it('answers /healthz, /readyz and /metrics without identity', async () => {
+    it('answers /healthz and /readyz without identity, and /metrics on its metrics port only', async () => {
       expect((await fetch(`${sut.running.httpUrl}/healthz`)).status).to.equal(200);
       const ready = await fetch(`${sut.running.httpUrl}/readyz`);
       expect(ready.status).to.equal(200);
       expect(((await ready.json()) as { checks: Record<string, string> }).checks).to.include({ postgres: 'ok', nats: 'ok' });
-      expect(await (await fetch(`${sut.running.httpUrl}/metrics`)).text()).to.contain(`service="${def.name}"`);
+      expect(await (await fetch(`${sut.running.metricsUrl}/metrics`)).text()).to.contain(`service="${def.name}"`);
+      expect(sut.running.metricsUrl).not.to.equal(sut.running.httpUrl);
+      const onHttp = await fetch(`${sut.running.httpUrl}/metrics`);
+      expect(onHttp.status).to.be.oneOf([401, 404]);
+      expect(await onHttp.text()).not.to.contain('http_request_duration_seconds');
     });
 
     it('answers any other route without a verified identity token with 401 and the spec error body', async () => {

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, serviceConfigSchema } from '../src/config.js';
 const valid = {
   HTTP_PORT: '8081',
   GRPC_PORT: '9081',
+  METRICS_PORT: '9181',
   DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/db',
   NATS_URL: '127.0.0.1:4222',
   IDENTITY_TOKEN_SECRET: 's'.repeat(32),
@@ -13,6 +14,7 @@ describe('configuration from the environment', () => {
   it('parses a valid environment into typed values with defaults', () => {
     const c = loadConfig(serviceConfigSchema, valid);
     expect(c.HTTP_PORT).to.equal(8081);
+    expect(c.METRICS_PORT).to.equal(9181);
     expect(c.NATS_STREAM).to.equal('EVENTS');
     expect(c.LOG_LEVEL).to.equal('info');
   });

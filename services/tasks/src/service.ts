@@ -35,7 +35,7 @@ interface Components {
 export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
   name: 'tasks',
   configSchema: tasksConfig,
-  defaults: { HTTP_PORT: '8082', GRPC_PORT: '9082' },
+  defaults: { HTTP_PORT: '8082', GRPC_PORT: '9082', METRICS_PORT: '9182' },
   db: { schema: 'tasks', entities: [...platformEntities, TaskType, TaskStage, Task, TaskRecurrence], migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);

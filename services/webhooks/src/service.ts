@@ -62,7 +62,7 @@ const webhooksConfig = serviceConfigSchema.extend({
 export const webhooksService: ServiceDefinition<typeof webhooksConfig, Components> = {
   name: 'webhooks',
   configSchema: webhooksConfig,
-  defaults: { HTTP_PORT: '8085', GRPC_PORT: '9085' },
+  defaults: { HTTP_PORT: '8085', GRPC_PORT: '9085', METRICS_PORT: '9185' },
   db: { schema: 'webhooks', entities: [...platformEntities, Subscription, Delivery, DeliveryAttempt], migrations },
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);

@@ -5,7 +5,7 @@ import { type Harness, Receiver, startHarness } from './harness.js';
 
 /** The service's counter of attempts started, by where their delivery came from (issued: leased as inserted). */
 async function started(svc: RunningService): Promise<{ issued: number; claimed: number }> {
-  const text = await (await fetch(`${svc.httpUrl}/metrics`)).text();
+  const text = await (await fetch(`${svc.metricsUrl}/metrics`)).text();
   const value = (source: string) =>
     Number(new RegExp(`^webhook_attempts_started_total\\{[^}]*source="${source}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
   return { issued: value('issued'), claimed: value('claimed') };

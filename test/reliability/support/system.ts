@@ -71,6 +71,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
     if (name === 'gateway') {
       return {
         PORT: String(ports.gateway.http),
+        METRICS_PORT: '0',
         REDIS_URL: o.redisUrl ?? TEST_REDIS_URL,
         REDIS_KEY_PREFIX: `r${run}:`,
         ADMIN_TOKEN: adminToken,
@@ -84,7 +85,7 @@ export async function startSystem(o: SystemOptions = {}): Promise<System> {
         LOG_LEVEL: env.LOG_LEVEL!,
       };
     }
-    const own = { ...env, HTTP_PORT: String(ports[name].http), GRPC_PORT: String(ports[name].grpc) };
+    const own = { ...env, HTTP_PORT: String(ports[name].http), GRPC_PORT: String(ports[name].grpc), METRICS_PORT: '0' };
     if (name === 'files') return { ...own, FILES_LOCAL_DIR: filesDir, FILES_PUBLIC_BASE_URL: `${url('gateway')}/public/files` };
     return name === 'webhooks' ? { ...own, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...o.webhooks } : own;
   };

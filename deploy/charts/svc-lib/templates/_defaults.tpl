@@ -37,8 +37,10 @@ listenHost: 0.0.0.0
 ports:
   http: null        # REQUIRED: HTTP port (container and Service)
   grpc: null        # gRPC port; null = none (the gateway)
+  metrics: null     # REQUIRED: GET /metrics only, the named port `metrics` (decision 0190)
   httpEnv: HTTP_PORT
   grpcEnv: GRPC_PORT
+  metricsEnv: METRICS_PORT
 
 # Plain settings, rendered into the ConfigMap and read with envFrom. HOST and the port variables are
 # added from listenHost and ports. An empty value fails the render (remove a key with null instead).
@@ -69,10 +71,10 @@ serviceAccount:
 podAnnotations: {}
 podLabels: {}
 metrics:
-  # prometheus.io/* annotations on the pods for an annotation-based scrape of /metrics
+  # prometheus.io/* annotations on the pods for an annotation-based scrape of /metrics on the metrics port
   scrapeAnnotations: true
   path: /metrics
-  # A ServiceMonitor (monitoring.coreos.com/v1, the Prometheus Operator's CRD) for the Service's http port.
+  # A ServiceMonitor (monitoring.coreos.com/v1, the Prometheus Operator's CRD) for the Service's metrics port.
   serviceMonitor:
     enabled: false
     interval: 30s
@@ -81,13 +83,19 @@ metrics:
     honorLabels: false
 
 # NetworkPolicy of the pods. Ingress: the gateway's http port from anywhere (or only from ingressFrom); a
-# service's ports only from the platform's own pods in the namespace (part-of label), plus metricsFrom on http.
+# service's ports only from the platform's own pods in the namespace (part-of label); every pod's metrics port
+# only from metricsFrom.
 # Egress is open unless egress.enabled: then DNS, the platform's pods, and the rules in egress.to (the
 # dependencies: Postgres, Redis, NATS; the outside world for webhooks and chat providers).
 networkPolicy:
   enabled: true
   ingressFrom: []   # NetworkPolicyPeers allowed to reach the gateway; [] = anyone (it is the public entry)
-  metricsFrom: []   # NetworkPolicyPeers allowed to scrape /metrics, e.g. the monitoring namespace
+  # NetworkPolicyPeers allowed to scrape the metrics port: by default the namespace `monitoring`, where
+  # kube-prometheus-stack is usually installed (deploy/README.md); [] = no one
+  metricsFrom:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: monitoring
   egress:
     enabled: false
     to: []          # NetworkPolicyEgressRules, e.g. [{to: [{ipBlock: {cidr: 10.0.5.0/24}}], ports: [{port: 5432}]}]
@@ -141,7 +149,7 @@ probes:
 terminationGracePeriodSeconds: 30
 preStop:
   sleepSeconds: 5
-  # false: the kubelet's sleep action (Kubernetes >= 1.30; older clusters get exec automatically)
+  # false: the kubelet's sleep action (Kubernetes >= 1.30, the charts' kubeVersion)
   # true: run `sleep N` in the container (needs a sleep binary in the image)
   useExec: false
 

@@ -38,7 +38,7 @@ spec:
         checksum/config: {{ include "svc-lib.configData" . | sha256sum }}
         {{- if $v.metrics.scrapeAnnotations }}
         prometheus.io/scrape: "true"
-        prometheus.io/port: {{ $v.ports.http | toString | quote }}
+        prometheus.io/port: {{ $v.ports.metrics | toString | quote }}
         prometheus.io/path: {{ $v.metrics.path | quote }}
         {{- end }}
         {{- with $v.podAnnotations }}
@@ -75,6 +75,9 @@ spec:
               containerPort: {{ $v.ports.grpc }}
               protocol: TCP
             {{- end }}
+            - name: metrics
+              containerPort: {{ $v.ports.metrics }}
+              protocol: TCP
           envFrom:
             - configMapRef:
                 name: {{ $fullname }}-config
@@ -95,7 +98,7 @@ spec:
             {{- include "svc-lib.probe" (dict "probe" $v.probes.readiness) | nindent 12 }}
           lifecycle:
             preStop:
-              {{- if or $v.preStop.useExec (semverCompare "<1.30-0" $.root.Capabilities.KubeVersion.Version) }}
+              {{- if $v.preStop.useExec }}
               exec:
                 command: ["sleep", {{ $v.preStop.sleepSeconds | toString | quote }}]
               {{- else }}

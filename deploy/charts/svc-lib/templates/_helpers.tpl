@@ -75,7 +75,7 @@ ports, so what the process binds always matches the ports the pod and Service de
 {{- $v := .v -}}
 {{- $data := dict -}}
 {{- range $k, $val := $v.env -}}
-{{- if or (eq $k "HOST") (eq $k $v.ports.httpEnv) (and $v.ports.grpc (eq $k $v.ports.grpcEnv)) -}}
+{{- if or (eq $k "HOST") (eq $k $v.ports.httpEnv) (eq $k $v.ports.metricsEnv) (and $v.ports.grpc (eq $k $v.ports.grpcEnv)) -}}
 {{- fail (printf "env.%s is derived from listenHost/ports; set those instead" $k) -}}
 {{- end -}}
 {{- if or (kindIs "invalid" $val) (eq (toString $val) "") -}}
@@ -85,6 +85,7 @@ ports, so what the process binds always matches the ports the pod and Service de
 {{- end -}}
 {{- $_ := set $data "HOST" (toString $v.listenHost) -}}
 {{- $_ := set $data $v.ports.httpEnv (toString $v.ports.http) -}}
+{{- $_ := set $data $v.ports.metricsEnv (toString $v.ports.metrics) -}}
 {{- if $v.ports.grpc -}}
 {{- $_ := set $data $v.ports.grpcEnv (toString $v.ports.grpc) -}}
 {{- end -}}
@@ -110,6 +111,7 @@ ports, so what the process binds always matches the ports the pod and Service de
 {{- $_ := required "component.name is required" $v.component.name -}}
 {{- $_ := required "component.main is required: the entry point in workingDir, e.g. main.mjs" $v.component.main -}}
 {{- $_ := required "ports.http is required" $v.ports.http -}}
+{{- $_ := required "ports.metrics is required" $v.ports.metrics -}}
 {{- if not (has $v.component.kind (list "service" "gateway")) -}}
 {{- fail (printf "component.kind must be service or gateway, not %q" $v.component.kind) -}}
 {{- end -}}

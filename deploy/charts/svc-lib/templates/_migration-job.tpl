@@ -2,7 +2,8 @@
 Runs the service's migrations before its pods roll: a Helm hook on pre-install and pre-upgrade.
 Hooks run before the release's own resources exist, so the Job carries the settings inline (the same
 values the ConfigMap gets) instead of reading the ConfigMap, and runs under migration.serviceAccountName.
-A failed Job fails the install/upgrade and stays for `kubectl logs`; the next attempt replaces it.
+Its delete policy is before-hook-creation only: the Job, failed or succeeded, stays with its pod's logs for
+`kubectl logs` until the next install/upgrade replaces it (decision 0192).
 */}}
 {{- define "svc-lib.migrationJob" -}}
 {{- $v := .v -}}
@@ -17,7 +18,7 @@ metadata:
   annotations:
     helm.sh/hook: pre-install,pre-upgrade
     helm.sh/hook-weight: "0"
-    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+    helm.sh/hook-delete-policy: before-hook-creation
     {{- with $v.migration.annotations }}
     {{- toYaml . | nindent 4 }}
     {{- end }}

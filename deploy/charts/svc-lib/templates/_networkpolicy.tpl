@@ -1,7 +1,8 @@
 {{/*
 NetworkPolicy of the deployable's pods (decision 0106). Only the gateway is reachable from outside the platform:
 its http port from anyone (or from networkPolicy.ingressFrom). A service accepts its http and gRPC ports only
-from the platform's own pods in the namespace (the gateway, the other services), and /metrics from metricsFrom.
+from the platform's own pods in the namespace (the gateway, the other services). Every pod's metrics port is open
+to metricsFrom only (the monitoring namespace by default, decision 0190).
 Kubelet probes are not pod traffic and are not affected. Egress stays open unless networkPolicy.egress.enabled.
 */}}
 {{- define "svc-lib.networkPolicy" -}}
@@ -45,13 +46,13 @@ spec:
         - port: grpc
           protocol: TCP
         {{- end }}
+    {{- end }}
     {{- with $np.metricsFrom }}
     - from:
         {{- toYaml . | nindent 8 }}
       ports:
-        - port: http
+        - port: metrics
           protocol: TCP
-    {{- end }}
     {{- end }}
   {{- if $np.egress.enabled }}
   egress:

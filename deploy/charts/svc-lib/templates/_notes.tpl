@@ -6,7 +6,8 @@
 {{ $v.component.name }} {{ $v.image.tag }} is released as {{ .Release.Name }} in namespace {{ .Release.Namespace }}.
 
   image:   {{ include "svc-lib.image" $ctx }}
-  http:    {{ $fullname }}:{{ $v.ports.http }}  (GET /healthz, GET /readyz, GET {{ $v.metrics.path }})
+  http:    {{ $fullname }}:{{ $v.ports.http }}  (GET /healthz, GET /readyz)
+  metrics: {{ $fullname }}:{{ $v.ports.metrics }}  (GET {{ $v.metrics.path }} only)
 {{- if $v.ports.grpc }}
   grpc:    {{ $fullname }}:{{ $v.ports.grpc }}
 {{- end }}

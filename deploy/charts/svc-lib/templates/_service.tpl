@@ -28,4 +28,9 @@ spec:
       protocol: TCP
       appProtocol: grpc
     {{- end }}
+    - name: metrics
+      port: {{ $v.ports.metrics }}
+      targetPort: metrics
+      protocol: TCP
+      appProtocol: http
 {{- end -}}

@@ -1,5 +1,5 @@
 {{/*
-An optional ServiceMonitor (Prometheus Operator) scraping metrics.path on the Service's http port; off by default
+An optional ServiceMonitor (Prometheus Operator) scraping metrics.path on the Service's metrics port; off by default
 (the CRD must exist in the cluster). The prometheus.io/* pod annotations serve annotation-based scrapes instead.
 */}}
 {{- define "svc-lib.serviceMonitor" -}}
@@ -24,7 +24,7 @@ spec:
     matchNames:
       - {{ .root.Release.Namespace }}
   endpoints:
-    - port: http
+    - port: metrics
       path: {{ $v.metrics.path }}
       interval: {{ $sm.interval }}
       scrapeTimeout: {{ $sm.scrapeTimeout }}

@@ -50,7 +50,7 @@ export interface HttpAppOptions {
 }
 
 /**
- * The HTTP shape every service shares: health, readiness and metrics without identity; everything else
+ * The HTTP shape every service shares: health and readiness without identity (metrics have their own port); everything else
  * behind a verified identity token; one error handler that maps the closed error set to the spec's body.
  */
 export function createHttpApp(options: HttpAppOptions): ExpressApp {
@@ -84,9 +84,6 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
     res
       .status(ready ? 200 : 503)
       .json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results.map((r) => [r.name, r.result])) });
-  });
-  app.get('/metrics', async (_req, res) => {
-    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   const { openapi } = options;
   if (openapi) app.get('/openapi.json', (_req, res) => void res.json(openapi()));
