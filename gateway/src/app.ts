@@ -5,7 +5,6 @@ import { hasBody } from '@svc/platform/http/body';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
-import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
@@ -17,6 +16,7 @@ import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
+import { type GatewayMetrics, RouteTemplates } from './request-metrics.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 import { UpstreamHealth } from './upstream-health.js';
@@ -24,7 +24,7 @@ import { UpstreamHealth } from './upstream-health.js';
 export interface GatewayDeps {
   config: GatewayConfig;
   logger: Logger;
-  metrics: Metrics;
+  metrics: GatewayMetrics;
   redis: Redis;
   keys: KeyAuthenticator;
   limiter: KeyRateLimiter;
@@ -192,9 +192,21 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       sendError(res, err, logger),
     );
   };
-  const document = new ApiDocument(upstreamUrl);
+  const templates = new RouteTemplates();
+  const document = new ApiDocument(upstreamUrl, undefined, (fragment) =>
+    templates.learn(fragment.service, Object.keys(fragment.paths ?? {})),
+  );
+  // Read the services' documents now and again when stale, for the route templates of the request metrics; at most
+  // every few seconds while a service cannot answer.
+  let learnAfter = 0;
+  const learnRoutes = () => {
+    if (document.fresh || Date.now() < learnAfter) return;
+    learnAfter = Date.now() + 5000;
+    document.text().catch(() => undefined);
+  };
+  learnRoutes();
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    observe(req, res, 'openapi');
+    observe(req, res);
     document.text().then(
       (text) =>
         res
@@ -224,32 +236,36 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   });
   app.use(docsRouter());
 
-  // One labelled child per method, route and status, so observing a request hashes no label set.
+  // One labelled child per method, route, upstream and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
   // carry search terms); health, readiness and metrics probes are not logged.
-  const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
+  const observe = (req: ProxiedRequest, res: http.ServerResponse) => {
     const started = performance.now();
     res.once('finish', () => {
       const method = req.method ?? '';
       const status = res.statusCode;
-      const id = `${method} ${route} ${status}`;
+      // Express strips a mount's prefix from `url`; `originalUrl` keeps the path the client asked for.
+      const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      learnRoutes();
+      const { route, upstream } = templates.label(method, path, status);
+      const id = `${method} ${route} ${upstream} ${status}`;
       let child = durations.get(id);
       if (!child) {
-        child = metrics.httpDuration.labels({ method, route, status: String(status) });
+        child = metrics.requests.labels({ method, route, upstream, status: String(status) });
         if (durations.size < 1000) durations.set(id, child);
       }
       const seconds = (performance.now() - started) / 1000;
       child.observe(seconds);
       if (config.ACCESS_LOG) {
-        const url = req.url ?? '';
-        const q = url.indexOf('?');
         logger.info(
           {
             request_id: res.getHeader(REQUEST_ID_HEADER),
             method,
             route,
-            path: q === -1 ? url : url.slice(0, q),
+            path,
             status,
             duration_ms: Math.round(seconds * 1e6) / 1e3,
             key_id: req[KEY_ID],
@@ -260,7 +276,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     });
   };
   app.use((req, res, next) => {
-    observe(req, res, req.path.startsWith('/admin/') ? 'admin' : 'other');
+    observe(req, res);
     next();
   });
 
@@ -285,7 +301,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
-    observe(req, res, 'external');
+    observe(req, res);
     if (isPreflight(req)) return answerPreflight(req, res);
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
