@@ -41,7 +41,7 @@ const node = (): Node => ({ literal: new Map() });
 /**
  * Route templates of the requests the gateway serves, for metric labels: the external API's as the services'
  * OpenAPI documents state them (`/integrations/external/leads/{ref}`), learned as the gateway assembles the merged
- * document, so a route a service adds needs no gateway change (decision 0194). Until a service's document has been
+ * document, so a route a service adds needs no gateway change (decision 0195). Until a service's document has been
  * read, its routes are labelled by resource (`/integrations/external/leads/*`). The admin API, which has no document
  * here, is labelled by collection, its ids replaced.
  */
