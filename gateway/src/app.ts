@@ -194,7 +194,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   };
   const templates = new RouteTemplates();
   const document = new ApiDocument(upstreamUrl, undefined, (fragment) =>
-    templates.learn(fragment.service, Object.keys(fragment.paths ?? {})),
+    templates.learn(
+      fragment.service,
+      Object.fromEntries(Object.entries(fragment.paths ?? {}).map(([path, operations]) => [path, Object.keys(operations)])),
+    ),
   );
   // Read the services' documents now and again when stale, for the route templates of the request metrics; at most
   // every few seconds while a service cannot answer.

@@ -1,4 +1,5 @@
 import { createRegistry, HTTP_BUCKETS } from '@svc/platform/metrics';
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { Histogram, type Registry } from 'prom-client';
 import { PUBLIC_PREFIX } from './public.js';
 import { adminUpstream, externalUpstream } from './routes.js';
@@ -30,13 +31,7 @@ const ADMIN_PREFIX = '/admin/v1';
 export const UNMATCHED = 'unmatched';
 const GATEWAY_OWN = new Set(['/healthz', '/readyz', '/metrics', `${EXTERNAL_PREFIX}/openapi.json`]);
 const COLLECTION = /^[a-z][a-z0-9-]{0,39}$/;
-
-interface Node {
-  literal: Map<string, Node>;
-  param?: Node;
-  template?: string;
-}
-const node = (): Node => ({ literal: new Map() });
+const OPERATIONS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
 /**
  * Route templates of the requests the gateway serves, for metric labels: the external API's as the services'
@@ -46,27 +41,28 @@ const node = (): Node => ({ literal: new Map() });
  * here, is labelled by collection, its ids replaced.
  */
 export class RouteTemplates {
-  private readonly byService = new Map<string, string[]>();
-  private root: Node = node();
+  private readonly byService = new Map<string, Record<string, string[]>>();
+  private router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true });
 
-  /** A service's documented paths (OpenAPI `{param}` syntax); replaces what it said before. */
-  learn(service: string, paths: string[]): void {
-    this.byService.set(service, paths);
-    const root = node();
-    for (const list of this.byService.values())
-      for (const path of list) {
-        let at = root;
-        for (const segment of path.split('/').slice(1)) {
-          if (segment.startsWith('{') && segment.endsWith('}')) at = at.param ??= node();
-          else {
-            let next = at.literal.get(segment);
-            if (!next) at.literal.set(segment, (next = node()));
-            at = next;
-          }
+  /**
+   * A service's documented routes, path (OpenAPI `{param}` syntax) → methods; replaces what it said before. Matched
+   * by the router the services route with, so a literal segment wins over a parameter as it does there.
+   */
+  learn(service: string, routes: Record<string, string[]>): void {
+    this.byService.set(service, routes);
+    const router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true });
+    for (const paths of this.byService.values())
+      for (const [template, methods] of Object.entries(paths)) {
+        const pattern = template.replace(/\{([^}/]+)\}/g, ':$1');
+        for (const method of methods) {
+          // A path item also holds `parameters`, `summary`, ...: only its operations are routes.
+          if (!OPERATIONS.has(method)) continue;
+          const m = method.toUpperCase() as HTTPMethod;
+          // Two services documenting one route: the first keeps it, as the merged document does.
+          if (!router.hasRoute(m, pattern)) router.on(m, pattern, () => undefined, { template });
         }
-        at.template = path;
       }
-    this.root = root;
+    this.router = router;
   }
 
   /** The route template and owning service of a request path (without its query string). */
@@ -75,7 +71,7 @@ export class RouteTemplates {
     if (path.startsWith(`${EXTERNAL_PREFIX}/`)) {
       const upstream = externalUpstream(path, method);
       if (!upstream) return { route: UNMATCHED, upstream: 'none' };
-      const route = this.match(path.split('/').slice(1), 0, this.root);
+      const route = (this.router.find(method as HTTPMethod, path)?.store as { template: string } | undefined)?.template;
       return { route: route ?? `${EXTERNAL_PREFIX}/${path.split('/')[3]}/*`, upstream };
     }
     if (path.startsWith(`${ADMIN_PREFIX}/`))
@@ -85,16 +81,6 @@ export class RouteTemplates {
     if (path.startsWith('/providers/')) return { route: '/providers/*', upstream: 'chat' };
     if (path === '/docs' || path.startsWith('/docs/')) return { route: '/docs/*', upstream: 'gateway' };
     return { route: UNMATCHED, upstream: 'none' };
-  }
-
-  /** Literal segments before parameters, as routers do (`/chats/unread-summary` is not `/chats/{id}`). */
-  private match(segments: string[], i: number, at: Node): string | undefined {
-    if (i === segments.length) return at.template;
-    const segment = segments[i]!;
-    const literal = at.literal.get(segment);
-    const found = literal && this.match(segments, i + 1, literal);
-    if (found) return found;
-    return segment && at.param ? this.match(segments, i + 1, at.param) : undefined;
   }
 }
 

@@ -4,17 +4,17 @@ import { RouteTemplates, UNMATCHED } from '../src/request-metrics.js';
 describe('gateway request metrics: route templates', () => {
   const learned = () => {
     const t = new RouteTemplates();
-    t.learn('crm', [
-      '/integrations/external/leads',
-      '/integrations/external/leads/{ref}',
-      '/integrations/external/proposals/{id}/attachments',
-    ]);
-    t.learn('chat', [
-      '/integrations/external/chats/{id}',
-      '/integrations/external/chats/unread-summary',
-      '/integrations/external/chats/{id}/messages',
-    ]);
-    t.learn('files', ['/integrations/external/files/{id}']);
+    t.learn('crm', {
+      '/integrations/external/leads': ['get', 'post'],
+      '/integrations/external/leads/{ref}': ['get', 'put'],
+      '/integrations/external/proposals/{id}/attachments': ['get', 'post'],
+    });
+    t.learn('chat', {
+      '/integrations/external/chats/{id}': ['get'],
+      '/integrations/external/chats/unread-summary': ['get'],
+      '/integrations/external/chats/{id}/messages': ['get', 'post'],
+    });
+    t.learn('files', { '/integrations/external/files/{id}': ['parameters', 'get', 'delete'] });
     return t;
   };
 
@@ -49,13 +49,15 @@ describe('gateway request metrics: route templates', () => {
       upstream: 'tasks',
     });
     expect(learned().label('GET', '/integrations/external/leads/1/x/y', 404).route).to.equal('/integrations/external/leads/*');
+    // A method the route does not serve is not that route.
+    expect(learned().label('DELETE', '/integrations/external/leads/1', 404).route).to.equal('/integrations/external/leads/*');
     expect(t.label('GET', '/integrations/external/nothing/5', 404)).to.deep.equal({ route: UNMATCHED, upstream: 'none' });
     expect(t.label('GET', '/wp-login.php', 404)).to.deep.equal({ route: UNMATCHED, upstream: 'none' });
   });
 
   it("replaces a service's templates when its document changes", () => {
     const t = learned();
-    t.learn('crm', ['/integrations/external/deals/{ref}']);
+    t.learn('crm', { '/integrations/external/deals/{ref}': ['get'] });
     expect(t.label('GET', '/integrations/external/leads/1', 200).route).to.equal('/integrations/external/leads/*');
     expect(t.label('GET', '/integrations/external/deals/1', 200).route).to.equal('/integrations/external/deals/{ref}');
   });

@@ -44,7 +44,7 @@ export interface OutboxMetrics {
 
 const outboxByRegistry = new WeakMap<Registry, OutboxMetrics>();
 
-/** The outbox relay's series, registered once per registry; the gauges ask Postgres when scraped. */
+/** The outbox relay's series, registered once per registry; the gauges ask Postgres when scraped (decision 0194). */
 export function outboxMetrics(metrics: Metrics): OutboxMetrics {
   const known = outboxByRegistry.get(metrics.registry);
   if (known) return known;

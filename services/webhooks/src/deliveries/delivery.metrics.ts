@@ -73,7 +73,7 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
 
 /**
  * Gauges read from Postgres at each scrape: facts of the shared database, so every replica reports the same value
- * (the dashboard takes the max over replicas, not the sum).
+ * (the dashboard takes the max over replicas, not the sum; decision 0194).
  */
 export function deliveryStateMetrics(metrics: Metrics, counts: () => Promise<DeliveryCounts>): void {
   const registers = [metrics.registry];
