@@ -3,6 +3,7 @@ import http from 'node:http';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody } from '@svc/platform/http/body';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
+import { ROUTE_TEMPLATE_HEADER } from '@svc/platform/http/route-template';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -16,7 +17,7 @@ import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
-import { type GatewayMetrics, RouteTemplates } from './request-metrics.js';
+import { type GatewayMetrics, requestLabels } from './request-metrics.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 import { UpstreamHealth } from './upstream-health.js';
@@ -34,6 +35,7 @@ export interface GatewayDeps {
 
 const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
+const ROUTE_KEY = Symbol('routeTemplate');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 
@@ -41,7 +43,13 @@ const WATCHED_KEY = Symbol('bodyWatched');
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
+type ProxiedRequest = http.IncomingMessage & {
+  [TOKEN_KEY]?: string;
+  [KEY_ID]?: string;
+  [REVOKES_KEY]?: string;
+  [WATCHED_KEY]?: true;
+  [ROUTE_KEY]?: string;
+};
 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -115,9 +123,15 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       // then copied its `Connection: close` to the client, so a client still sending a body the service refused
       // early (a 403 before a multipart upload was read) had its connection closed under it: EPIPE instead of the
       // answer. Without them the client's connection follows its own keep-alive, and httpxy drains the rest of its body.
-      proxyServer.on('proxyRes', (proxyRes) => {
+      proxyServer.on('proxyRes', (proxyRes, req) => {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];
+        // The service's route template is for the gateway's metrics, not the client (decision 0195).
+        const template = proxyRes.headers[ROUTE_TEMPLATE_HEADER];
+        if (template !== undefined) {
+          req[ROUTE_KEY] = String(template);
+          delete proxyRes.headers[ROUTE_TEMPLATE_HEADER];
+        }
       });
       proxyServer.on('error', (err, req, res) => {
         logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
@@ -192,22 +206,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       sendError(res, err, logger),
     );
   };
-  const templates = new RouteTemplates();
-  const document = new ApiDocument(upstreamUrl, undefined, (fragment) =>
-    templates.learn(
-      fragment.service,
-      Object.fromEntries(Object.entries(fragment.paths ?? {}).map(([path, operations]) => [path, Object.keys(operations)])),
-    ),
-  );
-  // Read the services' documents now and again when stale, for the route templates of the request metrics; at most
-  // every few seconds while a service cannot answer.
-  let learnAfter = 0;
-  const learnRoutes = () => {
-    if (document.fresh || Date.now() < learnAfter) return;
-    learnAfter = Date.now() + 5000;
-    document.text().catch(() => undefined);
-  };
-  learnRoutes();
+  const document = new ApiDocument(upstreamUrl);
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
     observe(req, res);
     document.text().then(
@@ -252,8 +251,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
       const q = url.indexOf('?');
       const path = q === -1 ? url : url.slice(0, q);
-      learnRoutes();
-      const { route, upstream } = templates.label(method, path, status);
+      const { route, upstream } = requestLabels(method, path, status, req[ROUTE_KEY]);
       const id = `${method} ${route} ${upstream} ${status}`;
       let child = durations.get(id);
       if (!child) {

@@ -14,14 +14,7 @@ export class ApiDocument {
   constructor(
     private readonly upstreams: Record<string, string>,
     private readonly ttlMs = 30_000,
-    /** Each service's fragment as it is read, also when another service's fails (the route templates learn from it). */
-    private readonly onFragment?: (fragment: OpenApiFragment) => void,
   ) {}
-
-  /** Whether the document was assembled within its time to live. */
-  get fresh(): boolean {
-    return this.cached !== undefined && Date.now() - this.cached.at < this.ttlMs;
-  }
 
   text(): Promise<string> {
     if (this.cached && Date.now() - this.cached.at < this.ttlMs) return Promise.resolve(this.cached.text);
@@ -36,9 +29,7 @@ export class ApiDocument {
       Object.entries(this.upstreams).map(async ([name, url]) => {
         const res = await fetch(`${url}/openapi.json`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
         if (!res?.ok) throw unavailable(`The ${name} service is unavailable`);
-        const fragment = (await res.json()) as OpenApiFragment;
-        this.onFragment?.(fragment);
-        return fragment;
+        return (await res.json()) as OpenApiFragment;
       }),
     );
     const text = JSON.stringify(assembleDocument(fragments, { version: '1.0.0' }));

@@ -1,5 +1,4 @@
 import { createRegistry, HTTP_BUCKETS } from '@svc/platform/metrics';
-import FindMyWay, { type HTTPMethod } from 'find-my-way';
 import { Histogram, type Registry } from 'prom-client';
 import { PUBLIC_PREFIX } from './public.js';
 import { adminUpstream, externalUpstream } from './routes.js';
@@ -31,57 +30,36 @@ const ADMIN_PREFIX = '/admin/v1';
 export const UNMATCHED = 'unmatched';
 const GATEWAY_OWN = new Set(['/healthz', '/readyz', '/metrics', `${EXTERNAL_PREFIX}/openapi.json`]);
 const COLLECTION = /^[a-z][a-z0-9-]{0,39}$/;
-const OPERATIONS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
 /**
- * Route templates of the requests the gateway serves, for metric labels: the external API's as the services'
- * OpenAPI documents state them (`/integrations/external/leads/{ref}`), learned as the gateway assembles the merged
- * document, so a route a service adds needs no gateway change (decision 0195). Until a service's document has been
- * read, its routes are labelled by resource (`/integrations/external/leads/*`). The admin API, which has no document
- * here, is labelled by collection, its ids replaced.
+ * The labels of a request: its route template and the service that owns the route. An external route's template is
+ * the one the service that served it names in its answer (`x-route-template`, `/integrations/external/leads/{ref}`),
+ * so the gateway keeps no copy of the services' routes (decision 0195); a request the gateway answered itself (401,
+ * 429, 503) or a path no service serves is labelled by resource (`/integrations/external/leads/*`) or `unmatched`.
+ * The admin API is labelled by collection, its ids replaced. Every label set is bounded whatever the path.
  */
-export class RouteTemplates {
-  private readonly byService = new Map<string, Record<string, string[]>>();
-  private router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true });
-
-  /**
-   * A service's documented routes, path (OpenAPI `{param}` syntax) → methods; replaces what it said before. Matched
-   * by the router the services route with, so a literal segment wins over a parameter as it does there.
-   */
-  learn(service: string, routes: Record<string, string[]>): void {
-    this.byService.set(service, routes);
-    const router = FindMyWay({ ignoreTrailingSlash: false, caseSensitive: true });
-    for (const paths of this.byService.values())
-      for (const [template, methods] of Object.entries(paths)) {
-        const pattern = template.replace(/\{([^}/]+)\}/g, ':$1');
-        for (const method of methods) {
-          // A path item also holds `parameters`, `summary`, ...: only its operations are routes.
-          if (!OPERATIONS.has(method)) continue;
-          const m = method.toUpperCase() as HTTPMethod;
-          // Two services documenting one route: the first keeps it, as the merged document does.
-          if (!router.hasRoute(m, pattern)) router.on(m, pattern, () => undefined, { template });
-        }
-      }
-    this.router = router;
+export function requestLabels(
+  method: string,
+  path: string,
+  status: number,
+  served: string | undefined,
+): { route: string; upstream: string } {
+  if (GATEWAY_OWN.has(path)) return { route: path, upstream: 'gateway' };
+  if (path.startsWith(`${EXTERNAL_PREFIX}/`)) {
+    const upstream = externalUpstream(path, method);
+    if (!upstream) return { route: UNMATCHED, upstream: 'none' };
+    const parts = path.split('/');
+    // A bare collection is its own template; below it, only the service knows which segment is an id.
+    const route = served?.startsWith(`${EXTERNAL_PREFIX}/`) ? served : parts.length === 4 ? path : `${EXTERNAL_PREFIX}/${parts[3]}/*`;
+    return { route, upstream };
   }
-
-  /** The route template and owning service of a request path (without its query string). */
-  label(method: string, path: string, status: number): { route: string; upstream: string } {
-    if (GATEWAY_OWN.has(path)) return { route: path, upstream: 'gateway' };
-    if (path.startsWith(`${EXTERNAL_PREFIX}/`)) {
-      const upstream = externalUpstream(path, method);
-      if (!upstream) return { route: UNMATCHED, upstream: 'none' };
-      const route = (this.router.find(method as HTTPMethod, path)?.store as { template: string } | undefined)?.template;
-      return { route: route ?? `${EXTERNAL_PREFIX}/${path.split('/')[3]}/*`, upstream };
-    }
-    if (path.startsWith(`${ADMIN_PREFIX}/`))
-      return { route: status === 401 ? `${ADMIN_PREFIX}/*` : adminTemplate(path), upstream: adminUpstream(path) ?? 'none' };
-    if (path.startsWith('/public/files/')) return { route: '/public/files/{id}', upstream: 'files' };
-    if (path.startsWith(`${PUBLIC_PREFIX}/`)) return { route: `${PUBLIC_PREFIX}/{token}`, upstream: 'crm' };
-    if (path.startsWith('/providers/')) return { route: '/providers/*', upstream: 'chat' };
-    if (path === '/docs' || path.startsWith('/docs/')) return { route: '/docs/*', upstream: 'gateway' };
-    return { route: UNMATCHED, upstream: 'none' };
-  }
+  if (path.startsWith(`${ADMIN_PREFIX}/`))
+    return { route: status === 401 ? `${ADMIN_PREFIX}/*` : adminTemplate(path), upstream: adminUpstream(path) ?? 'none' };
+  if (path.startsWith('/public/files/')) return { route: '/public/files/{id}', upstream: 'files' };
+  if (path.startsWith(`${PUBLIC_PREFIX}/`)) return { route: `${PUBLIC_PREFIX}/{token}`, upstream: 'crm' };
+  if (path.startsWith('/providers/')) return { route: '/providers/*', upstream: 'chat' };
+  if (path === '/docs' || path.startsWith('/docs/')) return { route: '/docs/*', upstream: 'gateway' };
+  return { route: UNMATCHED, upstream: 'none' };
 }
 
 /** `/admin/v1/companies/{id}/webhooks/{id}/deliveries`: collections and ids alternate after the prefix. */
