@@ -57,13 +57,20 @@ const webhooksConfig = serviceConfigSchema.extend({
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
 });
 
-/** The delivery gauges' one query: retries waiting (the partial index of queued deliveries), failing and disabled subscriptions. */
+/**
+ * The delivery gauges' one query: retries waiting (on the partial index of queued deliveries); subscriptions failing,
+ * active ones with a retry waiting or whose last delivery ended failed; disabled subscriptions.
+ */
 async function deliveryCounts(ctx: ServiceContext): Promise<DeliveryCounts> {
   const [row] = await ctx.orm.em.fork().execute<{ retry_pending: string; failing: string; disabled: string }[]>(
     `select (select count(*) from "${ctx.schema}".deliveries
               where status = 'pending' and lease_until is null and attempt_count > 0) as retry_pending,
-            (select count(*) from "${ctx.schema}".subscriptions
-              where deleted_at is null and active and consecutive_failures > 0) as failing,
+            (select count(*) from "${ctx.schema}".subscriptions s
+              where s.deleted_at is null and s.active
+                and (s.consecutive_failures > 0 or exists (
+                  select 1 from "${ctx.schema}".deliveries d
+                   where d.subscription_id = s.id and d.status = 'pending' and d.lease_until is null and d.attempt_count > 0))
+            ) as failing,
             (select count(*) from "${ctx.schema}".subscriptions
               where deleted_at is null and disabled_at is not null) as disabled`,
   );

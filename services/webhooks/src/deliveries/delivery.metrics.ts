@@ -106,7 +106,7 @@ export function deliveryStateMetrics(metrics: Metrics, counts: () => Promise<Del
   });
   const failing: Gauge = new Gauge({
     name: 'webhook_subscriptions_failing',
-    help: 'Active subscriptions whose last delivery ended failed (a run that may disable them)',
+    help: 'Active subscriptions with a delivery waiting for a retry, or whose last delivery ended failed',
     registers,
     collect: read,
   });
