@@ -5,9 +5,9 @@ import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/er
 import { hasBody, readBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
+import { ROUTE_TEMPLATE_HEADER } from '@svc/platform/http/route-template';
 import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
-import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
@@ -20,6 +20,7 @@ import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
+import { type GatewayMetrics, requestLabels } from './request-metrics.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
 import { UpstreamHealth } from './upstream-health.js';
@@ -27,7 +28,7 @@ import { UpstreamHealth } from './upstream-health.js';
 export interface GatewayDeps {
   config: GatewayConfig;
   logger: Logger;
-  metrics: Metrics;
+  metrics: GatewayMetrics;
   redis: Redis;
   keys: KeyAuthenticator;
   limiter: KeyRateLimiter;
@@ -37,6 +38,7 @@ export interface GatewayDeps {
 
 const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
+const ROUTE_KEY = Symbol('routeTemplate');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
 const BODY_KEY = Symbol('heldBody');
@@ -59,6 +61,7 @@ type ProxiedRequest = http.IncomingMessage & {
   [BODY_KEY]?: PassThrough;
   [BATCH_BODY]?: string;
   [BATCH_ERROR]?: unknown;
+  [ROUTE_KEY]?: string;
 };
 
 /** Response headers that belong to the upstream connection, not to the client's. */
@@ -141,9 +144,15 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       // then copied its `Connection: close` to the client, so a client still sending a body the service refused
       // early (a 403 before a multipart upload was read) had its connection closed under it: EPIPE instead of the
       // answer. Without them the client's connection follows its own keep-alive, and httpxy drains the rest of its body.
-      proxyServer.on('proxyRes', (proxyRes) => {
+      proxyServer.on('proxyRes', (proxyRes, req) => {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];
+        // The service's route template is for the gateway's metrics, not the client (decision 0195).
+        const template = proxyRes.headers[ROUTE_TEMPLATE_HEADER];
+        if (template !== undefined) {
+          req[ROUTE_KEY] = String(template);
+          delete proxyRes.headers[ROUTE_TEMPLATE_HEADER];
+        }
       });
       proxyServer.on('error', (err, req, res) => {
         logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
@@ -290,7 +299,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   };
   const document = new ApiDocument(upstreamUrl);
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    observe(req, res, 'openapi');
+    observe(req, res);
     document.text().then(
       (text) =>
         res
@@ -325,32 +334,36 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   });
   app.use(docsRouter());
 
-  // One labelled child per method, route and status, so observing a request hashes no label set.
+  // One labelled child per method, route, upstream and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms; the client's address through the trusted proxies); health and readiness probes are not logged.
-  const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
+  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
+  // not logged.
+  const observe = (req: ProxiedRequest, res: http.ServerResponse) => {
     const started = performance.now();
     res.once('finish', () => {
       const method = req.method ?? '';
       const status = res.statusCode;
-      const id = `${method} ${route} ${status}`;
+      // Express strips a mount's prefix from `url`; `originalUrl` keeps the path the client asked for.
+      const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
+      const q = url.indexOf('?');
+      const path = q === -1 ? url : url.slice(0, q);
+      const { route, upstream } = requestLabels(method, path, status, req[ROUTE_KEY]);
+      const id = `${method} ${route} ${upstream} ${status}`;
       let child = durations.get(id);
       if (!child) {
-        child = metrics.httpDuration.labels({ method, route, status: String(status) });
+        child = metrics.requests.labels({ method, route, upstream, status: String(status) });
         if (durations.size < 1000) durations.set(id, child);
       }
       const seconds = (performance.now() - started) / 1000;
       child.observe(seconds);
       if (config.ACCESS_LOG) {
-        const url = req.url ?? '';
-        const q = url.indexOf('?');
         logger.info(
           {
             request_id: res.getHeader(REQUEST_ID_HEADER),
             method,
             route,
-            path: q === -1 ? url : url.slice(0, q),
+            path,
             status,
             duration_ms: Math.round(seconds * 1e6) / 1e3,
             key_id: req[KEY_ID],
@@ -362,7 +375,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     });
   };
   app.use((req, res, next) => {
-    observe(req, res, req.path.startsWith('/admin/') ? 'admin' : 'other');
+    observe(req, res);
     next();
   });
 
@@ -428,7 +441,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     );
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
-    observe(req, res, 'external');
+    observe(req, res);
     if (isPreflight(req)) return answerPreflight(req, res);
     const refuse = (err: unknown) => {
       if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);

@@ -5,13 +5,13 @@ import { answerClientErrors } from '@svc/platform/http/client-error';
 import { startMetricsServer } from '@svc/platform/http/metrics-server';
 import { GATEWAY_MAX_HEADER_SIZE, IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
-import { createMetrics } from '@svc/platform/metrics';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { createGatewayApp } from './app.js';
 import { type GatewayConfig, gatewayConfigSchema } from './config.js';
 import { KeyAuthenticator } from './keys.js';
 import { KeyRateLimiter } from './rate-limit.js';
+import { createGatewayMetrics } from './request-metrics.js';
 import { KeyRevocations } from './revocations.js';
 
 export interface RunningGateway {
@@ -27,7 +27,7 @@ export interface RunningGateway {
 export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDestination?: DestinationStream): Promise<RunningGateway> {
   const config = loadConfig(gatewayConfigSchema, env);
   const logger = createLogger('gateway', config.LOG_LEVEL, logDestination);
-  const metrics = createMetrics('gateway');
+  const metrics = createGatewayMetrics();
   const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   await redis.connect();
   const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);

@@ -181,7 +181,7 @@ describe('gateway conventions: CORS, request ids and the access log', () => {
       );
       expect(line).to.deep.include({
         method: 'GET',
-        route: 'external',
+        route: '/integrations/external/leads',
         path: '/integrations/external/leads',
         status: 200,
         key_id: t.key.id,

@@ -7,6 +7,7 @@ import type { Nats } from '../src/events/nats.js';
 import { eventsRecorded, recordEvents } from '../src/events/outbox.js';
 import type { OutboxRelay } from '../src/events/relay.js';
 import { createLogger } from '../src/logging.js';
+import { createMetrics } from '../src/metrics.js';
 import { eventually, randomSuffix } from '../src/testing.js';
 import { type OutboxFixture, startOutboxFixture } from './outbox-fixture.js';
 
@@ -129,6 +130,29 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
     while ((await relay.drainOnce()) > 0);
     expect(await messages()).to.equal(before + 120);
     expect(await relay.status()).to.deep.equal({ pending: 0, oldestPendingAgeMs: 0 });
+  });
+
+  it('exports the backlog and the age of its oldest unpublished row when scraped, and nothing once it is published', async () => {
+    const metrics = createMetrics('outbox-scrape-test');
+    const scraped = fixture.relay({ metrics });
+    while ((await scraped.drainOnce()) > 0);
+    const gauge = async (name: string) => {
+      const text = await metrics.registry.metrics();
+      return Number(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    };
+    // A row written an hour ago that no relay published (NATS away, say).
+    await orm.em
+      .fork()
+      .execute(
+        `insert into ${SCHEMA}.outbox (id, company_id, event_key, payload, occurred_at) values (?, ?, 'lead.updated', '{}', now() - interval '1 hour')`,
+        [uuidv7(), '0190a3c2-6a4f-7b1e-8a3b-0123456789ab'],
+      );
+    expect(await gauge('outbox_pending')).to.equal(1);
+    expect(await gauge('outbox_oldest_pending_age_seconds')).to.be.at.least(3600);
+    while ((await scraped.drainOnce()) > 0);
+    expect(await gauge('outbox_pending')).to.equal(0);
+    expect(await gauge('outbox_oldest_pending_age_seconds')).to.equal(0);
+    expect(await gauge('outbox_published_total')).to.equal(1);
   });
 
   it('stops at once when stop() comes while it looks for events (no idle wait left behind)', async () => {

@@ -1,11 +1,11 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { fileUrlSecret } from '@svc/platform/files/signed-url';
 import { CrmPeer } from '@svc/platform/peers/crm';
-import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
+import { platformEntities, type ServiceContext, type ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { EventConsumer } from './deliveries/consumer.js';
 import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
-import { type DeliveryMetrics, deliveryMetrics } from './deliveries/delivery.metrics.js';
+import { type DeliveryCounts, type DeliveryMetrics, deliveryMetrics, deliveryStateMetrics } from './deliveries/delivery.metrics.js';
 import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
@@ -59,6 +59,30 @@ const webhooksConfig = serviceConfigSchema.extend({
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
 });
 
+/**
+ * The delivery gauges' one query: retries waiting (on the partial index of queued deliveries); subscriptions failing,
+ * active ones with a retry waiting or whose last delivery ended failed; disabled subscriptions.
+ */
+async function deliveryCounts(ctx: ServiceContext): Promise<DeliveryCounts> {
+  const [row] = await ctx.orm.em.fork().execute<{ retry_pending: string; failing: string; disabled: string }[]>(
+    `select (select count(*) from "${ctx.schema}".deliveries
+              where status = 'pending' and lease_until is null and attempt_count > 0) as retry_pending,
+            (select count(*) from "${ctx.schema}".subscriptions s
+              where s.deleted_at is null and s.active
+                and (s.consecutive_failures > 0 or exists (
+                  select 1 from "${ctx.schema}".deliveries d
+                   where d.subscription_id = s.id and d.status = 'pending' and d.lease_until is null and d.attempt_count > 0))
+            ) as failing,
+            (select count(*) from "${ctx.schema}".subscriptions
+              where deleted_at is null and disabled_at is not null) as disabled`,
+  );
+  return {
+    retryPending: Number(row?.retry_pending ?? 0),
+    subscriptionsFailing: Number(row?.failing ?? 0),
+    subscriptionsDisabled: Number(row?.disabled ?? 0),
+  };
+}
+
 export const webhooksService: ServiceDefinition<typeof webhooksConfig, Components> = {
   name: 'webhooks',
   configSchema: webhooksConfig,
@@ -75,6 +99,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       destinations,
     );
     const metrics = deliveryMetrics(ctx.metrics);
+    deliveryStateMetrics(ctx.metrics, () => deliveryCounts(ctx));
     return {
       crm,
       sender,

@@ -2,7 +2,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
-import type { Metrics } from '../metrics.js';
+import { type Metrics, type OutboxMetrics, outboxMetrics } from '../metrics.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
 import { onEventsCommitted } from './outbox.js';
 
@@ -90,7 +90,12 @@ export class OutboxRelay {
   publishedTotal = 0;
   prunedTotal = 0;
 
-  constructor(private readonly o: RelayOptions) {}
+  private readonly metrics: OutboxMetrics;
+
+  constructor(private readonly o: RelayOptions) {
+    this.metrics = outboxMetrics(o.metrics);
+    this.metrics.watch(() => this.status());
+  }
 
   async start(): Promise<void> {
     this.running = true;
@@ -214,7 +219,7 @@ export class OutboxRelay {
       return rows.length;
     });
     this.publishedTotal += n;
-    if (n) this.o.metrics.outboxPublished.inc(n);
+    if (n) this.metrics.published.inc(n);
     return n;
   }
 
@@ -287,8 +292,7 @@ export class OutboxRelay {
         `select count(*) as pending, min(occurred_at) as oldest from "${this.o.schema}".outbox where published_at is null`,
       );
     const pending = Number(row?.pending ?? 0);
-    this.o.metrics.outboxPending.set(pending);
-    return { pending, oldestPendingAgeMs: row?.oldest ? Date.now() - new Date(row.oldest).getTime() : 0 };
+    return { pending, oldestPendingAgeMs: row?.oldest ? Math.max(0, Date.now() - new Date(row.oldest).getTime()) : 0 };
   }
 }
 

@@ -11,6 +11,7 @@ import { type ContractInput, type RouteContract, routerPath } from './contract.j
 import { toAppError } from './errors.js';
 import { parse, parseQuery } from './parse.js';
 import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from './request-id.js';
+import { ROUTE_TEMPLATE_HEADER } from './route-template.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
@@ -162,7 +163,8 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
   for (const { prefix, router: r } of options.mounts) {
     for (const route of r.routes) {
       const pattern = `${prefix}${route.path}`;
-      router.on(route.method, pattern, () => undefined, { pattern, handler: route.handler, streams: route.streams === true });
+      const template = pattern.replace(/:([^/]+)/g, '{$1}');
+      router.on(route.method, pattern, () => undefined, { pattern, template, handler: route.handler, streams: route.streams === true });
     }
   }
 
@@ -219,6 +221,7 @@ export function createApiDispatcher(options: ApiDispatcherOptions): (req: Incomi
     if (!found) return false;
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     res.setHeader(REQUEST_ID_HEADER, requestId);
+    res.setHeader(ROUTE_TEMPLATE_HEADER, (found.store as { template: string }).template);
     withRequestId(
       requestId,
       () =>

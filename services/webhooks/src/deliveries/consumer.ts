@@ -2,6 +2,7 @@ import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@na
 import { nativePool } from '@svc/platform/db/native';
 import { AppError } from '@svc/platform/errors';
 import type { EventMessage } from '@svc/platform/events/outbox';
+import { consumerLagMetrics } from '@svc/platform/metrics';
 import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Company } from '@svc/proto/crm/v1/crm';
@@ -122,6 +123,7 @@ export class EventConsumer {
         max_ack_pending: 10_000,
       });
     }
+    consumerLagMetrics(this.ctx.metrics, jsm, stream, [CONSUMER_NAME]);
     const consumer = await js.consumers.get(stream, CONSUMER_NAME);
     this.messages = await consumer.consume({ max_messages: BATCH });
     this.loop = (async () => {

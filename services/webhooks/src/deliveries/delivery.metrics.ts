@@ -1,5 +1,5 @@
 import type { Metrics } from '@svc/platform/metrics';
-import { Counter } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 
 /** How deliveries move: which path started their attempts, and how many rows each hot statement carried. */
 export interface DeliveryMetrics {
@@ -8,6 +8,31 @@ export interface DeliveryMetrics {
   /** Hot statements run, by kind (`issue`, `claim`, `record`), and the deliveries they carried. */
   statements: Counter<'kind'>;
   statementRows: Counter<'kind'>;
+  /** Attempts recorded, by what they did to their delivery and the receiver's status class. */
+  outcomes: Counter<'result' | 'status_class'>;
+  /** From the commit of the event's outbox row to the receiver's 2xx. */
+  latency: Histogram;
+}
+
+/** What the Postgres-backed gauges read at each scrape. */
+export interface DeliveryCounts {
+  retryPending: number;
+  subscriptionsFailing: number;
+  subscriptionsDisabled: number;
+}
+
+/** `2xx` ... `5xx`, or `none` when no answer came (connection refused, timeout, refused destination). */
+export const statusClass = (statusCode: number | null | undefined): string =>
+  statusCode && statusCode >= 100 && statusCode < 600 ? `${Math.floor(statusCode / 100)}xx` : 'none';
+
+/**
+ * When an event id was made: event ids are UUID v7 written in the transaction that also commits the business
+ * change, so their timestamp is the commit's (to the write's few milliseconds). Undefined for any other id.
+ */
+export function eventIdTime(eventId: string): number | undefined {
+  if (eventId.length !== 36 || eventId[14] !== '7') return undefined;
+  const ms = Number.parseInt(eventId.slice(0, 8) + eventId.slice(9, 13), 16);
+  return Number.isFinite(ms) ? ms : undefined;
 }
 
 export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
@@ -31,5 +56,64 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
       labelNames: ['kind'],
       registers,
     }),
+    outcomes: new Counter({
+      name: 'webhook_delivery_attempts_total',
+      help: 'Delivery attempts recorded, by result (succeeded, retrying, failed: given up) and status class (2xx..5xx, none)',
+      labelNames: ['result', 'status_class'],
+      registers,
+    }),
+    latency: new Histogram({
+      name: 'webhook_delivery_commit_to_success_seconds',
+      help: "From the commit of the event to the receiver's 2xx, retries included",
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    }),
   };
+}
+
+/**
+ * Gauges read from Postgres at each scrape: facts of the shared database, so every replica reports the same value
+ * (the dashboard takes the max over replicas, not the sum; decision 0194).
+ */
+export function deliveryStateMetrics(metrics: Metrics, counts: () => Promise<DeliveryCounts>): void {
+  const registers = [metrics.registry];
+  let reading: Promise<void> | undefined;
+  const read = () => {
+    reading ??= counts()
+      .then((c) => {
+        retryPending.set(c.retryPending);
+        failing.set(c.subscriptionsFailing);
+        disabled.set(c.subscriptionsDisabled);
+      })
+      .catch(() => {
+        // Postgres unreachable: no value rather than a stale one.
+        retryPending.reset();
+        failing.reset();
+        disabled.reset();
+      })
+      .finally(() => {
+        setImmediate(() => {
+          reading = undefined;
+        });
+      });
+    return reading;
+  };
+  const retryPending: Gauge = new Gauge({
+    name: 'webhook_deliveries_retry_pending',
+    help: 'Deliveries that failed at least once and wait for their next attempt',
+    registers,
+    collect: read,
+  });
+  const failing: Gauge = new Gauge({
+    name: 'webhook_subscriptions_failing',
+    help: 'Active subscriptions with a delivery waiting for a retry, or whose last delivery ended failed',
+    registers,
+    collect: read,
+  });
+  const disabled: Gauge = new Gauge({
+    name: 'webhook_subscriptions_disabled',
+    help: 'Subscriptions disabled after a run of failed deliveries, until an operator enables them again',
+    registers,
+    collect: read,
+  });
 }

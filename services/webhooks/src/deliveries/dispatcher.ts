@@ -2,7 +2,7 @@ import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
 import { ATTEMPT_COLUMNS, attemptColumn, deliveryColumn, deliveryOfRow } from './delivery.columns.js';
 import type { Delivery } from './delivery.entity.js';
-import type { DeliveryMetrics } from './delivery.metrics.js';
+import { type DeliveryMetrics, eventIdTime, statusClass } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
 import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
@@ -305,6 +305,8 @@ export class Dispatcher {
     /** Per subscription, its deliveries that ended, in the order they finished. */
     const ended = new Map<string, Ended[]>();
     const retries: number[] = [];
+    /** Per attempt, what it did to its delivery: counted once the statement has committed. */
+    const results: Delivery['status'][] = [];
     for (const f of batch) {
       const { delivery, result, at } = f;
       const attemptCount = delivery.attemptCount + 1;
@@ -325,6 +327,7 @@ export class Dispatcher {
         );
         retries.push(nextAttemptAt.getTime());
       }
+      results.push(status);
       push({
         id: deliveryId(),
         companyId: delivery.companyId,
@@ -375,6 +378,19 @@ export class Dispatcher {
       });
     this.o.metrics.statements.inc({ kind: 'record' });
     this.o.metrics.statementRows.inc({ kind: 'record' }, batch.length);
+    this.countOutcomes(batch, results);
     if (retries.length) this.scheduleRetries(retries);
+  }
+
+  /** Outcomes by result and status class, and commit-to-2xx latency of the deliveries that succeeded. */
+  private countOutcomes(batch: Finished[], results: Delivery['status'][]): void {
+    for (const [i, f] of batch.entries()) {
+      const status = results[i];
+      const result = status === 'pending' ? 'retrying' : status;
+      this.o.metrics.outcomes.inc({ result, status_class: statusClass(f.result.statusCode) });
+      if (status !== 'succeeded') continue;
+      const committed = eventIdTime(f.delivery.eventId);
+      if (committed !== undefined) this.o.metrics.latency.observe(Math.max(0, f.at.getTime() - committed) / 1000);
+    }
   }
 }

@@ -1,0 +1,75 @@
+import { createRegistry, HTTP_BUCKETS } from '@svc/platform/metrics';
+import { Histogram, type Registry } from 'prom-client';
+import { PUBLIC_PREFIX } from './public.js';
+import { adminUpstream, externalUpstream } from './routes.js';
+
+export interface GatewayMetrics {
+  registry: Registry;
+  /** Requests by method, route template, the service that owns the route (`gateway` for its own) and status. */
+  requests: Histogram<'method' | 'route' | 'upstream' | 'status'>;
+}
+
+/** The gateway's registry: its own series only (no outbox, which it does not have). */
+export function createGatewayMetrics(): GatewayMetrics {
+  const registry = createRegistry('gateway');
+  return {
+    registry,
+    requests: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration, by route template and the service that owns the route',
+      labelNames: ['method', 'route', 'upstream', 'status'],
+      buckets: HTTP_BUCKETS,
+      registers: [registry],
+    }),
+  };
+}
+
+const EXTERNAL_PREFIX = '/integrations/external';
+const ADMIN_PREFIX = '/admin/v1';
+/** What a request the gateway cannot place is labelled: a label set an unknown path cannot grow. */
+export const UNMATCHED = 'unmatched';
+const GATEWAY_OWN = new Set(['/healthz', '/readyz', '/metrics', `${EXTERNAL_PREFIX}/openapi.json`]);
+const COLLECTION = /^[a-z][a-z0-9-]{0,39}$/;
+
+/**
+ * The labels of a request: its route template and the service that owns the route. An external route's template is
+ * the one the service that served it names in its answer (`x-route-template`, `/integrations/external/leads/{ref}`),
+ * so the gateway keeps no copy of the services' routes (decision 0195); a request the gateway answered itself (401,
+ * 429, 503) or a path no service serves is labelled by resource (`/integrations/external/leads/*`) or `unmatched`.
+ * The admin API is labelled by collection, its ids replaced. Every label set is bounded whatever the path.
+ */
+export function requestLabels(
+  method: string,
+  path: string,
+  status: number,
+  served: string | undefined,
+): { route: string; upstream: string } {
+  if (GATEWAY_OWN.has(path)) return { route: path, upstream: 'gateway' };
+  if (path.startsWith(`${EXTERNAL_PREFIX}/`)) {
+    const upstream = externalUpstream(path, method);
+    if (!upstream) return { route: UNMATCHED, upstream: 'none' };
+    const parts = path.split('/');
+    // A bare collection is its own template; below it, only the service knows which segment is an id.
+    const route = served?.startsWith(`${EXTERNAL_PREFIX}/`) ? served : parts.length === 4 ? path : `${EXTERNAL_PREFIX}/${parts[3]}/*`;
+    return { route, upstream };
+  }
+  if (path.startsWith(`${ADMIN_PREFIX}/`))
+    return { route: status === 401 ? `${ADMIN_PREFIX}/*` : adminTemplate(path), upstream: adminUpstream(path) ?? 'none' };
+  if (path.startsWith('/public/files/')) return { route: '/public/files/{id}', upstream: 'files' };
+  if (path.startsWith(`${PUBLIC_PREFIX}/`)) return { route: `${PUBLIC_PREFIX}/{token}`, upstream: 'crm' };
+  if (path.startsWith('/providers/')) return { route: '/providers/*', upstream: 'chat' };
+  if (path === '/docs' || path.startsWith('/docs/')) return { route: '/docs/*', upstream: 'gateway' };
+  return { route: UNMATCHED, upstream: 'none' };
+}
+
+/** `/admin/v1/companies/{id}/webhooks/{id}/deliveries`: collections and ids alternate after the prefix. */
+function adminTemplate(path: string): string {
+  const segments = path.slice(ADMIN_PREFIX.length + 1).split('/');
+  const out: string[] = [];
+  for (const [i, segment] of segments.entries()) {
+    if (i % 2 === 1) out.push('{id}');
+    else if (COLLECTION.test(segment)) out.push(segment);
+    else return `${ADMIN_PREFIX}/*`;
+  }
+  return `${ADMIN_PREFIX}/${out.join('/')}`;
+}
