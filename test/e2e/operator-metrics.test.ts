@@ -47,9 +47,9 @@ describe('what an operator sees: webhook, JetStream, outbox and gateway series (
     await stack?.stop();
   });
 
-  const webhooksMetrics = () => scrape(`${stack.services.webhooks!.httpUrl}/metrics`);
-  const gatewayMetrics = () => scrape(`${stack.gatewayUrl}/metrics`);
-  const crmMetrics = () => scrape(`${stack.services.crm.httpUrl}/metrics`);
+  const webhooksMetrics = () => scrape(`${stack.services.webhooks!.metricsUrl}/metrics`);
+  const gatewayMetrics = () => scrape(`${stack.gateway.metricsUrl}/metrics`);
+  const crmMetrics = () => scrape(`${stack.services.crm.metricsUrl}/metrics`);
   const value = (s: Scrape, name: string, labels: Record<string, string> = {}) => s.find(name, labels).reduce((n, x) => n + x.value, 0);
 
   it('counts delivery outcomes by result and status class, commit-to-2xx latency, retries waiting and disabled subscriptions', async () => {
