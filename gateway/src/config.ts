@@ -1,4 +1,4 @@
-import { env } from '@svc/platform/config';
+import { env, tracingConfig } from '@svc/platform/config';
 import { z } from 'zod';
 
 export const gatewayConfigSchema = z.object({
@@ -40,5 +40,6 @@ export const gatewayConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  ...tracingConfig,
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -6,6 +6,7 @@ import { type ErrorKind, errorBody } from '@svc/platform/errors';
 import { IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
+import { startTracing } from '@svc/platform/tracing';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { createGatewayApp } from './app.js';
@@ -26,6 +27,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   const config = loadConfig(gatewayConfigSchema, env);
   const logger = createLogger('gateway', config.LOG_LEVEL, logDestination);
   const metrics = createMetrics('gateway');
+  const tracing = startTracing('gateway', { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, delayMs: config.OTEL_BSP_SCHEDULE_DELAY });
   const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   await redis.connect();
   const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);
@@ -35,7 +37,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   await revocations.start();
   const server: Server = createServer(
     { keepAliveTimeout: 65_000 },
-    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations }),
+    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations, tracer: tracing?.tracer }),
   );
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket));
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
@@ -54,6 +56,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       keys.close();
       revocations.close();
       redis.disconnect();
+      await tracing?.stop();
     },
   };
 }
