@@ -19,7 +19,7 @@ const hexOf = (id: unknown): string => {
   return /^[0-9a-f]+$/i.test(id) && (id.length === 32 || id.length === 16) ? id.toLowerCase() : Buffer.from(id, 'base64').toString('hex');
 };
 
-const valueOf = (v: Record<string, unknown> | undefined): unknown =>
+const attributeValue = (v: Record<string, unknown> | undefined): unknown =>
   v === undefined ? undefined : (v.stringValue ?? v.intValue ?? v.doubleValue ?? v.boolValue);
 
 /** A collector on loopback that takes OTLP/HTTP JSON exports (`POST /v1/traces`) and keeps their spans. */
@@ -52,7 +52,7 @@ export class OtlpReceiver {
 
   private take(body: any): void {
     for (const rs of body.resourceSpans ?? []) {
-      const service = valueOf(rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value) as string;
+      const service = attributeValue(rs.resource?.attributes?.find((a: any) => a.key === 'service.name')?.value) as string;
       for (const ss of rs.scopeSpans ?? [])
         for (const s of ss.spans ?? [])
           this.spans.push({
@@ -62,7 +62,7 @@ export class OtlpReceiver {
             traceId: hexOf(s.traceId),
             spanId: hexOf(s.spanId),
             parentSpanId: hexOf(s.parentSpanId),
-            attributes: Object.fromEntries((s.attributes ?? []).map((a: any) => [a.key, valueOf(a.value)])),
+            attributes: Object.fromEntries((s.attributes ?? []).map((a: any) => [a.key, attributeValue(a.value)])),
           });
     }
   }
