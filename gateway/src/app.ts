@@ -6,7 +6,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
-import { SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '@svc/platform/tracing';
+import { isProbe, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '@svc/platform/tracing';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
@@ -381,7 +381,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     req.headers[REQUEST_ID_HEADER] = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
-    if (tracer) traced(tracer, req, res);
+    if (tracer && !isProbe(req.url ?? '')) traced(tracer, req, res);
     dispatch(req, res);
   };
 }

@@ -122,6 +122,7 @@ export function servedInSpan(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const url = req.url ?? '';
+    if (isProbe(url)) return handle(req, res);
     const q = url.indexOf('?');
     const span = startSpan(tracer, `http ${req.method}`, SpanKind.SERVER, req.headers[TRACEPARENT], {
       'http.request.method': req.method ?? '',
@@ -135,3 +136,6 @@ export function servedInSpan(
     withSpan(span, () => handle(req, res));
   };
 }
+
+/** Health, readiness and metrics probes: every few seconds from the orchestrator, never part of a trace worth having. */
+export const isProbe = (url: string): boolean => /^\/(healthz|readyz|metrics)(\?|$)/.test(url);
