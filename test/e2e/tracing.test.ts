@@ -48,10 +48,10 @@ describe('tracing: one trace from the integratorâ€™s request to the subscriberâ€
     await otlp?.close();
   });
 
-  const subscribe = async (stack: Stack, t: any, name: string) => {
+  const subscribe = async (stack: Stack, t: any, name: string, answer: (nth: number) => number = () => 200) => {
     const admin = adminOf(client(stack.gatewayUrl).call, stack.adminToken);
     const res = await admin('POST', `/companies/${t.company.id}/webhooks`, {
-      url: receiver.route(name, () => 200),
+      url: receiver.route(name, (_r, nth) => answer(nth)),
       events: ['lead.created'],
     });
     expect(res.status, res.text).to.equal(201);
@@ -61,7 +61,10 @@ describe('tracing: one trace from the integratorâ€™s request to the subscriberâ€
     let stack: Stack;
     before(async function () {
       this.timeout(90_000);
-      stack = await startStack({ all: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '50' } });
+      stack = await startStack({
+        all: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: '50' },
+        webhooks: { WEBHOOK_RETRY_BASE_MS: '50' },
+      });
     });
     after(async () => {
       await stack?.stop();
@@ -120,6 +123,29 @@ describe('tracing: one trace from the integratorâ€™s request to the subscriberâ€
       expect(deliveries.map((d) => d.traceparent)).to.deep.equal([`00-${caller.traceId}-${consume.spanId}-01`]);
     });
 
+    it('makes each attempt of a retried delivery a span of its own under the consumerâ€™s, sent to the subscriber', async () => {
+      const call = client(stack.gatewayUrl).call;
+      const t = await seedTenant(call, stack.adminToken);
+      const name = `${t.company.id}/retried`;
+      await subscribe(stack, t, name, (nth) => (nth === 1 ? 500 : 200));
+      const caller = callerTrace();
+      const res = await call('POST', '/integrations/external/leads', {
+        token: t.key.key,
+        headers: { traceparent: caller.header },
+        body: { title: 'Lead of a flaky subscriber' },
+      });
+      expect(res.status, res.text).to.equal(201);
+      const posts = await eventually(() => (receiver.on(name).length === 2 ? receiver.on(name) : undefined), 20_000);
+      const sent = posts.map((p) => TRACEPARENT.exec(String(p.headers.traceparent)));
+      const spans = await traceOf(caller.traceId, (s) => s.filter((x) => x.kind === KIND.CLIENT && x.service === 'webhooks').length === 2);
+      const consume = one(spans, 'webhooks', KIND.CONSUMER, 'webhooks consume lead.created');
+      const attempts = spans.filter((s) => s.kind === KIND.CLIENT && s.service === 'webhooks');
+      for (const a of attempts) expect(a.parentSpanId).to.equal(consume.spanId);
+      expect(attempts.map((a) => a.attributes['http.response.status_code']).sort()).to.deep.equal([200, 500]);
+      expect(sent.map((m) => m?.[1])).to.deep.equal([caller.traceId, caller.traceId]);
+      expect(sent.map((m) => m?.[2]).sort()).to.deep.equal(attempts.map((a) => a.spanId).sort());
+    });
+
     it('starts a trace at the gateway when the caller sent none', async () => {
       const call = client(stack.gatewayUrl).call;
       const t = await seedTenant(call, stack.adminToken);
@@ -146,7 +172,9 @@ describe('tracing: one trace from the integratorâ€™s request to the subscriberâ€
         body: { crm_task_type_id: t.types.call.id, title: 'Call', start_date: '2026-12-01T13:00:00.000Z', crm_lead_id: t.leads.team.id },
       });
       expect(res.status, res.text).to.equal(201);
-      const spans = await traceOf(caller.traceId, (s) => s.some((x) => x.service === 'crm' && x.name.startsWith('grpc ')));
+      const spans = await traceOf(caller.traceId, (s) =>
+        ['gateway', 'tasks', 'crm'].every((service) => s.some((x) => x.service === service && x.kind === KIND.SERVER)),
+      );
       const gateway = one(spans, 'gateway', KIND.SERVER, 'gateway POST');
       const tasks = one(spans, 'tasks', KIND.SERVER, 'http POST');
       expect(tasks.parentSpanId).to.equal(gateway.spanId);
