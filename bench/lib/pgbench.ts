@@ -46,6 +46,7 @@ export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: str
       3: "'[]'",
       4: 'gen_random_uuid()',
       5: lit(ids.payload),
+      6: 'null',
     }),
     '',
   ].join('\n');

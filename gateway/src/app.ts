@@ -8,6 +8,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { ROUTE_TEMPLATE_HEADER } from '@svc/platform/http/route-template';
 import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
+import { isProbe, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '@svc/platform/tracing';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
@@ -34,6 +35,8 @@ export interface GatewayDeps {
   limiter: KeyRateLimiter;
   signer: IdentitySigner;
   revocations: KeyRevocations;
+  /** Set when tracing is on (decision 0200). */
+  tracer?: Tracer | undefined;
 }
 
 const TOKEN_KEY = Symbol('identityToken');
@@ -541,10 +544,33 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // Every answer carries the request id, and the services get it with the request (the proxy forwards the headers).
   // The gateway's few lines of a request name it themselves (idOf): no AsyncLocalStorage here, whose first use turns on
   // async_hooks for every socket, promise and tick of the process on Node 22 (decision 0146).
+  const { tracer } = deps;
   return (req, res) => {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     req.headers[REQUEST_ID_HEADER] = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
+    if (tracer && !isProbe(req.url ?? '')) traced(tracer, req, res);
     dispatch(req, res);
   };
+}
+
+/**
+ * The gateway's server span of a request (decision 0200): a child of the caller's `traceparent` when it sent one, and
+ * the parent the services see (the proxy forwards the header it is replaced with). No AsyncLocalStorage: the span
+ * travels in the request's header (decision 0146).
+ */
+function traced(tracer: Tracer, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const url = req.url ?? '';
+  const q = url.indexOf('?');
+  const span = startSpan(tracer, `gateway ${req.method}`, SpanKind.SERVER, req.headers[TRACEPARENT], {
+    'http.request.method': req.method ?? '',
+    'url.path': q === -1 ? url : url.slice(0, q),
+    'http.request.header.x-request-id': String(req.headers[REQUEST_ID_HEADER]),
+  });
+  req.headers[TRACEPARENT] = traceparentOf(span);
+  res.once('close', () => {
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
 }

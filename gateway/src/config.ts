@@ -1,4 +1,4 @@
-import { env } from '@svc/platform/config';
+import { env, tracingConfig } from '@svc/platform/config';
 import { z } from 'zod';
 import { trustedProxies } from './client-address.js';
 
@@ -73,5 +73,6 @@ export const gatewayConfigSchema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  ...tracingConfig,
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

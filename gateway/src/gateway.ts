@@ -5,6 +5,7 @@ import { answerClientErrors } from '@svc/platform/http/client-error';
 import { startMetricsServer } from '@svc/platform/http/metrics-server';
 import { GATEWAY_MAX_HEADER_SIZE, IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
+import { startTracing } from '@svc/platform/tracing';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
 import { createGatewayApp } from './app.js';
@@ -28,6 +29,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   const config = loadConfig(gatewayConfigSchema, env);
   const logger = createLogger('gateway', config.LOG_LEVEL, logDestination);
   const metrics = createGatewayMetrics();
+  const tracing = startTracing('gateway', { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, delayMs: config.OTEL_BSP_SCHEDULE_DELAY });
   const redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false });
   await redis.connect();
   const signer = new IdentitySigner(config.IDENTITY_TOKEN_SECRET);
@@ -45,7 +47,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       requestTimeout: config.BODY_TIMEOUT_MS + config.HEADERS_TIMEOUT_MS + config.BODY_RATE_WINDOW_MS,
       connectionsCheckingInterval: 1000,
     },
-    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations }),
+    createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations, tracer: tracing?.tracer }),
   );
   // Node's default 16 KB for what clients send; the services accept more, for the identity the gateway adds (0153).
   answerClientErrors(server, GATEWAY_MAX_HEADER_SIZE);
@@ -68,6 +70,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       keys.close();
       revocations.close();
       redis.disconnect();
+      await tracing?.stop();
     },
   };
 }

@@ -35,6 +35,8 @@ export interface Stack {
 type ServiceName = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
 
 export interface StackOptions {
+  /** Environment of every service and the gateway, over the defaults (tracing's, say). */
+  all?: Record<string, string>;
   gateway?: Record<string, string>;
   /** Environment of the webhooks service, over the defaults (which allow deliveries to loopback receivers). */
   webhooks?: Record<string, string>;
@@ -113,6 +115,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     METRICS_PORT: '0',
     DB_POOL_MAX: '5',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...overrides.all,
   };
   // crm asks chat for the chat fields of the lead detail and tasks for its task count, and both start after crm:
   // their gRPC ports are chosen first.
@@ -167,6 +170,7 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     WEBHOOKS_URL: urlOf('webhooks', webhooks),
     CRM_GRPC_URL: crm.grpcAddress,
     LOG_LEVEL: env.LOG_LEVEL!,
+    ...overrides.all,
     ...overrides.gateway,
   };
   const gateway = await startGateway(gatewayEnv);

@@ -47,6 +47,13 @@ export const env = {
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 };
 
+/** Tracing (decision 0200): exported over OTLP/HTTP to this collector when set, off when unset. */
+export const tracingConfig = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: env.httpUrl.optional(),
+  /** How long finished spans wait to be sent together (ms). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5000),
+};
+
 /** Settings every service shares. A service extends this with its own. */
 export const serviceConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -75,5 +82,6 @@ export const serviceConfigSchema = z.object({
    * outside the service): its commits wake it at once (decision 0033).
    */
   OUTBOX_SWEEP_MS: z.coerce.number().int().min(1).default(1000),
+  ...tracingConfig,
 });
 export type ServiceConfig = z.infer<typeof serviceConfigSchema>;

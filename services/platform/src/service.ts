@@ -23,6 +23,7 @@ import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
 import { IdentityVerifier, SERVICE_MAX_HEADER_SIZE } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { servedInSpan, startTracing } from './tracing.js';
 
 export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   name: string;
@@ -102,6 +103,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   const logger = createLogger(def.name, config.LOG_LEVEL);
   const metrics = createMetrics(def.name);
   const schema = def.db.schema;
+  const tracing = startTracing(def.name, { endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT, delayMs: config.OTEL_BSP_SCHEDULE_DELAY });
 
   const orm = await createOrm({
     url: config.DATABASE_URL,
@@ -145,6 +147,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     metrics,
     idleSweepMs: config.OUTBOX_SWEEP_MS,
     retentionHours: config.OUTBOX_RETENTION_HOURS,
+    tracer: tracing?.tracer,
   });
   await relay.start();
 
@@ -196,10 +199,14 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   });
   const api = createApiDispatcher({ mounts, verifier, logger, metrics });
   const open = def.unauthenticated?.(ctx, deps);
-  const server: Server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: SERVICE_MAX_HEADER_SIZE }, (req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (open?.(req, res)) return;
     if (!api(req, res)) app(req, res);
-  });
+  };
+  const server: Server = createServer(
+    { keepAliveTimeout: 65_000, maxHeaderSize: SERVICE_MAX_HEADER_SIZE },
+    tracing ? servedInSpan(tracing.tracer, handle) : handle,
+  );
   server.headersTimeout = 66_000;
   answerClientErrors(server, SERVICE_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HOST, resolve));
@@ -223,6 +230,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
       await relay.stop();
       await nats.nc.drain().catch(() => undefined);
       await orm.close(true);
+      await tracing?.stop();
       logger.info('service stopped');
     })();
     return stopping;

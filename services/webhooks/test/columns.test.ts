@@ -71,6 +71,7 @@ describe('delivery statements against the entities', () => {
       created_at: new Date('2026-11-25T13:00:00.000Z'),
       updated_at: '2026-11-25T13:30:00.000Z',
       completed_at: null,
+      traceparent: null,
     });
     expect(d).to.deep.equal({
       id: 'a',
@@ -89,6 +90,7 @@ describe('delivery statements against the entities', () => {
       createdAt: new Date('2026-11-25T13:00:00.000Z'),
       updatedAt: new Date('2026-11-25T13:30:00.000Z'),
       completedAt: null,
+      traceparent: null,
     });
   });
 });

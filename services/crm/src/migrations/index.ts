@@ -18,6 +18,7 @@ import { Migration20261125140229__attempt_owner } from './Migration2026112514022
 import { Migration20261126101707__customers } from './Migration20261126101707__customers.js';
 import { Migration20261126103000__external_ids } from './Migration20261126103000__external_ids.js';
 import { Migration20261126104700__idempotency_receipts } from './Migration20261126104700__idempotency_receipts.js';
+import { Migration20261126111142_traceparent } from './Migration20261126111142_traceparent.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -39,4 +40,5 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261126101707__customers,
   Migration20261126103000__external_ids,
   Migration20261126104700__idempotency_receipts,
+  Migration20261126111142_traceparent,
 ];

@@ -1,5 +1,6 @@
 import { inTransaction, run } from '@svc/platform/db/native';
 import { AppError, invalidField } from '@svc/platform/errors';
+import { currentTraceparent } from '@svc/platform/tracing';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
@@ -187,6 +188,7 @@ export abstract class SalesCreation<
       JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
       uuidv7(),
       JSON.stringify(payload),
+      currentTraceparent() ?? null,
     ]);
     if (!created) throw new Error(`${this.kind} insert returned no row`);
     this.ctx.outbox.wake(db);

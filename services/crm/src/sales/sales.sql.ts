@@ -26,7 +26,7 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
   /**
    * A creation in one statement, so the company's sequence row is locked for that statement and its commit only:
    * $1 company, $2 the record row (code filled in from the sequence), $3 acquisition rows, $4 outbox event id,
-   * $5 the `<kind>.created` payload (its `<kind>.code` filled in). The event is written only when the company's
+   * $5 the `<kind>.created` payload (its `<kind>.code` filled in), $6 the request's traceparent or null. The event is written only when the company's
    * plan is valid (the outbox writer's SQL form, decision 0090). The first stage period opens with the record.
    */
   readonly create: Statement;
@@ -91,6 +91,7 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
          key: salesKey(kind, 'created'),
          payload: `jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code))`,
          from: 'r',
+         traceparent: '$6::varchar',
        })})
        select r.id, r.code from r`,
     );

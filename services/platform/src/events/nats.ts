@@ -51,6 +51,8 @@ export interface StreamMessage {
   data: string;
   /** Nats-Msg-Id: the stream drops a second message with the same id within its duplicate window. */
   msgId: string;
+  /** Sent as the `traceparent` header when the event was traced (decision 0200). */
+  traceparent?: string | undefined;
 }
 
 type AckWaiter = (err: Error | null) => void;
@@ -97,6 +99,7 @@ export class StreamPublisher {
           this.waiting.set(token, acked);
           const h = headers();
           h.set('Nats-Msg-Id', m.msgId);
+          if (m.traceparent) h.set('traceparent', m.traceparent);
           this.nc.publish(m.subject, m.data, { reply: `${this.inbox}.${token}`, headers: h });
         }
       } catch (err) {

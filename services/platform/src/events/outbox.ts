@@ -3,6 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { afterCommit } from '../db/native.js';
+import { currentTraceparent } from '../tracing.js';
 import type { EventToRecord } from './payloads.js';
 
 /**
@@ -19,6 +20,8 @@ export const OutboxEvent = defineEntity({
     payload: p.json<Record<string, unknown>>(),
     occurredAt: p.datetime(),
     publishedAt: p.datetime().nullable(),
+    /** The request that wrote the event, when it was traced: the relay's publish continues its trace (decision 0200). */
+    traceparent: p.string().length(55).nullable(),
   },
   indexes: [{ name: 'outbox_unpublished_idx', properties: ['id'], options: { where: 'published_at is null' } }],
 });
@@ -96,10 +99,19 @@ function watchCommits(em: EntityManager): void {
 export async function recordEvents(em: EntityManager, schema: string, events: readonly EventToRecord[]): Promise<string[]> {
   if (!events.length) return [];
   const occurredAt = new Date();
+  const traceparent = currentTraceparent();
   const ids = events.map((event) => {
     const id = uuidv7();
     const { companyId, eventKey, payload } = event;
-    em.create(OutboxEvent, { id, companyId, eventKey, payload: payload as Record<string, unknown>, occurredAt, publishedAt: null });
+    em.create(OutboxEvent, {
+      id,
+      companyId,
+      eventKey,
+      payload: payload as Record<string, unknown>,
+      occurredAt,
+      publishedAt: null,
+      traceparent: traceparent ?? null,
+    });
     return id;
   });
   watchCommits(em);

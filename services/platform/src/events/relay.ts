@@ -1,8 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
 import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import { type Metrics, type OutboxMetrics, outboxMetrics } from '../metrics.js';
+import { type Span, SpanKind, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '../tracing.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
 import { onEventsCommitted } from './outbox.js';
 
@@ -36,6 +38,8 @@ export interface RelayOptions {
   pruneIntervalMs?: number;
   /** Rows deleted per statement, so no transaction holds many locks for long (default 1000). */
   pruneBatchSize?: number;
+  /** Set when tracing is on: each traced row's publish is a span, child of the request that wrote it (decision 0200). */
+  tracer?: Tracer | undefined;
 }
 
 /** The columns of an outbox row that make its JetStream message. */
@@ -46,6 +50,8 @@ export interface OutboxRow {
   /** The payload as Postgres prints the jsonb (`payload::text`), or parsed. */
   payload: Record<string, unknown> | string;
   occurred_at: Date | string;
+  /** The `traceparent` of the request that wrote the row, when it was traced (decision 0200). */
+  traceparent?: string | null;
 }
 
 /**
@@ -203,19 +209,31 @@ export class OutboxRelay {
                  from (select set_config('synchronous_commit', 'off', true)) async_commit
                 where o.id in (select id from "${this.o.schema}".outbox
                                 where published_at is null order by id limit $1 for update skip locked)
-                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at`,
+                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
         values: [this.o.batchSize ?? 500],
       });
       if (!rows.length) return 0;
       // Published in id order (the order the rows were recorded in, as far as their transactions let).
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const spans: Span[] = [];
+      const { tracer } = this.o;
       await this.publish(
-        rows.map((row) => ({
-          subject: `${this.o.subjectPrefix}.${row.event_key}`,
-          data: outboxMessageData(row),
-          msgId: row.id,
-        })),
-      );
+        rows.map((row) => {
+          let traceparent = row.traceparent ?? undefined;
+          if (tracer && traceparent) {
+            const span = startSpan(tracer, `outbox publish ${row.event_key}`, SpanKind.PRODUCER, traceparent, {
+              'messaging.system': 'nats',
+              'messaging.message.id': row.id,
+              'messaging.destination.name': `${this.o.subjectPrefix}.${row.event_key}`,
+            });
+            spans.push(span);
+            traceparent = traceparentOf(span);
+          }
+          return { subject: `${this.o.subjectPrefix}.${row.event_key}`, data: outboxMessageData(row), msgId: row.id, traceparent };
+        }),
+      ).finally(() => {
+        for (const span of spans) span.end();
+      });
       return rows.length;
     });
     this.publishedTotal += n;
@@ -227,7 +245,13 @@ export class OutboxRelay {
     const publisher = streamPublisherOf(this.o.js);
     if (publisher) return publisher.publishAll(messages, 5000);
     // A JetStream client that connectNats did not make: one request per message.
-    await Promise.all(messages.map((m) => this.o.js.publish(m.subject, m.data, { msgID: m.msgId, timeout: 5000 })));
+    await Promise.all(
+      messages.map((m) => {
+        const h = m.traceparent ? headers() : undefined;
+        h?.set(TRACEPARENT, m.traceparent as string);
+        return this.o.js.publish(m.subject, m.data, { msgID: m.msgId, timeout: 5000, ...(h ? { headers: h } : {}) });
+      }),
+    );
   }
 
   private async pruneLoop(): Promise<void> {

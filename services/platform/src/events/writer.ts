@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { currentTraceparent } from '../tracing.js';
 import type { EventKey } from './catalog.js';
 import { eventsRecorded, recordEvents } from './outbox.js';
 import type { EventToRecord } from './payloads.js';
@@ -13,6 +14,8 @@ export interface OneEventSql {
   key: EventKey;
   payload: string;
   from: string;
+  /** The `traceparent` of the request (decision 0200): an SQL expression, null when absent. */
+  traceparent?: string;
 }
 
 /**
@@ -22,8 +25,8 @@ export interface OneEventSql {
 export function outboxInsertSql(gate: PlanGate, e: OneEventSql): string {
   if (gate.kind !== 'sql')
     throw new Error('an event inserted by a state change statement needs a plan gate in SQL (the service that stores plans)');
-  return `insert into outbox (id, company_id, event_key, payload, occurred_at)
-    select ${e.id}, ${e.company}, '${e.key}', ${e.payload}, now() from ${e.from} where ${gate.open(e.company, 'now()')}`;
+  return `insert into outbox (id, company_id, event_key, payload, occurred_at, traceparent)
+    select ${e.id}, ${e.company}, '${e.key}', ${e.payload}, now(), ${e.traceparent ?? 'null'} from ${e.from} where ${gate.open(e.company, 'now()')}`;
 }
 
 /** What a native writer needs of a `pg` client or pool. */
@@ -54,8 +57,8 @@ export class OutboxWriter {
     if (this.resolved) return this.resolved;
     const gate = typeof this.gateOf === 'function' ? this.gateOf() : this.gateOf;
     const where = gate.kind === 'sql' ? `where ${gate.open('e.company_id', '$2::timestamptz')}` : '';
-    const writeText = `insert into outbox (id, company_id, event_key, payload, occurred_at)
-      select e.id, e.company_id, e.event_key, e.payload, $2::timestamptz
+    const writeText = `insert into outbox (id, company_id, event_key, payload, occurred_at, traceparent)
+      select e.id, e.company_id, e.event_key, e.payload, $2::timestamptz, $3::varchar
       from jsonb_to_recordset($1::jsonb) as e(id uuid, company_id uuid, event_key text, payload jsonb) ${where}
       returning id`;
     this.resolved = { gate, writeText };
@@ -100,7 +103,7 @@ export class OutboxWriter {
     const { rows: written } = await db.query<{ id: string }>({
       name: `outbox_write_${gate.kind}`,
       text: writeText,
-      values: [JSON.stringify(rows), at],
+      values: [JSON.stringify(rows), at, currentTraceparent() ?? null],
     });
     if (written.length) this.wake(db);
     return written.map((r) => r.id);

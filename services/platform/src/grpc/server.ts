@@ -23,6 +23,7 @@ import {
 } from '../errors.js';
 import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../http/request-id.js';
 import type { Logger } from '../logging.js';
+import { currentTraceparent, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, tracerOf, withSpan } from '../tracing.js';
 
 export interface GrpcServiceRegistration {
   definition: ServiceDefinition;
@@ -97,10 +98,28 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
       },
     );
   };
-  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+  const byId = (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
     const requestId = wellFormedRequestId(call.metadata.get(REQUEST_ID_HEADER)[0]);
     if (requestId === undefined) serve(call.request, callback);
     else withRequestId(requestId, () => serve(call.request, callback));
+  };
+  // Traced services serve a call in a server span, child of the caller's `traceparent` metadata (decision 0200).
+  const service = String(logger.bindings().service ?? '');
+  return (call, callback) => {
+    const tracer = tracerOf(service);
+    if (!tracer) return byId(call, callback);
+    const traceparent = call.metadata.get(TRACEPARENT)[0];
+    const span = startSpan(tracer, `grpc ${call.getPath()}`, SpanKind.SERVER, typeof traceparent === 'string' ? traceparent : undefined, {
+      'rpc.system': 'grpc',
+      'rpc.method': call.getPath(),
+    });
+    withSpan(span, () =>
+      byId(call, (err, res) => {
+        if (err) span.setStatus({ code: SpanStatusCode.ERROR, message: err.details ?? '' });
+        span.end();
+        callback(err, res);
+      }),
+    );
   };
 }
 
@@ -126,6 +145,8 @@ export function callUnary<Req, Res>(
 ): Promise<Res> {
   const metadata = new Metadata();
   if (requestId !== undefined) metadata.set(REQUEST_ID_HEADER, requestId);
+  const traceparent = currentTraceparent();
+  if (traceparent !== undefined) metadata.set(TRACEPARENT, traceparent);
   return new Promise<Res>((resolve, reject) => {
     method.call(client, request, metadata, { deadline: new Date(Date.now() + deadlineMs) }, (err, res) => {
       if (err) reject(fromGrpcStatus(err.code, err.details || err.message, parseErrorFields(err.metadata?.get(ERROR_FIELDS_METADATA)[0])));

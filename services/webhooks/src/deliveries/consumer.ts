@@ -5,6 +5,7 @@ import type { EventMessage } from '@svc/platform/events/outbox';
 import { consumerLagMetrics } from '@svc/platform/metrics';
 import { type CrmPeer, planValidAt } from '@svc/platform/peers/crm';
 import type { ServiceContext } from '@svc/platform/service';
+import { type Span, SpanKind, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
 import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
@@ -164,6 +165,9 @@ export class EventConsumer {
     }
   }
 
+  /** The consumer span of each traced event being issued. */
+  private readonly traced = new WeakMap<EventMessage, string>();
+
   private async handle(msgs: JsMsg[]): Promise<void> {
     const events: { msg: JsMsg; event: EventMessage }[] = [];
     for (const msg of msgs) {
@@ -175,10 +179,29 @@ export class EventConsumer {
       }
     }
     if (!events.length) return;
-    const { failed } = await this.issueAll(events.map((e) => e.event)).catch((err: Error) => ({
-      issued: -1,
-      failed: new Map(events.map((e) => [e.event, err])),
-    }));
+    // A traced event is received in a span, child of the relay's publish; its deliveries keep that span's traceparent
+    // so each attempt continues the integrator's trace (decision 0200).
+    const tracer = tracerOf(this.ctx.name);
+    const spans: Span[] = [];
+    if (tracer)
+      for (const { msg, event } of events) {
+        const parent = msg.headers?.get(TRACEPARENT);
+        if (!parent) continue;
+        const span = startSpan(tracer, `webhooks consume ${event.event_key}`, SpanKind.CONSUMER, parent, {
+          'messaging.system': 'nats',
+          'messaging.message.id': event.event_id,
+        });
+        spans.push(span);
+        this.traced.set(event, traceparentOf(span));
+      }
+    const { failed } = await this.issueAll(events.map((e) => e.event))
+      .catch((err: Error) => ({
+        issued: -1,
+        failed: new Map(events.map((e) => [e.event, err])),
+      }))
+      .finally(() => {
+        for (const span of spans) span.end();
+      });
     for (const { msg, event } of events) {
       const err = failed.get(event);
       if (!err) msg.ack();
@@ -260,6 +283,7 @@ export class EventConsumer {
           createdAt: now,
           updatedAt: now,
           completedAt: null,
+          traceparent: this.traced.get(event) ?? null,
         } as Delivery);
       }
     }

@@ -34,6 +34,8 @@ export const Delivery = defineEntity({
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     completedAt: p.datetime().nullable(),
+    /** The consumer's span of the event when traced: each attempt's span is its child (decision 0200). */
+    traceparent: p.string().length(55).nullable(),
   },
   uniques: [{ name: 'deliveries_subscription_event_unique', properties: ['subscriptionId', 'eventId'] }],
   indexes: [

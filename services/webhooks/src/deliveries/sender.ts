@@ -1,4 +1,5 @@
 import { renderPrivateFileUrls } from '@svc/platform/files/signed-url';
+import { SpanKind, SpanStatusCode, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
 import { Agent, request } from 'undici';
 import type { Delivery } from './delivery.entity.js';
 import { DESTINATION_NOT_ALLOWED, DestinationNotAllowedError, type DestinationPolicy, guardedConnector } from './destination.js';
@@ -6,6 +7,8 @@ import { signingSecrets, standardSignature, svcSignature } from './signing.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
 export const ATTEMPT_TIMEOUT_MS = 30_000;
+/** The name the service traces under (its definition's). */
+const SERVICE = 'webhooks';
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
 /** How much of the receiver's answer the delivery log keeps. */
 export const RESPONSE_SNIPPET_BYTES = 1024;
@@ -89,7 +92,26 @@ export class WebhookSender {
     this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) });
   }
 
+  /**
+   * One attempt. A delivery of a traced event is attempted in a client span, child of the consumer's, whose
+   * `traceparent` the subscriber receives: its POST is part of the integrator's trace (decision 0200).
+   */
   async attempt(delivery: Delivery): Promise<AttemptResult> {
+    const tracer = delivery.traceparent ? tracerOf(SERVICE) : undefined;
+    if (!tracer) return this.post(delivery);
+    const span = startSpan(tracer, `webhook POST ${delivery.eventKey}`, SpanKind.CLIENT, delivery.traceparent, {
+      'http.request.method': 'POST',
+      'webhook.delivery_id': delivery.id,
+      'webhook.attempt': delivery.attemptCount + 1,
+    });
+    const result = await this.post(delivery, traceparentOf(span));
+    if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+    if (result.outcome !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? '' });
+    span.end();
+    return result;
+  }
+
+  private async post(delivery: Delivery, traceparent?: string): Promise<AttemptResult> {
     // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send. Encoded once
     // for both signatures and the request.
     const body = Buffer.from(this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body);
@@ -100,7 +122,7 @@ export class WebhookSender {
     try {
       const res = await request(delivery.url, {
         method: 'POST',
-        headers: buildHeaders(delivery, body),
+        headers: traceparent ? { ...buildHeaders(delivery, body), [TRACEPARENT]: traceparent } : buildHeaders(delivery, body),
         body,
         dispatcher: this.agent,
         headersTimeout: this.timeoutMs,

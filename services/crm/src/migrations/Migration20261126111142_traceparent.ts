@@ -1,0 +1,13 @@
+import { Migration } from '@mikro-orm/migrations';
+
+export class Migration20261126111142_traceparent extends Migration {
+  override name = 'Migration20261126111142_traceparent';
+
+  override up(): void | Promise<void> {
+    this.addSql(`alter table "crm"."outbox" add "traceparent" varchar(55) null;`);
+  }
+
+  override down(): void | Promise<void> {
+    this.addSql(`alter table "crm"."outbox" drop column "traceparent";`);
+  }
+}
