@@ -90,4 +90,16 @@ describe('CI: skipped suites and the environment of test tasks', () => {
     const names = (dry.globalCacheInputs.environmentVariables.passthrough ?? []).map((v) => v.split('=')[0]);
     expect(names).to.include.members(['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'HTTPS_PROXY', 'npm_config_registry']);
   });
+  it('runs the two-replica topology suite after the reliability suite, with HAProxy installed when missing', () => {
+    const script = readFileSync(join(repoRoot, '.ci', 'run'), 'utf8');
+    const at = (line: string) => script.indexOf(line);
+    expect(at('npm run test:topology || status=1')).to.be.above(at('npm run test:reliability || status=1'));
+    expect(at('npm run test:topology || status=1')).to.be.below(at('node test/support/ci-results.cjs'));
+    expect(script).to.match(/missing\+=\(haproxy\)/);
+    expect(script).to.match(/apt-get install -y -qq "\$\{missing\[@\]\}"/);
+    const config = JSON.parse(readFileSync(join(here, '..', '.mocharc.topology.json'), 'utf8'));
+    expect(config).to.deep.include({ spec: ['topology/**/*.test.ts'], reporter: 'support/counting-reporter.cjs' });
+    const root = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+    expect(root.scripts['test:topology']).to.equal('npm run test:topology -w test');
+  });
 });

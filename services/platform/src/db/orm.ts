@@ -2,6 +2,7 @@ import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import { Migrator } from '@mikro-orm/migrations';
 import { type EntityManager, MikroORM, type Options } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import { releaseClientsThatEnd } from './pool.js';
 
 export type { EntityManager };
@@ -51,11 +52,16 @@ export async function createOrm(o: OrmOptions): Promise<MikroORM> {
 
 /** Brings the service's schema to the newest committed migration. Safe to run from several replicas at once. */
 export async function migrate(orm: MikroORM, schema: string): Promise<void> {
-  const em = orm.em.fork();
-  // One lock per schema serializes replicas that start together; the loser finds nothing pending.
-  await em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`migrate:${schema}`]);
-    await tx.execute(`create schema if not exists "${schema}"`);
-  });
-  await orm.migrator.up();
+  // One session lock per schema, held on a connection of its own until the migrations are committed, serializes
+  // replicas that start together: the loser then finds nothing pending. (A transaction-scoped lock released before
+  // the migrator ran let two replicas create the same table.)
+  const lock = new pg.Client({ connectionString: orm.config.get('clientUrl') });
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock(hashtext($1))', [`migrate:${schema}`]);
+    await lock.query(`create schema if not exists "${schema}"`);
+    await orm.migrator.up();
+  } finally {
+    await lock.end();
+  }
 }
