@@ -59,6 +59,19 @@ const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
 const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
 const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2];
 
+/** The delivery signed with the secrets its subscription has now (the claim's `current_*` columns), when it still exists. */
+function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
+  if (typeof r.current_secret !== 'string') return d;
+  const expires = r.current_previous_secret_expires_at as Date | string | null;
+  d.config = {
+    ...d.config,
+    secret: r.current_secret,
+    previousSecret: (r.current_previous_secret as string | null) ?? null,
+    previousSecretExpiresAt: expires ? new Date(expires).toISOString() : null,
+  };
+  return d;
+}
+
 /**
  * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
  * `deliver`); the others (retries, redeliveries, those issued while this process had no room, and those whose
@@ -252,15 +265,20 @@ export class Dispatcher {
     // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
     // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
     // keeps per connection.
+    // With each its subscription's secrets as they are now: a retry of a delivery issued before a rotation is signed
+    // so that the receiver's current secret verifies it (decision 0157).
     const pool = await nativePool(this.ctx.orm);
     const { rows } = await pool.query({
       name: 'webhooks-claim-deliveries',
-      text: 'select * from claim_deliveries($1, $2, $3)',
+      text: `with claimed as materialized (select * from claim_deliveries($1, $2, $3))
+             select c.*, s.secret as current_secret, s.previous_secret as current_previous_secret,
+                    s.previous_secret_expires_at as current_previous_secret_expires_at
+               from claimed c left join subscriptions s on s.id = c.subscription_id`,
       values: [this.o.perSubscription, limit, LEASE_MS / 1000],
     });
     this.o.metrics.statements.inc({ kind: 'claim' });
     this.o.metrics.statementRows.inc({ kind: 'claim' }, rows.length);
-    return rows.map(deliveryOfRow);
+    return rows.map((r) => withCurrentSecrets(deliveryOfRow(r), r));
   }
 
   /** One attempt; resolves once its result is recorded (or could not be: the lease then runs out). */

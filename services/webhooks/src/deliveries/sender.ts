@@ -37,7 +37,7 @@ export function buildHeaders(delivery: Delivery, body: string | Buffer, now = Da
   put('user-agent', USER_AGENT);
   put('x-svc-event', delivery.eventKey);
   put('x-svc-event-id', delivery.eventId);
-  put('x-svc-signature', svcSignature(secrets, body));
+  put('x-svc-signature', svcSignature(delivery.config.secret, body));
   put('webhook-id', delivery.eventId);
   put('webhook-timestamp', String(timestamp));
   put('webhook-signature', standardSignature(secrets, delivery.eventId, timestamp, body));
