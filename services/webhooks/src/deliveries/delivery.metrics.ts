@@ -8,6 +8,8 @@ export interface DeliveryMetrics {
   /** Hot statements run, by kind (`issue`, `claim`, `record`), and the deliveries they carried. */
   statements: Counter<'kind'>;
   statementRows: Counter<'kind'>;
+  /** Deliveries this process held whose lease another replica took (it stalled past the lease): not sent or not recorded here. */
+  leasesLost: Counter;
 }
 
 export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
@@ -21,14 +23,19 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
     }),
     statements: new Counter({
       name: 'webhook_delivery_statements_total',
-      help: 'Delivery statements run (issue, claim, record)',
+      help: 'Delivery statements run (issue, claim, record, renew)',
       labelNames: ['kind'],
       registers,
     }),
     statementRows: new Counter({
       name: 'webhook_delivery_statement_rows_total',
-      help: 'Deliveries carried by the delivery statements (issue, claim, record)',
+      help: 'Deliveries carried by the delivery statements (issue, claim, record, renew)',
       labelNames: ['kind'],
+      registers,
+    }),
+    leasesLost: new Counter({
+      name: 'webhook_leases_lost_total',
+      help: 'Deliveries whose lease ran out in this process and may be with another replica: not sent, or their attempt not recorded, here',
       registers,
     }),
   };

@@ -79,7 +79,8 @@ export class WebhookSender {
     this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) });
   }
 
-  async attempt(delivery: Delivery): Promise<AttemptResult> {
+  /** `cancel`: aborts the attempt (its lease was lost; whatever it returns then is not recorded). */
+  async attempt(delivery: Delivery, cancel?: AbortSignal): Promise<AttemptResult> {
     // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send. Encoded once
     // for both signatures and the request.
     const body = Buffer.from(this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body);
@@ -87,6 +88,9 @@ export class WebhookSender {
     const elapsed = () => Math.round(performance.now() - started);
     const controller = new AbortController();
     this.deadlines.set(controller, started + this.timeoutMs);
+    const onCancel = () => controller.abort(new DOMException('the lease was lost', 'AbortError'));
+    if (cancel?.aborted) onCancel();
+    cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       const res = await request(delivery.url, {
         method: 'POST',
@@ -127,6 +131,7 @@ export class WebhookSender {
       return { statusCode: null, error: message, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
     } finally {
       this.deadlines.delete(controller);
+      cancel?.removeEventListener('abort', onCancel);
     }
   }
 
