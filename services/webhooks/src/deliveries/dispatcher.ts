@@ -5,7 +5,7 @@ import { ATTEMPT_COLUMNS, attemptColumn, deliveryColumn, deliveryOfRow } from '.
 import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
-import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
+import { type AttemptResult, LEASE_LOST, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
 // Short, and renewed by its holder every RENEW_EVERY of it while the attempt runs (one may take 30 s): a replica that
@@ -365,8 +365,11 @@ export class Dispatcher {
   private async send(delivery: Delivery, held: Held): Promise<void> {
     // The lease ran out before the attempt could start (this process stalled): another replica may have it.
     if (performance.now() >= held.leaseEnd) return void this.o.metrics.leasesLost.inc();
-    const result = await this.sender.attempt(delivery, held.cancel.signal);
-    if (held.lost) return void this.o.metrics.leasesLost.inc();
+    const result = await this.sender.attempt(delivery, {
+      signal: held.cancel.signal,
+      held: () => !held.lost && performance.now() < held.leaseEnd,
+    });
+    if (held.lost || result.error === LEASE_LOST) return void this.o.metrics.leasesLost.inc();
     await new Promise<void>((done) => {
       this.finished.push({ delivery, result, at: new Date(), done });
       this.recording ??= this.recordAll();

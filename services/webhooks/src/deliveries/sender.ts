@@ -1,5 +1,5 @@
 import { renderPrivateFileUrls } from '@svc/platform/files/signed-url';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { Delivery } from './delivery.entity.js';
 import { DESTINATION_NOT_ALLOWED, DestinationNotAllowedError, type DestinationPolicy, guardedConnector } from './destination.js';
 import { signingSecrets, standardSignature, svcSignature } from './signing.js';
@@ -18,6 +18,38 @@ export interface AttemptResult {
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429]);
+
+/** The attempt error of an attempt not sent because its delivery's lease ran out first (decision 0156). */
+export const LEASE_LOST = 'lease lost';
+class LeaseLostError extends Error {}
+
+/** What an attempt needs of its delivery's lease: a signal that cancels it, and whether it is still held now. */
+export interface AttemptLease {
+  signal: AbortSignal;
+  held: () => boolean;
+}
+
+/**
+ * Checks the lease when undici is about to write the request, which may be long after the attempt began: queued
+ * behind the origin's connections, or in a process that was stopped meanwhile. A lost lease aborts the request
+ * before any byte of it is written.
+ */
+const leaseCheck: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+  const held = (opts as { leaseHeld?: () => boolean }).leaseHeld;
+  if (!held) return dispatch(opts, handler);
+  return dispatch(opts, {
+    onRequestStart: (controller, context) => {
+      if (!held()) return controller.abort(new LeaseLostError(LEASE_LOST));
+      return handler.onRequestStart?.(controller, context);
+    },
+    onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
+    onResponseStart: (controller, statusCode, headers, statusMessage) =>
+      handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
+    onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+    onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+    onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+  });
+};
 
 /**
  * Subscription headers and authentication first, then the spec's headers and the Standard Webhooks headers,
@@ -54,7 +86,7 @@ function parseRetryAfter(value: string | string[] | undefined): number | null {
 
 /** One attempt: POST the captured body, read at most 1 MB of the answer, classify the outcome. */
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   /**
    * Attempts in flight and when each must end. One timer aborts those past their deadline (within 250 ms), instead
    * of an AbortSignal.timeout per attempt, whose timer and bookkeeping cost as much as signing.
@@ -76,11 +108,14 @@ export class WebhookSender {
     destinations: DestinationPolicy = { allowPrivateNetworks: false },
     private readonly timeoutMs = ATTEMPT_TIMEOUT_MS,
   ) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) });
+    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) }).compose(
+      leaseCheck,
+    );
   }
 
-  /** `cancel`: aborts the attempt (its lease was lost; whatever it returns then is not recorded). */
-  async attempt(delivery: Delivery, cancel?: AbortSignal): Promise<AttemptResult> {
+  /** `lease`: the delivery's lease, checked when the request is written; its signal cancels the attempt. */
+  async attempt(delivery: Delivery, lease?: AttemptLease): Promise<AttemptResult> {
+    const cancel = lease?.signal;
     // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send. Encoded once
     // for both signatures and the request.
     const body = Buffer.from(this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body);
@@ -101,6 +136,7 @@ export class WebhookSender {
         bodyTimeout: this.timeoutMs,
         signal: controller.signal,
         maxRedirections: 0,
+        leaseHeld: lease?.held,
       } as Parameters<typeof request>[1]);
       let size = 0;
       let tooLarge = false;
@@ -122,6 +158,8 @@ export class WebhookSender {
       return { statusCode, error: `HTTP ${statusCode}`, durationMs: elapsed(), retryAfterSeconds, outcome: retry ? 'retry' : 'failed' };
     } catch (err) {
       const e = err as Error & { code?: string };
+      if (e instanceof LeaseLostError)
+        return { statusCode: null, error: LEASE_LOST, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
       if (e instanceof DestinationNotAllowedError)
         return { statusCode: null, error: DESTINATION_NOT_ALLOWED, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'failed' };
       const message =
