@@ -92,10 +92,10 @@ function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
  * process died holding their lease) are claimed from Postgres: when one is known to be waiting, when a retry
  * falls due here, and every `idlePollMs` for what other replicas left. A delivery is leased to this process (by its
  * `owner` id) while it is in flight, the lease short and renewed while the attempt runs, so a crashed or stalled
- * process only delays it until the lease runs out, and only the lease's holder records its attempt (decision 0156). The attempts that finished meanwhile are recorded
- * together: one transaction holds their attempt rows, their results and the subscriptions' health counters, so a
- * delivery's result and attempt are always committed together (and a failed transaction leaves them all leased, to
- * be sent again when the lease runs out: at least once, never lost).
+ * process only delays it until the lease runs out, and only the lease's holder records its attempt (decision 0156).
+ * The attempts that finished meanwhile are recorded together: one transaction holds their attempt rows, their results
+ * and the subscriptions' health counters, so a delivery's result and attempt are always committed together (and a
+ * failed transaction leaves them all leased, to be sent again when the lease runs out: at least once, never lost).
  */
 export class Dispatcher {
   private running = false;
