@@ -37,6 +37,8 @@ const probe = obj({
   successThreshold: int(1),
 });
 const envName = '^[A-Za-z_][A-Za-z0-9_]*$';
+const cidr = '([0-9]{1,3}(\\.[0-9]{1,3}){3}|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*)(/[0-9]{1,3})?';
+const trustedProxies = `^\\s*${cidr}(\\s*,\\s*${cidr})*\\s*$`;
 /** A NetworkPolicyPeer list (podSelector / namespaceSelector / ipBlock), passed through. */
 const peers = { type: 'array', items: openObject };
 
@@ -80,6 +82,8 @@ export function valuesSchema(name) {
       env: {
         type: 'object',
         propertyNames: { pattern: envName },
+        // The gateway's trusted proxies: addresses or CIDRs, comma-separated (decision 0152).
+        properties: { TRUSTED_PROXIES: nullable({ type: 'string', pattern: trustedProxies }) },
         additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
       },
       existingSecret: str,

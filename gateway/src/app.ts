@@ -1,16 +1,20 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import { PassThrough } from 'node:stream';
 import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
-import { hasBody } from '@svc/platform/http/body';
+import { hasBody, readBody } from '@svc/platform/http/body';
+import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
-import { IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
+import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import type { Metrics } from '@svc/platform/metrics';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createProxyMiddleware, type Plugin, type RequestHandler } from 'http-proxy-middleware';
+import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
+import { Gauge } from 'prom-client';
+import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
-import { allowOrigin, answerPreflight, isPreflight } from './cors.js';
+import { allowOrigin, answerPreflight, exposeRefusal, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
@@ -18,6 +22,7 @@ import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
+import { UpstreamHealth } from './upstream-health.js';
 
 export interface GatewayDeps {
   config: GatewayConfig;
@@ -34,12 +39,27 @@ const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
 const REVOKES_KEY = Symbol('revokesCompany');
 const WATCHED_KEY = Symbol('bodyWatched');
+const BODY_KEY = Symbol('heldBody');
+const BATCH_BODY = Symbol('batchBody');
+const BATCH_ERROR = Symbol('batchBodyError');
+/** The batch routes (decisions 0181, 0183): the rate limit counts their items, so the gateway reads their bodies. */
+const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
+/** The services' own body limit (createApiDispatcher's default). */
+const BATCH_BODY_LIMIT = '1mb';
 
 /** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & { [TOKEN_KEY]?: string; [KEY_ID]?: string; [REVOKES_KEY]?: string; [WATCHED_KEY]?: true };
+type ProxiedRequest = http.IncomingMessage & {
+  [TOKEN_KEY]?: string;
+  [KEY_ID]?: string;
+  [REVOKES_KEY]?: string;
+  [WATCHED_KEY]?: true;
+  [BODY_KEY]?: PassThrough;
+  [BATCH_BODY]?: string;
+  [BATCH_ERROR]?: unknown;
+};
 
 /** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
@@ -71,13 +91,29 @@ const isExternal = (url: string) =>
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 });
+  const addressOf = clientAddressOf(config.TRUSTED_PROXIES, config.TRUSTED_PROXY_HEADER);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: config.UPSTREAM_MAX_SOCKETS, keepAliveMsecs: 10_000 });
   const upstreamUrl: Record<Upstream, string> = {
     crm: config.CRM_URL,
     tasks: config.TASKS_URL,
     chat: config.CHAT_URL,
     files: config.FILES_URL,
     webhooks: config.WEBHOOKS_URL,
+  };
+  const health = new UpstreamHealth(upstreamUrl, {
+    probeMs: config.UPSTREAM_PROBE_MS,
+    logger,
+    gauge: new Gauge({
+      name: 'gateway_upstream_up',
+      help: 'Whether the gateway reaches the service (0 while its routes answer 503 at once)',
+      labelNames: ['upstream'],
+      registers: [metrics.registry],
+    }),
+  });
+  /** A service known to be unreachable: 503 with Retry-After at once, nothing sent to it (decision 0189). */
+  const answerDown = (res: http.ServerResponse, name: string, retryAfter: number) => {
+    const body = errorBody('unavailable', `The ${name} service is unavailable`);
+    res.writeHead(body.statusCode, { 'content-type': 'application/json', 'retry-after': String(retryAfter) }).end(JSON.stringify(body));
   };
   // hpm's default plugins are ejected: its logger plugin builds a URL and walks the agent's sockets on every
   // response even with logging off, and httpxy already ends the upstream response when the client goes away.
@@ -87,6 +123,13 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       proxyServer.on('proxyReq', (proxyReq, req) => {
         proxyReq.removeHeader('authorization');
         proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
+        // A batch body the gateway read to count its items goes on as the JSON it read; the ended request adds nothing.
+        const batch = req[BATCH_BODY];
+        if (batch !== undefined) {
+          proxyReq.removeHeader('transfer-encoding');
+          proxyReq.setHeader('content-length', Buffer.byteLength(batch));
+          proxyReq.write(batch);
+        }
         // A body the client stopped sending must not hold the service's socket: gone with the client's.
         if (req[WATCHED_KEY])
           req.once('close', () => {
@@ -104,9 +147,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       });
       proxyServer.on('error', (err, req, res) => {
         logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
+        health.failed(name, err);
         if (res instanceof http.ServerResponse && !res.headersSent) {
-          const body = errorBody('unavailable', `The ${name} service is unavailable`);
-          res.writeHead(body.statusCode, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+          answerDown(res, name, health.retryAfter(name) ?? 1);
         } else if (res && !(res instanceof http.ServerResponse)) {
           res.destroy();
         }
@@ -127,46 +170,123 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         });
       }
     };
-    return createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
-      target: new URL(target),
+    const url = new URL(target);
+    const proxy = createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
+      target: url,
       agent,
       changeOrigin: false,
       xfwd: true,
       proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
       ejectPlugins: true,
       selfHandleResponse: answersAfterRevocation,
+      // Not a routing choice: the per-request hook hpm offers, used to hand httpxy the body held back by holdBody.
+      router: (req, _res, options) => {
+        if (req[BODY_KEY]) options.buffer = req[BODY_KEY];
+        return url;
+      },
       plugins: [plugin],
     });
+    const guarded = (req: ProxiedRequest, res: http.ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
+      const retryAfter = health.retryAfter(name);
+      if (retryAfter === undefined) return proxy(req, res, next);
+      logger.warn({ upstream: name, request_id: idOf(res), known_down: true }, 'upstream failed');
+      answerDown(res, name, retryAfter);
+      return Promise.resolve();
+    };
+    return guarded;
   };
   const proxies = Object.fromEntries(Object.entries(upstreamUrl).map(([name, target]) => [name, proxyTo(name, target, false)])) as Record<
     Upstream,
-    RequestHandler<ProxiedRequest, http.ServerResponse>
+    ReturnType<typeof proxyTo>
   >;
   const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
-  // A body that stops arriving is the client's timeout, not the service's: answered 408 after BODY_IDLE_TIMEOUT_MS
-  // without a byte, which closes the connection and so the upstream request. The socket's own idle timer does the
-  // watching (no timer or promise of ours), and only while a body is still coming: a GET never arms it.
-  const stalled = `body: nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`;
+  // What one slow client may hold (decision 0151). A body that stops arriving is the client's timeout, not the
+  // service's: answered 408 after BODY_IDLE_TIMEOUT_MS without a byte (the socket's own idle timer), after a window of
+  // BODY_RATE_WINDOW_MS that brought less than the minimum rate, or once BODY_TIMEOUT_MS passed without the whole body.
+  // The 408 closes the connection and so the upstream request. Only requests with a body are watched: a GET never is.
+  const minPerWindow = Math.ceil((config.BODY_MIN_BYTES_PER_SECOND * config.BODY_RATE_WINDOW_MS) / 1000);
   const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
     req[WATCHED_KEY] = true;
-    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
-      if (req.complete) return;
-      logger.info({ method: req.method, path: req.url?.split('?')[0], request_id: idOf(res) }, 'request body stalled');
-      const body = JSON.stringify(errorBody('request_timeout', stalled));
+    const cut = (reason: string) => {
+      logger.info({ method: req.method, path: req.url?.split('?')[0], reason, request_id: idOf(res) }, 'request body too slow');
+      const body = JSON.stringify(errorBody('request_timeout', `body: ${reason}`));
       if (res.headersSent) req.destroy();
       else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
+    };
+    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
+      if (!req.complete) cut(`nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`);
     });
-    req.once('end', () => req.setTimeout(0));
+    const deadline = Date.now() + config.BODY_TIMEOUT_MS;
+    // Counted on the socket, so no listener changes how the body flows; a window in which the gateway itself stopped
+    // reading (the service was slower than the client) is not held against the client.
+    let windowStart = req.socket.bytesRead;
+    let excused = false;
+    const onPause = () => {
+      excused = true;
+    };
+    req.on('pause', onPause);
+    let timer: NodeJS.Timeout;
+    const check = () => {
+      if (req.complete || req.destroyed) return;
+      const now = Date.now();
+      if (now >= deadline) return cut(`not complete within ${config.BODY_TIMEOUT_MS} ms`);
+      const read = req.socket.bytesRead - windowStart;
+      if (!excused && read < minPerWindow) return cut(`slower than ${config.BODY_MIN_BYTES_PER_SECOND} bytes per second`);
+      windowStart = req.socket.bytesRead;
+      excused = req.isPaused();
+      timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, deadline - now));
+    };
+    timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, config.BODY_TIMEOUT_MS));
+    const done = () => {
+      clearTimeout(timer);
+      req.setTimeout(0);
+      req.off('pause', onPause);
+    };
+    req.once('end', done);
+    req.once('close', done);
+  };
+
+  // No connection to a service is spent on a body that has not arrived (decision 0151): a body declared at most
+  // BODY_BUFFER_BYTES long is received whole first, any other (a streamed upload) once its first bytes are here; then
+  // what was received and the rest stream on to the service.
+  const holdBody = (req: ProxiedRequest, send: () => void) => {
+    const declared = Number(req.headers['content-length']);
+    const whole = req.headers['transfer-encoding'] === undefined && declared <= config.BODY_BUFFER_BYTES;
+    const chunks: Buffer[] = [];
+    let started = false;
+    const go = () => {
+      if (started) return;
+      started = true;
+      req.off('data', onData);
+      req.off('end', go);
+      req.pause();
+      const body = new PassThrough();
+      for (const chunk of chunks) body.write(chunk);
+      if (req.readableEnded) body.end();
+      else req.pipe(body);
+      req[BODY_KEY] = body;
+      send();
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (!whole) go();
+    };
+    req.on('data', onData);
+    req.once('end', go);
   };
 
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
     req[TOKEN_KEY] = token;
-    if (!req.complete && hasBody(req)) watchBody(req, res);
     const proxy = req[REVOKES_KEY] && upstream === 'crm' ? keyChangeProxy : proxies[upstream];
-    proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
-      sendError(res, err, logger),
-    );
+    const send = () => {
+      proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
+        sendError(res, err, logger),
+      );
+    };
+    if (req.complete || !hasBody(req)) return send();
+    watchBody(req, res);
+    holdBody(req, send);
   };
   const document = new ApiDocument(upstreamUrl);
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -183,6 +303,14 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       (err: unknown) => sendError(res, err, logger),
     );
   };
+  // The event catalog with its payload schemas, which only the assembled document holds (decision 0176).
+  const eventTypes = (key: AuthenticatedKey, res: http.ServerResponse) => {
+    const permission = listWebhookEventTypes.permission;
+    if (!hasPermission(key.identity, permission)) throw new AppError('forbidden', `The key lacks the permission ${permission}`);
+    return document.eventTypes().then((text) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(text);
+    });
+  };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -190,22 +318,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', async (_req, res) => {
-    const checks: Record<string, string> = {};
-    await Promise.all([
-      deps.redis.ping().then(
-        () => (checks.redis = 'ok'),
-        (err: Error) => (checks.redis = err.message),
-      ),
-      ...Object.entries(upstreamUrl).map(([name, url]) =>
-        fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
-          (r) => (checks[name] = r.ok ? 'ok' : `status ${r.status}`),
-          (err: Error) => (checks[name] = err.message),
-        ),
-      ),
-    ]);
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks });
+  // Ready once configured and listening: a service that is down fails only its own routes (decision 0189), and
+  // Redis has an in-memory fallback. The body says what the gateway knows of each, without asking anyone.
+  app.get('/readyz', (_req, res) => {
+    res.json({ status: 'ready', upstreams: health.states(), redis: deps.redis.status === 'ready' ? 'ok' : deps.redis.status });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -215,7 +331,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // One labelled child per method, route and status, so observing a request hashes no label set.
   const durations = new Map<string, { observe(seconds: number): void }>();
   // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms); health, readiness and metrics probes are not logged.
+  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
+  // not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse, route: string) => {
     const started = performance.now();
     res.once('finish', () => {
@@ -241,6 +358,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             status,
             duration_ms: Math.round(seconds * 1e6) / 1e3,
             key_id: req[KEY_ID],
+            client_address: addressOf(req),
           },
           'request',
         );
@@ -251,6 +369,25 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     observe(req, res, req.path.startsWith('/admin/') ? 'admin' : 'other');
     next();
   });
+
+  // Requests of each key in flight on this process (decision 0151): one key's slow or stuck requests cannot take every
+  // connection to a service, whatever its rate limit allows. Counted from admission until the answer is finished or
+  // the connection is gone.
+  const inFlight = new Map<string, number>();
+  const tooMany = `Too many concurrent requests for this key: at most ${config.KEY_MAX_IN_FLIGHT} at once`;
+  const admitInFlight = (keyId: string, res: http.ServerResponse) => {
+    const n = inFlight.get(keyId) ?? 0;
+    if (n >= config.KEY_MAX_IN_FLIGHT) {
+      res.setHeader('Retry-After', '1');
+      throw new AppError('rate_limited', tooMany);
+    }
+    inFlight.set(keyId, n + 1);
+    res.once('close', () => {
+      const left = (inFlight.get(keyId) ?? 1) - 1;
+      if (left > 0) inFlight.set(keyId, left);
+      else inFlight.delete(keyId);
+    });
+  };
 
   // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
   // from its edge): no promise is made on the hot path of a proxied request, only where crm, Redis or a signing
@@ -265,23 +402,51 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       res.setHeader('Retry-After', String(decision.resetSeconds));
       throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
     }
+    if (req[BATCH_ERROR] !== undefined) throw req[BATCH_ERROR];
     const url = req.url ?? '';
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
+    if (path === EVENT_TYPES_PATH && req.method === 'GET') return eventTypes(key, res);
     const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
+    admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
+  };
+  // A batch costs one point per item (1 to 100; anything else is the service's 400 and costs one), so its body is
+  // read, with the services' own rules (a body they would refuse is refused here alike), before the limit is asked.
+  const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
+    if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
+    if (hasBody(req)) watchBody(req, res);
+    return readBody(req, { limit: BATCH_BODY_LIMIT }).then(
+      (body) => {
+        if (body === undefined) return 1;
+        req[BATCH_BODY] = JSON.stringify(body);
+        const items = (body as { items?: unknown }).items;
+        return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
+      },
+      (err: unknown) => {
+        // A body refused is answered once the request is counted, like any other the services refuse.
+        req[BATCH_ERROR] = err;
+        return 1;
+      },
+    );
   };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res, 'external');
     if (isPreflight(req)) return answerPreflight(req, res);
+    const refuse = (err: unknown) => {
+      if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);
+      sendError(res, err, logger);
+    };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
-        andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute), (decision) => limited(decision, key, req, res)),
+        andThen(pointsOf(req, res), (points) =>
+          andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute, points), (decision) => limited(decision, key, req, res)),
+        ),
       );
-      if (done instanceof Promise) done.catch((err: unknown) => sendError(res, err, logger));
+      if (done instanceof Promise) done.catch(refuse);
     } catch (err) {
-      sendError(res, err, logger);
+      refuse(err);
     }
   };
 
@@ -309,7 +474,12 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077);
   // limited per client address first (decision 0137).
-  const downloadLimiter = new DownloadRateLimiter(deps.redis, config.REDIS_KEY_PREFIX, config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE);
+  const downloadLimiter = new DownloadRateLimiter(
+    deps.redis,
+    config.REDIS_KEY_PREFIX,
+    config.PUBLIC_FILES_RATE_LIMIT_PER_MINUTE,
+    addressOf,
+  );
   app.get('/public/files/:id', async (req, res) => {
     try {
       await downloadLimiter.consume(req, res);
@@ -327,6 +497,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     config.REDIS_KEY_PREFIX,
     config.PUBLIC_RATE_LIMIT_PER_MINUTE,
     config.PUBLIC_TOKEN_RATE_LIMIT_PER_MINUTE,
+    addressOf,
   );
   let publicToken: { value: string; refreshAt: number } | undefined;
   app.use(PUBLIC_PREFIX, async (req, res) => {

@@ -1,9 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
 import { ConfigError, loadConfig } from '@svc/platform/config';
-import { type ErrorKind, errorBody } from '@svc/platform/errors';
-import { IdentitySigner } from '@svc/platform/identity';
+import { answerClientErrors } from '@svc/platform/http/client-error';
+import { GATEWAY_MAX_HEADER_SIZE, IdentitySigner } from '@svc/platform/identity';
 import { createLogger } from '@svc/platform/logging';
 import { createMetrics } from '@svc/platform/metrics';
 import { Redis } from 'ioredis';
@@ -34,10 +33,19 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   const revocations = new KeyRevocations(redis, new Redis(config.REDIS_URL, { lazyConnect: true }), config.REDIS_KEY_PREFIX, keys, logger);
   await revocations.start();
   const server: Server = createServer(
-    { keepAliveTimeout: 65_000 },
+    {
+      keepAliveTimeout: 65_000,
+      maxHeaderSize: GATEWAY_MAX_HEADER_SIZE,
+      // Slow headers are the client's (decision 0151); the whole request is bounded a little after the body deadline,
+      // which the gateway answers itself (app.ts), and both are checked every second rather than Node's 30.
+      headersTimeout: config.HEADERS_TIMEOUT_MS,
+      requestTimeout: config.BODY_TIMEOUT_MS + config.HEADERS_TIMEOUT_MS + config.BODY_RATE_WINDOW_MS,
+      connectionsCheckingInterval: 1000,
+    },
     createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations }),
   );
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket));
+  // Node's default 16 KB for what clients send; the services accept more, for the identity the gateway adds (0153).
+  answerClientErrors(server, GATEWAY_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;
   logger.info({ port }, 'gateway started');
@@ -56,32 +64,6 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       redis.disconnect();
     },
   };
-}
-
-/**
- * What Node's HTTP parser refuses before any handler runs (a request line or headers over its 16 KB limit, a
- * malformed request, headers that never finish) is answered in the API's error body like everything else, instead
- * of Node's bare status line (decision 0122). A socket that can no longer be written is only closed.
- */
-function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || err.code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const kind: ErrorKind =
-    err.code === 'HPE_HEADER_OVERFLOW' ? 'headers_too_large' : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request_timeout' : 'invalid';
-  const message =
-    kind === 'headers_too_large'
-      ? 'The request line and headers exceed 16 KB'
-      : kind === 'request_timeout'
-        ? 'The request took too long to arrive'
-        : 'Malformed HTTP request';
-  const body = errorBody(kind, message);
-  const text = JSON.stringify(body);
-  socket.end(
-    `HTTP/1.1 ${body.statusCode} ${body.error}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-  );
 }
 
 export { ConfigError };

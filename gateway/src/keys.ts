@@ -207,7 +207,7 @@ function admit(entry: CacheEntry, origin: string | undefined, referer: string | 
   if (entry.validFrom > now) throw unauthorized('The integration key is not valid yet');
   if (entry.validUntil <= now) throw unauthorized('The integration key has expired');
   if (entry.allowedDomain !== undefined) {
-    const host = hostOf(origin) ?? (origin ? undefined : hostOf(referer));
+    const host = origin ? browserHost(origin, 'origin') : browserHost(referer, 'referer');
     if (host !== entry.allowedDomain) throw unauthorized('Origin domain not authorized for this key');
   }
   if (entry.creatorRefused || !entry.key) throw unauthorized(entry.creatorRefused ?? 'Invalid integration key');
@@ -224,13 +224,24 @@ function sameIdentity(a: IntegrationIdentity, b: IntegrationIdentity): boolean {
   );
 }
 
-function hostOf(value: string | undefined): string | undefined {
+/**
+ * What a browser puts in the header, and nothing else (decision 0150): `http` or `https`, a host written out (letters,
+ * digits, dots, hyphens, or a bracketed IPv6 address; no percent-escapes, user info or spaces), an optional port. An
+ * Origin has nothing after that; a Referer may go on with a path, query or fragment of printable characters. WHATWG URL
+ * parsing is not used: it trims spaces, drops tabs and decodes `%2e` in a host, so a forged value could still match.
+ */
+const ORIGIN = /^https?:\/\/([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?/i;
+const REFERER_REST = /^(?:[/?#][\x21-\x7e]*)?$/;
+
+/** The lower-cased host of a header value a browser could have sent, else undefined. */
+export function browserHost(value: string | undefined, kind: 'origin' | 'referer'): string | undefined {
   if (!value) return undefined;
-  try {
-    return new URL(value).hostname.toLowerCase() || undefined;
-  } catch {
-    return undefined;
-  }
+  const m = ORIGIN.exec(value);
+  if (!m) return undefined;
+  if (m[2] !== undefined && (Number(m[2]) < 1 || Number(m[2]) > 65535)) return undefined;
+  const rest = value.slice(m[0].length);
+  if (kind === 'origin' ? rest !== '' : !REFERER_REST.test(rest)) return undefined;
+  return m[1]?.toLowerCase();
 }
 
 export { IdentitySigner };

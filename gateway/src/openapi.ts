@@ -1,4 +1,5 @@
 import { unavailable } from '@svc/platform/errors';
+import { eventTypesOf } from '@svc/platform/http/event-types';
 import type { OpenApiFragment } from '@svc/platform/http/openapi';
 import { assembleDocument } from '@svc/platform/http/openapi-document';
 
@@ -8,7 +9,7 @@ import { assembleDocument } from '@svc/platform/http/openapi-document';
  * the one of the versions deployed. Reassembled at most every `ttlMs`; callers meanwhile share one assembly.
  */
 export class ApiDocument {
-  private cached: { text: string; at: number } | undefined;
+  private cached: { text: string; at: number; eventTypes?: string } | undefined;
   private pending: Promise<string> | undefined;
 
   constructor(
@@ -22,6 +23,16 @@ export class ApiDocument {
       this.pending = undefined;
     });
     return this.pending;
+  }
+
+  /** `GET /webhooks/event-types`'s answer, from the same assembly (decision 0176). */
+  async eventTypes(): Promise<string> {
+    const text = await this.text();
+    const cached = this.cached;
+    if (cached?.text === text && cached.eventTypes) return cached.eventTypes;
+    const answer = JSON.stringify(eventTypesOf(JSON.parse(text)));
+    if (cached?.text === text) cached.eventTypes = answer;
+    return answer;
   }
 
   private async assemble(): Promise<string> {

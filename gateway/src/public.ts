@@ -2,12 +2,10 @@ import type http from 'node:http';
 import { AppError } from '@svc/platform/errors';
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { AddressOf } from './client-address.js';
 
 /** Public paths the gateway serves without a key, and the service that answers them. */
 export const PUBLIC_PREFIX = '/public/satisfaction';
-
-/** The client's address: the TCP peer's (behind a proxy, the proxy's: decisions 0082, 0137). */
-const addressOf = (req: http.IncomingMessage) => req.socket.remoteAddress ?? 'unknown';
 
 /**
  * Requests per minute under a key, shared by every gateway process through Redis; while Redis is unreachable each
@@ -43,7 +41,14 @@ export class PublicRateLimiter {
   private readonly byAddress: RateLimiterRedis;
   private readonly byToken: RateLimiterRedis;
 
-  constructor(redis: Redis, prefix: string, perAddress: number, perToken: number) {
+  /** `addressOf`: the client's address, through the trusted proxies (decision 0152). */
+  constructor(
+    redis: Redis,
+    prefix: string,
+    perAddress: number,
+    perToken: number,
+    private readonly addressOf: AddressOf,
+  ) {
     this.byAddress = perMinute(redis, `${prefix}public:addr`, perAddress);
     this.byToken = perMinute(redis, `${prefix}public:token`, perToken);
   }
@@ -52,7 +57,7 @@ export class PublicRateLimiter {
   consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const token = (req.url ?? '').split('?')[0]?.slice(PUBLIC_PREFIX.length + 1) ?? '';
     return within(res, 'Too many requests to the satisfaction form; try again later', async () => {
-      await this.byAddress.consume(addressOf(req));
+      await this.byAddress.consume(this.addressOf(req));
       // An empty or odd token still counts for its address; only plausible tokens get a counter of their own.
       if (/^[A-Za-z0-9_-]{1,64}$/.test(token)) await this.byToken.consume(token);
     });
@@ -67,11 +72,16 @@ export class PublicRateLimiter {
 export class DownloadRateLimiter {
   private readonly byAddress: RateLimiterRedis;
 
-  constructor(redis: Redis, prefix: string, perAddress: number) {
+  constructor(
+    redis: Redis,
+    prefix: string,
+    perAddress: number,
+    private readonly addressOf: AddressOf,
+  ) {
     this.byAddress = perMinute(redis, `${prefix}public:files:addr`, perAddress);
   }
 
   consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    return within(res, 'Too many file downloads; try again later', () => this.byAddress.consume(addressOf(req)));
+    return within(res, 'Too many file downloads; try again later', () => this.byAddress.consume(this.addressOf(req)));
   }
 }

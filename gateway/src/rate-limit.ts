@@ -75,13 +75,21 @@ export class KeyRateLimiter {
     return l;
   }
 
-  consume(keyId: string, perMinute: number | undefined): RateDecision | Promise<RateDecision> {
+  /** `points` above 1 (a batch's items, decision 0181) always wait for Redis. */
+  consume(keyId: string, perMinute: number | undefined, points = 1): RateDecision | Promise<RateDecision> {
     const limit = perMinute ?? this.defaultPerMinute;
     const id = `${limit}:${keyId}`;
     const est = this.estimates.get(id);
     const now = Date.now();
     const margin = KeyRateLimiter.margin(limit);
-    if (est && est.resetAt > now && now - est.syncedAt < FRESH_MS && est.remaining - 1 > margin && est.inflight < margin / 2) {
+    if (
+      points === 1 &&
+      est &&
+      est.resetAt > now &&
+      now - est.syncedAt < FRESH_MS &&
+      est.remaining - 1 > margin &&
+      est.inflight < margin / 2
+    ) {
       est.remaining -= 1;
       est.inflight += 1;
       const pending = this.unsent.get(id);
@@ -90,7 +98,7 @@ export class KeyRateLimiter {
       this.sendTimer ??= setTimeout(() => this.send(), SEND_EVERY_MS);
       return { allowed: true, limit, remaining: est.remaining, resetSeconds: Math.max(1, Math.ceil((est.resetAt - now) / 1000)) };
     }
-    return this.ask(keyId, limit).then((answer) => {
+    return this.ask(keyId, limit, points, points > 1).then((answer) => {
       this.learn(id, answer, est);
       return answer.decision;
     });
@@ -132,7 +140,8 @@ export class KeyRateLimiter {
     }
   }
 
-  private async ask(keyId: string, limit: number, points = 1): Promise<{ decision: RateDecision; resetAt: number }> {
+  /** `batch`: the points are one request's (a batch), refused together; else the fast path's requests, sent together. */
+  private async ask(keyId: string, limit: number, points = 1, batch = false): Promise<{ decision: RateDecision; resetAt: number }> {
     try {
       const res = await this.limiter(limit).consume(keyId, points);
       return {
@@ -141,8 +150,16 @@ export class KeyRateLimiter {
       };
     } catch (rejection) {
       if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      let remaining = 0;
+      if (batch) {
+        // A refused batch costs one point, as any refused request (decision 0183): the others are given back.
+        await this.limiter(limit)
+          .reward(keyId, points - 1)
+          .catch(() => undefined);
+        remaining = Math.max(0, limit - (rejection.consumedPoints - (points - 1)));
+      }
       return {
-        decision: { allowed: false, limit, remaining: 0, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) },
+        decision: { allowed: false, limit, remaining, resetSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) },
         resetAt: Date.now() + rejection.msBeforeNext,
       };
     }

@@ -10,6 +10,7 @@ export const EXTERNAL: Record<string, Upstream> = {
   tasks: 'tasks',
   chats: 'chat',
   files: 'files',
+  webhooks: 'webhooks',
 };
 
 const ADMIN_BY_COLLECTION: Record<string, Upstream> = {

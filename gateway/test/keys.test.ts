@@ -171,7 +171,7 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
       () => expect.fail('accepted'),
       (err: Error) => expect(err.message).to.equal('Origin domain not authorized for this key'),
     );
-    expect(() => keys.authenticate(`Bearer ${PLAIN}`, 'https://app.example.com:8443/x', undefined)).to.throw(
+    expect(() => keys.authenticate(`Bearer ${PLAIN}`, 'https://app.example.com:8443', undefined)).to.throw(
       "The key's creator is not an active user of the company",
     );
     expect(lookups).to.equal(2);
@@ -211,6 +211,54 @@ describe('gateway key authentication: cache and identity tokens (a crm gRPC serv
     expect(() => authenticate()).to.throw('The integration key was deleted');
     keys.forgetAll();
     expect(authenticate()).to.be.instanceOf(Promise);
+  });
+
+  it('matches allowed_domain only against an Origin or Referer a browser sends: http(s), a host, an optional port (decision 0150)', async () => {
+    answer.key!.allowed_domain = 'app.example.com';
+    await keys.authenticate(`Bearer ${PLAIN}`, 'https://app.example.com', undefined);
+    const admitted = (origin: string | undefined, referer?: string) => {
+      try {
+        keys.authenticate(`Bearer ${PLAIN}`, origin, referer);
+        return true;
+      } catch (err) {
+        expect((err as Error).message).to.equal('Origin domain not authorized for this key');
+        return false;
+      }
+    };
+    for (const origin of ['https://app.example.com', 'http://APP.Example.com:8080', 'https://app.example.com:443'])
+      expect(admitted(origin), origin).to.equal(true);
+    for (const referer of ['https://app.example.com/', 'https://app.example.com/page?x=1#top', 'http://app.example.com:8080'])
+      expect(admitted(undefined, referer), referer).to.equal(true);
+    for (const origin of [
+      'ftp://app.example.com',
+      'ws://app.example.com',
+      'file://app.example.com',
+      'https:app.example.com',
+      'https:/app.example.com',
+      'https://app.example.com/',
+      'https://app.example.com/page',
+      'https://app.example.com?x',
+      ' https://app.example.com',
+      'https://app.example.com ',
+      'https://app.exa\tmple.com',
+      'https://app%2eexample.com',
+      'https://app.example%2Ecom',
+      'https://user@app.example.com',
+      'https://app.example.com:',
+      'https://app.example.com:99999',
+      'https://app.example.com.',
+      'null',
+    ])
+      expect(admitted(origin), JSON.stringify(origin)).to.equal(false);
+    for (const referer of [
+      'ftp://app.example.com/x',
+      ' https://app.example.com/x',
+      'https://app.example.com/a b',
+      'https://app%2eexample.com/',
+      'https://app.example.com\\@evil.test/',
+      'https://evil.test@app.example.com/',
+    ])
+      expect(admitted(undefined, referer), JSON.stringify(referer)).to.equal(false);
   });
 
   const eventuallyHeld = (n: number) => eventually(() => heldAnswers?.length === n, 2000, 5);

@@ -156,14 +156,24 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
     ['an integration route', '/integrations/external/leads', PLAIN],
     ['an admin route', '/admin/v1/companies/c-1/tags', ADMIN],
   ] as const) {
-    it(`answers 408 to a body that stalls on ${name}, long before the upstream timeout, and frees the upstream socket`, async () => {
+    it(`answers 408 to a short body that stalls on ${name}; the service never saw the request (decision 0151)`, async () => {
       upstreamRequests.length = 0;
       const head = `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n`;
       const { answer } = stalledRequest(gateway.port, head, '{"title":"slow');
-      const { text, ms } = await answer;
+      const { text } = await answer;
       expect(text).to.match(/^HTTP\/1\.1 408 /);
       expect(text).to.contain('"statusCode":408').and.to.contain('"error":"Request Timeout"');
-      expect(ms).to.be.below(5000);
+      expect(text).to.contain(`body: nothing received for ${BODY_IDLE_MS} ms`);
+      expect(upstreamRequests).to.deep.equal([]);
+    });
+
+    it(`answers 408 to a streamed body that stalls on ${name}, and frees the upstream socket it had opened`, async () => {
+      upstreamRequests.length = 0;
+      const head = `POST ${path} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+      const { answer } = stalledRequest(gateway.port, head, 'e\r\n{"title":"slow\r\n');
+      const { text } = await answer;
+      expect(text).to.match(/^HTTP\/1\.1 408 /);
+      expect(text).to.contain('"statusCode":408').and.to.contain('"error":"Request Timeout"');
       await eventually(() => expect(upstreamRequests.map((r) => r.aborted)).to.deep.equal([true]));
     });
   }

@@ -35,6 +35,25 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     expect(decisions.slice(10).every((d) => !d.allowed && d.remaining === 0 && d.resetSeconds >= 1)).to.equal(true);
   });
 
+  it('a consumption of several points (a batch) waits for Redis and counts them all; refused, it costs one', async () => {
+    const [a, b] = pair();
+    const k = key();
+    expect((await a!.consume(k, 1000)).remaining).to.equal(999);
+    expect(a!.consume(k, 1000)).not.to.be.instanceOf(Promise);
+    const batch = a!.consume(k, 1000, 40);
+    expect(batch).to.be.instanceOf(Promise);
+    const decision = await batch;
+    expect(decision.allowed).to.equal(true);
+    // Redis's answer; the fast-path point before it may still be on its way there.
+    expect(decision.remaining).to.be.within(958, 959);
+    await eventually(async () => (await counted(k, 1000)) === 42, 5000, 5);
+    const small = key();
+    expect(await b!.consume(small, 10, 4)).to.include({ allowed: true, remaining: 6 });
+    // Refused, it costs one point like any refused request: the rest of the window stays usable.
+    expect(await b!.consume(small, 10, 7)).to.include({ allowed: false, remaining: 5 });
+    expect(await b!.consume(small, 10)).to.include({ allowed: true, remaining: 4 });
+  });
+
   it('far from the limit answers without waiting for Redis, and Redis still counts every request', async () => {
     const [a] = pair();
     const k = key();

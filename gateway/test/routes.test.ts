@@ -15,6 +15,7 @@ describe('gateway routing table', () => {
       ['/integrations/external/tasks', 'tasks'],
       ['/integrations/external/chats/1/messages', 'chat'],
       ['/integrations/external/files/1', 'files'],
+      ['/integrations/external/webhooks/1/deliveries', 'webhooks'],
       ['/integrations/external/unknown', undefined],
       ['/integrations/external', undefined],
     ];

@@ -51,6 +51,7 @@ function expectedEnv(name: Deployable): { all: string[]; secret: string[] } {
         'CHAT_URL',
         'FILES_URL',
         'WEBHOOKS_URL',
+        'TRUSTED_PROXIES',
       ],
       secret: ['IDENTITY_TOKEN_SECRET', 'ADMIN_TOKEN', 'REDIS_URL'],
     };
@@ -328,6 +329,8 @@ describe('deploy: Helm charts', function () {
           expect(data.NATS_URL).to.match(/^nats:\/\//);
         }
         if (USES_CRM_GRPC.includes(name)) expect(data.CRM_GRPC_URL).to.equal(`crm:${SERVICES.crm.grpc}`);
+        // the ingress in the pod network is the gateway's trusted proxy (decision 0152)
+        if (isGateway) expect(data.TRUSTED_PROXIES).to.equal('10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7');
         // the pods roll when the config changes
         expect(deployment.spec.template.metadata.annotations['checksum/config']).to.match(/^[0-9a-f]{64}$/);
       });
@@ -460,6 +463,7 @@ describe('deploy: Helm charts', function () {
         ['networkPolicy.enabled=yes', /networkPolicy\/enabled.*want boolean/],
         ['probes.readiness.paht=/x', /additional properties 'paht' not allowed/],
         ['component.name=tasks', /component\/name/],
+        ['env.TRUSTED_PROXIES=the-ingress', /TRUSTED_PROXIES/],
       ];
       for (const [set, message] of cases) {
         for (const cmd of ['lint', 'template']) {

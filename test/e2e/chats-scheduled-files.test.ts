@@ -159,12 +159,25 @@ describe('scheduled messages with attachments: stored until the send, the window
         [at, { name: 'body', value: 'two files' }, file('ok.txt'), file('x.txt', "UTF-8''b%01.txt")],
         'file.filename: must not contain control characters',
       ],
+      // Raw control bytes in the quoted name: refused, never a part left out (issue 23 item 4).
+      [[at, file(Buffer.from('a\x01b.txt', 'latin1'))], 'file.filename: must not contain control characters'],
+      [
+        [at, { name: 'body', value: 'two files' }, file('ok.txt'), file(Buffer.from('b\x1b.txt', 'latin1'))],
+        'file.filename: must not contain control characters',
+      ],
     ];
     for (const [parts, message] of cases) {
       const res = await send(parts);
       expect(res.status, res.text).to.equal(400);
       expect((res.body as any).message).to.equal(message);
     }
+    const bare = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.tenant.key.key}`, 'content-type': 'multipart/form-data' },
+      body: '--x\r\ncontent-disposition: form-data; name="body"\r\n\r\nhi\r\n--x--\r\n',
+    });
+    expect(bare.status).to.equal(400);
+    expect(((await bare.json()) as any).message).to.equal('body: must be multipart/form-data with a boundary');
     // A line break in a message body is text, as in a JSON body; a UTF-8 file name is kept as sent.
     const ok = await send([at, { name: 'body', value: 'line 1\nline 2' }, file('relatório.txt')]);
     expect(ok.status, ok.text).to.equal(201);

@@ -91,6 +91,47 @@ describe('scheduled messages: rules, cancel, list and the scheduler with two cha
     expect(ok.body).to.include({ message_kind: 'TEMPLATE', status: 'PENDING' });
   });
 
+  it('pages the scheduled-message list with take and skip (issue 23 item 8): total counts the whole list', async () => {
+    const paged = await s.tenant.chat({
+      channel_type: 'WHATSAPP',
+      whatsapp_number_id: s.tenant.number.id,
+      wa_contact_id: '5511955550000',
+      last_customer_msg_at: new Date(Date.now() - 60_000).toISOString(),
+    });
+    const ids: string[] = [];
+    for (let i = 1; i <= 5; i++) {
+      const res = await schedule(paged.id, { scheduled_at: inSeconds(3600 + i * 60), body: `page ${i}` });
+      expect(res.status, res.text).to.equal(201);
+      ids.push(res.body.id);
+    }
+    const list = (query: string) => s.call('GET', api.path(`/${paged.id}/scheduled-messages${query}`), { token: s.tenant.key.key });
+    const page = async (query: string) => {
+      const res = await list(query);
+      expect(res.status, res.text).to.equal(200);
+      return { total: res.body.total, ids: res.body.records.map((r: any) => r.id) };
+    };
+    expect(await page('?take=2')).to.deep.equal({ total: 5, ids: ids.slice(0, 2) });
+    expect(await page('?take=2&skip=2')).to.deep.equal({ total: 5, ids: ids.slice(2, 4) });
+    expect(await page('?take=2&skip=4')).to.deep.equal({ total: 5, ids: ids.slice(4) });
+    expect(await page('?skip=-3&take=1')).to.deep.equal({ total: 5, ids: ids.slice(0, 1) });
+    expect(await page('?skip=9')).to.deep.equal({ total: 5, ids: [] });
+    expect(await page('')).to.deep.equal({ total: 5, ids });
+    expect(await page('?status=CANCELED&take=1')).to.deep.equal({ total: 0, ids: [] });
+    for (const [query, field] of [
+      ['?take=0', 'take'],
+      ['?take=abc', 'take'],
+      ['?skip=1.5', 'skip'],
+    ]) {
+      const bad = await list(query!);
+      expect(bad.status, query).to.equal(400);
+      expect(bad.body.message, query).to.match(new RegExp(`^${field}: `));
+      expect(bad.body.details.fields[0].field, query).to.equal(field);
+    }
+    // Canceled, so the chat does not count among those with scheduled messages in the tests that follow.
+    for (const id of ids) expect((await api.post(`/${paged.id}/scheduled-messages/${id}/cancel`, {})).status).to.equal(200);
+    expect(await page('?status=CANCELED&take=3&skip=1')).to.deep.equal({ total: 5, ids: ids.slice(1, 4) });
+  });
+
   it("cancels only PENDING with USER_REQUEST and the reason (at most 500 characters); lists the chat's scheduled messages", async () => {
     const made = (await schedule(open.id, { scheduled_at: inSeconds(3600), body: 'to cancel' })).body;
     const long = await api.post(`/${open.id}/scheduled-messages/${made.id}/cancel`, { reason: 'x'.repeat(501) });

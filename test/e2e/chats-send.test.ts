@@ -205,6 +205,33 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     expect(s.graph.requests.length).to.equal(calls);
   });
 
+  it('answers multipart without a boundary, or with a raw control byte in a file name, with a 400 naming it (issue 23 item 4), sending nothing', async () => {
+    const url = `${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`;
+    const [messages, calls] = [(await messagesOf(open.id)).length, s.graph.requests.length];
+    const bare = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.tenant.key.key}`, 'content-type': 'multipart/form-data' },
+      body: '--x\r\ncontent-disposition: form-data; name="body"\r\n\r\nhi\r\n--x--\r\n',
+    });
+    expect(bare.status).to.equal(400);
+    expect(await bare.json()).to.deep.equal({
+      statusCode: 400,
+      message: 'body: must be multipart/form-data with a boundary',
+      error: 'Bad Request',
+      details: { fields: [{ field: 'body', message: 'must be multipart/form-data with a boundary' }] },
+    });
+    for (const byte of [0x01, 0x1b, 0x7f]) {
+      const res = await postMultipart(url, s.tenant.key.key, [
+        { name: 'body', value: 'see attached' },
+        { name: 'file', filename: Buffer.from([0x61, byte, 0x2e, 0x70, 0x64, 0x66]), data: Buffer.from('%PDF-1.4') },
+      ]);
+      expect(res.status, res.text).to.equal(400);
+      expect((res.body as any).message).to.equal('file.filename: must not contain control characters');
+    }
+    expect((await messagesOf(open.id)).length).to.equal(messages);
+    expect(s.graph.requests.length).to.equal(calls);
+  });
+
   it('keeps an audio file over 16 MB as a failed record while the answer stays 201', async () => {
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(16 * 1024 * 1024 + 10, 1)], { type: 'audio/ogg' }), 'voice.ogg');

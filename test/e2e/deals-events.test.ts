@@ -55,7 +55,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect((await act('POST', 'gain-reasons', { name: 'X' }, { company: { id: NO_SUCH } } as Tenant)).status).to.equal(404);
   });
 
-  it('win: deal.won with won_date, won_by, customer_id null, the gain reasons in order and the description; then deal.updated', async () => {
+  it('win: deal.won with won_date, won_by, customer_id null (no person or organization), the gain reasons in order and the description; then deal.updated', async () => {
     const deal = await createDeal({ value: 500 });
     const answer = await action('POST', `deals/${deal.id}/win`, {
       user_id: t.master.id,

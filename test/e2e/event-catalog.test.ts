@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { EVENT_KEYS, type EventKey } from '@svc/platform/events/catalog';
+import { SPEC_EVENT_KEYS as EVENT_KEYS, type EventKey } from '@svc/platform/events/catalog';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { chatsApi, openChatStack } from '../support/chats.js';

@@ -150,6 +150,27 @@ describe('files: /integrations/external/files and the signed downloads', () => {
       it('a crm_lead_id that is not a UUID', async () =>
         expect400(await upload([{ name: 'crm_lead_id', value: 'x' }, png()]), 'crm_lead_id'));
       it('no file part', async () => expect400(await upload([{ name: 'crm_lead_id', value: lead.id }]), 'file'));
+      it("the form's own refusals list their field in details.fields, as every validation 400 does", async () => {
+        for (const [parts, field] of [
+          [[{ name: 'crm_lead_id', value: lead.id }], 'file'],
+          [[png(), { name: 'crm_lead_id', value: lead.id }], 'crm_lead_id'],
+          [
+            [
+              { name: 'crm_lead_id', value: lead.id },
+              { name: 'document', filename: 'a.png', data: PNG_BYTES },
+            ],
+            'document',
+          ],
+          [[{ name: 'crm_lead_id', value: lead.id }, { name: 'note', value: 'x'.repeat(5000) }, png()], 'note'],
+        ] as [Part[], string][]) {
+          const res = await upload(parts);
+          expect400(res, field);
+          expect(
+            res.body.details.fields.map((f: { field: string }) => f.field),
+            res.text,
+          ).to.deep.equal([field]);
+        }
+      });
       it('two files', async () => expect400(await upload([{ name: 'crm_lead_id', value: lead.id }, png('a.png'), png('b.png')]), 'file'));
       it('a field after the file', async () => expect400(await upload([png(), { name: 'crm_lead_id', value: lead.id }]), 'crm_lead_id'));
       it('a file part with another name', async () =>
@@ -187,6 +208,28 @@ describe('files: /integrations/external/files and the signed downloads', () => {
             'file.filename',
             'must not contain control characters',
           );
+      });
+      it('a file name with raw control bytes in the quoted name: refused, not dropped as a malformed part (issue 23 item 4)', async () => {
+        for (const byte of [0x01, 0x0a, 0x1b, 0x7f])
+          textRefused(
+            await upload([{ name: 'crm_lead_id', value: lead.id }, named(Buffer.from([0x61, byte, 0x2e, 0x70, 0x6e, 0x67]))]),
+            'file.filename',
+            'must not contain control characters',
+          );
+      });
+      it('multipart without a boundary', async () => {
+        const res = await fetch(`${stack.gatewayUrl}/integrations/external/files`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${t.key.key}`, 'content-type': 'multipart/form-data' },
+          body: '--x\r\ncontent-disposition: form-data; name="crm_lead_id"\r\n\r\nx\r\n--x--\r\n',
+        });
+        expect(res.status).to.equal(400);
+        expect(await res.json()).to.deep.equal({
+          statusCode: 400,
+          message: 'body: must be multipart/form-data with a boundary',
+          error: 'Bad Request',
+          details: { fields: [{ field: 'body', message: 'must be multipart/form-data with a boundary' }] },
+        });
       });
       it('a file name that is not UTF-8 (raw bytes, or percent-encoded in filename*)', async () => {
         textRefused(

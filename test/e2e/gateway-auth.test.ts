@@ -134,6 +134,19 @@ describe('gateway authentication (spec Authentication rules 1 to 4)', () => {
     it('lets Origin win over a matching Referer', async () => {
       expectSpecError(await getLead(key.key, { origin: 'https://evil.test', referer: 'https://app.example.com/' }), 401);
     });
+    it('accepts only what a browser sends: http(s), host, optional port; no other scheme, path, whitespace or %2e', async () => {
+      for (const origin of [
+        'ftp://app.example.com',
+        'https://app.example.com/path',
+        'https://app%2eexample.com',
+        'https://app.example.com%2e',
+        'https://user@app.example.com',
+      ]) {
+        expectSpecError(await getLead(key.key, { origin }), 401);
+      }
+      expectSpecError(await getLead(key.key, { referer: 'ftp://app.example.com/x' }), 401);
+      expectSpecError(await getLead(key.key, { referer: 'https://app%2eexample.com/x' }), 401);
+    });
     it('refuses a request with neither header, or a malformed one', async () => {
       expectSpecError(await getLead(key.key), 401);
       expectSpecError(await getLead(key.key, { origin: 'not a url' }), 401);

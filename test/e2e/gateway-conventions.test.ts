@@ -75,7 +75,7 @@ describe('gateway conventions: CORS, request ids and the access log', () => {
       expect(invalid.headers.get('access-control-allow-origin')).to.equal(page);
     });
 
-    it('keeps the spec’s domain check: another origin passes the preflight but gets 401 and no CORS header', async () => {
+    it('keeps the spec’s domain check: another origin passes the preflight, gets 401 and can read it (CORS headers on the 401)', async () => {
       expect((await preflight('/integrations/external/leads', 'https://evil.test')).status).to.equal(204);
       const res = await fetch(`${base}/integrations/external/leads`, {
         method: 'POST',
@@ -83,7 +83,19 @@ describe('gateway conventions: CORS, request ids and the access log', () => {
         body: JSON.stringify({ title: 'x' }),
       });
       expect(res.status).to.equal(401);
-      expect(res.headers.get('access-control-allow-origin')).to.equal(null);
+      expect(res.headers.get('access-control-allow-origin')).to.equal('https://evil.test');
+      expect(res.headers.get('access-control-expose-headers')).to.include('x-request-id');
+      expect(await res.json()).to.deep.equal({
+        statusCode: 401,
+        message: 'Origin domain not authorized for this key',
+        error: 'Unauthorized',
+      });
+      // An Origin no browser sends is refused without the headers.
+      for (const origin of ['ftp://app.example.com', 'https://app.example.com/x', 'https://app%2eexample.com']) {
+        const odd = await fetch(`${base}/integrations/external/leads`, { headers: { origin, authorization: `Bearer ${browserKey}` } });
+        expect(odd.status, origin).to.equal(401);
+        expect(odd.headers.get('access-control-allow-origin'), origin).to.equal(null);
+      }
     });
 
     it('gives no CORS header to a key without allowed_domain (a server key), nor without an Origin', async () => {

@@ -1,7 +1,9 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { EVENT_KEYS } from '@svc/platform/events/catalog';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
-import { localDocument } from '../support/contract.js';
+import { contractValidator, localDocument } from '../support/contract.js';
+import { committedExamples } from '../support/examples.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 type Json = Record<string, any>;
@@ -23,6 +25,13 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.components.securitySchemes.integrationKey).to.deep.include({ type: 'http', scheme: 'bearer' });
   });
 
+  it('names /integrations/external as its server, its paths relative to it, and Retry-After on every 429', () => {
+    expect(doc.servers).to.deep.equal([{ url: '/integrations/external', description: 'The gateway this document is served by.' }]);
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith('/integrations/'))).to.deep.equal([]);
+    expect(doc.components.responses.Error429.headers['Retry-After']).to.deep.equal({ $ref: '#/components/headers/Retry-After' });
+    expect(doc.components.headers['Retry-After'].schema).to.deep.equal({ type: 'integer' });
+  });
+
   it('is the document the contract test checks responses against (built from the same service definitions)', () => {
     expect(doc).to.deep.equal(localDocument());
   });
@@ -32,7 +41,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
   });
 
   it('describes the lead, deal, task and custom-field routes with their permission, body and responses', () => {
-    const p = (path: string) => doc.paths[`/integrations/external${path}`];
+    const p = (path: string) => doc.paths[path];
     expect(Object.keys(p('/leads'))).to.have.members(['get', 'post']);
     expect(Object.keys(p('/leads/{ref}'))).to.have.members(['get', 'put']);
     expect(Object.keys(p('/deals'))).to.have.members(['get', 'post']);
@@ -54,17 +63,22 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.components.schemas.ValidationErrorBody.required).to.deep.equal(['statusCode', 'message', 'error']);
     expect(doc.components.schemas.ErrorBody).to.deep.include({ required: ['statusCode', 'message', 'error'], additionalProperties: false });
     expect(doc.components.schemas.ErrorBody.properties).to.have.all.keys('statusCode', 'message', 'error');
-    expect(p('/leads/{ref}').get.parameters).to.deep.include({
+    // Parameters carry a recorded example besides (decision 0187).
+    expect(p('/leads/{ref}').get.parameters.map(({ example: _example, ...param }: Json) => param)).to.deep.include({
       name: 'ref',
       in: 'path',
       required: true,
       schema: { type: 'string' },
-      description: 'The lead’s UUID or its numeric per-company code.',
+      description: 'The lead’s UUID, its numeric per-company code, or `ext:` and its external_id.',
     });
+    const leadBatch = p('/leads/batch').post;
+    expect(leadBatch.responses['200'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/BatchResponse' });
+    expect(Object.keys(leadBatch.responses)).to.include.members(['400', '403', '429']);
+    expect(Object.keys(p('/deals/batch'))).to.have.members(['post']);
     // A route taking JSON or a streamed multipart body documents both.
     const scheduled = p('/chats/{id}/scheduled-messages').post.requestBody.content;
     expect(Object.keys(scheduled)).to.have.members(['application/json', 'multipart/form-data']);
-    expect(scheduled['multipart/form-data'].schema.properties).to.include.keys('scheduled_at', 'files');
+    expect(scheduled['multipart/form-data'].schema.properties).to.include.keys('scheduled_at', 'file');
   });
 
   it('has a webhook per event key of the catalog, and no other, in the spec envelope', () => {
@@ -72,7 +86,7 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     expect(doc.webhooks['delivery.updated'].post.requestBody.content['application/json'].schema.properties.payload).to.deep.equal({
       $ref: '#/components/schemas/DeliverySnapshot',
     });
-    expect(doc.paths['/integrations/external/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
+    expect(doc.paths['/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/SatisfactionLink',
     });
     const body = doc.webhooks['task.completed'].post.requestBody.content['application/json'].schema;
@@ -102,6 +116,48 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
     }
     for (const name of Object.keys(doc.components.schemas))
       expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).to.be.a('function');
+  });
+});
+
+describe('the OpenAPI document’s examples and lint (decision 0187)', () => {
+  const validator = contractValidator();
+  const examples = committedExamples;
+
+  it('has a recorded example for every operation: its 2xx answer, its body when it takes one, its path parameters', () => {
+    const lacking: string[] = [];
+    for (const key of validator.operationKeys()) {
+      const example = examples.operations[key];
+      const [method = '', template = ''] = key.split(' ');
+      const op = validator.doc.paths[template][method.toLowerCase()];
+      if (!example) lacking.push(`${key}: no example`);
+      else {
+        if (example.response === undefined && example.status !== '204') lacking.push(`${key}: no answer body`);
+        if (op.requestBody?.required && example.body === undefined) lacking.push(`${key}: no request body`);
+        for (const name of template.match(/\{(\w+)\}/g) ?? []) if (!example.path?.[name.slice(1, -1)]) lacking.push(`${key}: no ${name}`);
+      }
+    }
+    expect(lacking, 'run `npm run examples -w test` to record them').to.deep.equal([]);
+    expect(Object.keys(validator.doc.webhooks).filter((key) => examples.webhooks[key] === undefined)).to.deep.equal([]);
+  });
+
+  it('holds only examples that fit their schemas today, so they cannot drift', () => {
+    const problems = Object.entries(examples.operations).flatMap(([key, example]) => validator.exampleProblems(key, example));
+    problems.push(...Object.entries(examples.webhooks).flatMap(([key, body]) => validator.webhookProblems(key, body)));
+    expect(problems, 'run `npm run examples -w test` to record them again').to.deep.equal([]);
+  });
+
+  it('shows them in the served document', () => {
+    const [key, example] = Object.entries(examples.operations).find(([, e]) => e.response !== undefined) ?? [];
+    expect(key).to.be.a('string');
+    const [method = '', template = ''] = (key as string).split(' ');
+    const answer = validator.doc.paths[template][method.toLowerCase()].responses[example!.status];
+    expect(answer.content['application/json'].example).to.deep.equal(example!.response);
+  });
+
+  it('passes Redocly’s recommended rules with no error and no warning', async () => {
+    const config = await createConfig({ extends: ['recommended'] });
+    const problems = await lintFromString({ source: JSON.stringify(validator.doc), absoluteRef: 'openapi.json', config });
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).to.deep.equal([]);
   });
 });
 

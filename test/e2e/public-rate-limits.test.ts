@@ -15,9 +15,9 @@ interface Answer {
 }
 
 /** A GET sent from `localAddress` (another loopback address is another client to the gateway). */
-function getFrom(localAddress: string, url: string): Promise<Answer> {
+function getFrom(localAddress: string, url: string, headers: Record<string, string> = {}): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.get(url, { localAddress, agent: false }, (res) => {
+    const req = http.get(url, { localAddress, agent: false, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -79,6 +79,9 @@ describe('public routes: per-address rate limits at the gateway', () => {
       error: 'Too Many Requests',
     });
     expect(Number(limited.headers['retry-after'])).to.be.within(1, 60);
+    // No proxy is trusted by default: a client's own X-Forwarded-For or Forwarded changes nothing (decision 0152).
+    expect((await getFrom('127.0.0.1', fileUrl, { 'x-forwarded-for': '198.51.100.1' })).status).to.equal(429);
+    expect((await getFrom('127.0.0.1', fileUrl, { forwarded: 'for=198.51.100.2' })).status).to.equal(429);
     // A bad signature counts too: the limit is checked before the files service is asked.
     expect((await getFrom('127.0.0.1', `${fileUrl.split('?')[0]}?expires=1&signature=x`)).status).to.equal(429);
 

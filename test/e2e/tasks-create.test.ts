@@ -229,7 +229,7 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
       for (const id of [theirs.id, MISSING]) messages.add(await refused({ crm_delivery_id: id }, 'crm_delivery_id'));
       expect([...messages]).to.deep.equal(['crm_delivery_id: delivery not found']);
     });
-    it('refuses every customer id: crm has no customers yet', async () => {
+    it('refuses an unknown customer id (customers.test.ts links them)', async () => {
       await refused({ crm_customer_id: MISSING }, 'crm_customer_id');
     });
     it('links a person and an organization of the company, with their summaries, without needing a date', async () => {

@@ -46,8 +46,16 @@ describe('fault: NATS killed and restarted during a burst loses no event', () =>
     for (const at of KILL_AT) {
       await eventually(() => burst.created.length >= at, 90_000, 20);
       await nats.kill();
-      // Leads keep being created (Postgres only) while NATS is away; the relay's publishes fail and wait.
+      // Leads keep being created (Postgres only) while NATS is away; the relay's publishes fail and wait. The services
+      // stay ready: the outbox decouples writes from NATS (decision 0189), and /readyz says what it sees of NATS.
       await new Promise((r) => setTimeout(r, 1500));
+      for (const running of Object.values(stack.services)) {
+        const ready = await fetch(`${running!.httpUrl}/readyz`);
+        const body = (await ready.json()) as { status: string; checks: Record<string, string> };
+        expect(ready.status, `${running!.ctx.name} /readyz ${JSON.stringify(body)}`).to.equal(200);
+        expect(body.checks.postgres).to.equal('ok');
+        expect(body.checks.nats).to.not.equal('ok');
+      }
       await nats.start();
       pids.push(nats.pid());
     }

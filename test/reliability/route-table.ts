@@ -27,6 +27,11 @@ export interface RouteRow {
   queryIds?: Record<string, Kind>;
   /** A multipart body the tenant's own ids make valid (an upload): sent instead of `body`. */
   parts?: (ids: Ids) => Part[];
+  /**
+   * The multipart form of a route that takes JSON too (its `body` stays the JSON one): the bad-input cases of
+   * multipart are generated from it. Every operation the OpenAPI document gives a multipart body has `parts` or this.
+   */
+  multipart?: (ids: Ids) => Part[];
   /** Answers a page `{total, records, ...}` or an array. */
   list?: boolean;
   /**
@@ -171,7 +176,13 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: '/chats/{chat}', permission: 'crm/chats.read' },
   { method: 'GET', path: '/chats/{chat}/assignable-agents', permission: 'crm/chats.read' },
   { method: 'GET', path: '/chats/{chat}/messages', permission: 'crm/chats.read' },
-  { method: 'POST', path: '/chats/{chat}/messages', permission: 'crm/chats.write', baseline: false },
+  {
+    method: 'POST',
+    path: '/chats/{chat}/messages',
+    permission: 'crm/chats.write',
+    baseline: false,
+    multipart: () => [{ name: 'body', value: 'Tenancy probe' }, probeFile],
+  },
   {
     method: 'POST',
     path: '/chats/{chat}/messages/typing',
@@ -196,6 +207,11 @@ export const ROUTES: RouteRow[] = [
     path: '/chats/{chat}/scheduled-messages',
     permission: 'crm/chats.write',
     body: () => ({ scheduled_at: new Date(Date.now() + 7_200_000).toISOString(), body: 'Tenancy probe' }),
+    multipart: () => [
+      { name: 'scheduled_at', value: new Date(Date.now() + 7_200_000).toISOString() },
+      { name: 'body', value: 'Tenancy probe' },
+      probeFile,
+    ],
   },
   { method: 'POST', path: '/chats/{chat}/scheduled-messages/{scheduled_message}/cancel', permission: 'crm/chats.write', baseline: false },
   { method: 'POST', path: '/satisfaction/links', permission: 'crm/satisfaction.write', baseline: false },
@@ -243,6 +259,29 @@ export const ROUTES: RouteRow[] = [
     body: (ids) => ({ document_id: ids.document }),
     bodyIds: { document_id: 'document' },
   },
+  // Webhook subscriptions under the key (decision 0175): the world has one, with a test delivery.
+  {
+    method: 'POST',
+    path: '/webhooks',
+    permission: 'crm/webhooks.write',
+    body: () => ({ url: 'https://hooks.example.test/probe', events: ['webhook.disabled'] }),
+  },
+  { method: 'GET', path: '/webhooks', permission: 'crm/webhooks.read', list: true },
+  { method: 'GET', path: '/webhooks/event-types', permission: 'crm/webhooks.read' },
+  { method: 'GET', path: '/webhooks/{webhook}', permission: 'crm/webhooks.read' },
+  { method: 'PATCH', path: '/webhooks/{webhook}', permission: 'crm/webhooks.write', body: () => ({ description: 'Tenancy probe' }) },
+  { method: 'POST', path: '/webhooks/{webhook}/rotate-secret', permission: 'crm/webhooks.write' },
+  { method: 'POST', path: '/webhooks/{webhook}/test', permission: 'crm/webhooks.write' },
+  { method: 'GET', path: '/webhooks/{webhook}/deliveries', permission: 'crm/webhooks.read', list: true },
+  { method: 'POST', path: '/webhooks/{webhook}/deliveries/{webhook_delivery}/redeliver', permission: 'crm/webhooks.write' },
+  {
+    method: 'POST',
+    path: '/webhooks/{webhook}/replay',
+    permission: 'crm/webhooks.write',
+    body: () => ({ since: new Date(0).toISOString() }),
+  },
+  // Last: a fuzzed request may remove the world's subscription.
+  { method: 'DELETE', path: '/webhooks/{webhook}', permission: 'crm/webhooks.write' },
 ];
 
 /** The path params of a row, in order: `{lead}` → 'lead'. */

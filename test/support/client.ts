@@ -26,7 +26,7 @@ export function client(baseUrl: string) {
       body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
     });
     const text = await res.text();
-    checkResponse(method, path, res.status, text, res.headers.get('content-type'));
+    checkResponse(method, path, res.status, text, res.headers.get('content-type'), { body: opts.body });
     let body: any;
     try {
       body = text ? JSON.parse(text) : undefined;

@@ -1,4 +1,5 @@
-import { setCurrentTest, violations } from './contract.js';
+import { contractValidator, recorded, setCurrentTest, violations } from './contract.js';
+import { mergeExamples, writeExamples } from './examples.js';
 
 /**
  * Mocha root hooks (loaded by the mocharc files, decision 0101). A response that breaks the OpenAPI document already
@@ -11,6 +12,8 @@ export const mochaHooks = {
     setCurrentTest(this.currentTest?.fullTitle() ?? '(unknown test)');
   },
   afterAll() {
+    // `npm run examples -w test`: the run's answers become the document's examples (decision 0187).
+    if (process.env.RECORD_OPENAPI_EXAMPLES) writeExamples(mergeExamples(contractValidator(), recorded));
     if (!violations.length) return;
     throw new Error(`Contract violations (decision 0101):\n${[...new Set(violations)].join('\n')}`);
   },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { CallResult } from './client.js';
+import { checkResponse } from './contract.js';
 
 /**
  * A part of a multipart/form-data body: a field, or a file whose bytes are a buffer or produced as they are sent. A
@@ -18,7 +19,7 @@ export type Part =
     };
 
 /** The parts in the order given (so a test can send a field after the file), streamed as they are produced. */
-async function* multipart(boundary: string, parts: Part[]): AsyncIterable<Buffer> {
+export async function* multipart(boundary: string, parts: Part[]): AsyncIterable<Buffer> {
   for (const part of parts) {
     if ('value' in part) {
       yield Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${part.name}"\r\n\r\n`);
@@ -61,6 +62,11 @@ export async function postMultipart(url: string, token: string | undefined, part
     duplex: 'half',
   } as RequestInit);
   const text = await res.text();
+  const form = Object.fromEntries(
+    parts.map((part) => [part.name, 'value' in part ? part.value.toString() : part.filename.toString()] as const),
+  );
+  const where = new URL(url);
+  checkResponse('POST', where.pathname + where.search, res.status, text, res.headers.get('content-type'), { form });
   let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;

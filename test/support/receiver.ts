@@ -10,11 +10,14 @@ export interface ReceivedRequest {
   body: any;
 }
 
+/** A status, or a status and the body to answer with. */
+export type ReceiverAnswer = number | { status: number; body: string };
+
 /**
- * A webhook receiver on loopback that records every request and answers with the status `answer` gives.
+ * A webhook receiver on loopback that records every request and answers with the status (and body) `answer` gives.
  * `url(path)` is the address of a path on it.
  */
-export async function startReceiver(answer: (r: ReceivedRequest) => number | Promise<number> = () => 200) {
+export async function startReceiver(answer: (r: ReceivedRequest) => ReceiverAnswer | Promise<ReceiverAnswer> = () => 200) {
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -30,7 +33,9 @@ export async function startReceiver(answer: (r: ReceivedRequest) => number | Pro
       const r: ReceivedRequest = { path: req.url ?? '', headers: req.headers, raw, body };
       checkDelivery(body);
       received.push(r);
-      res.writeHead(await answer(r)).end();
+      const a = await answer(r);
+      if (typeof a === 'number') res.writeHead(a).end();
+      else res.writeHead(a.status, { 'content-type': 'text/plain; charset=utf-8' }).end(a.body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

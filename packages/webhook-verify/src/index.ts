@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Verifies a delivery of the CRM's webhooks (decision 0103). Node 18+, no dependencies.
+ * Verifies a delivery of the CRM's webhooks (decision 0103). Node 20+, no dependencies.
  *
  *   const event = verifyWebhook({ body: rawBody, headers: req.headers, secrets: [process.env.WEBHOOK_SECRET] });
  *
@@ -17,7 +17,11 @@ export class WebhookVerificationError extends Error {
   override name = 'WebhookVerificationError';
 }
 
-export type WebhookHeaders = Record<string, string | string[] | undefined> | Headers;
+/**
+ * The request's headers in any common form: Node's `IncomingHttpHeaders`, a fetch `Headers`, a plain object whatever
+ * the case of its names (Express, Lambda, a test), or anything with a `get(name)` method.
+ */
+export type WebhookHeaders = Record<string, string | string[] | undefined> | { get(name: string): string | null | undefined };
 
 export interface VerifyOptions {
   body: string | Buffer | Uint8Array;
@@ -46,8 +50,27 @@ const same = (a: string, b: string) => {
 };
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
-  const v = headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()]);
-  return (Array.isArray(v) ? v[0] : v) ?? undefined;
+  let value: unknown;
+  if (typeof headers.get === 'function') value = (headers as { get(name: string): unknown }).get(name);
+  else {
+    const record = headers as Record<string, unknown>;
+    value = record[name] ?? Object.entries(record).find(([key]) => key.toLowerCase() === name)?.[1];
+  }
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === 'string' ? first : undefined;
+}
+
+let legacyWarned = false;
+
+/** Once a process: the legacy signature has no timestamp, so a captured delivery can be sent again and still pass. */
+function warnLegacy(): void {
+  if (legacyWarned) return;
+  legacyWarned = true;
+  process.emitWarning(
+    'Verified a webhook by x-svc-signature alone: it signs only the body, so a replayed delivery passes. Verify the ' +
+      'webhook-id, webhook-timestamp and webhook-signature headers instead, and drop repeated webhook-id values.',
+    { type: 'SecurityWarning', code: 'SVC_WEBHOOK_LEGACY_SIGNATURE' },
+  );
 }
 
 /** The HMAC key of a secret: its bytes, or the decoded bytes of its `whsec_` form. */
@@ -87,8 +110,10 @@ export function verifyWebhook(options: VerifyOptions): WebhookEvent {
   const present = STANDARD.filter((h) => header(headers, h) !== undefined);
   if (present.length === STANDARD.length) verifyStandard(raw, headers, keys, toleranceSeconds, now);
   else if (present.length > 0) throw new WebhookVerificationError(`incomplete Standard Webhooks headers: only ${present.join(', ')}`);
-  else if (legacySignature) verifyLegacy(raw, headers, keys);
-  else {
+  else if (legacySignature) {
+    verifyLegacy(raw, headers, keys);
+    warnLegacy();
+  } else {
     throw new WebhookVerificationError(
       'no timestamped signature (webhook-id, webhook-timestamp, webhook-signature); pass legacySignature: true to accept x-svc-signature alone',
     );

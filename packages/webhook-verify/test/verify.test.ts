@@ -79,4 +79,35 @@ describe('@svc/webhook-verify', () => {
     expect(() => verifyWebhook({ body, headers: signed(), secrets: [] })).to.throw(/no secret/);
     expect(() => verifyWebhook({ body: 'not json', headers: signed({ text: 'not json' }), secrets: [secret] })).to.throw(/not JSON/);
   });
+
+  it('reads header names in any case, from a plain object, a Headers, or anything with get()', () => {
+    const upper = Object.fromEntries(Object.entries(signed()).map(([k, v]) => [k.replace(/(^|-)\w/g, (c) => c.toUpperCase()), v]));
+    expect(Object.keys(upper)).to.include('Webhook-Signature');
+    expect(verifyWebhook({ body, headers: upper, secrets: [secret] }).event_id).to.equal('evt_1');
+    const map = new Map(Object.entries(signed()));
+    expect(verifyWebhook({ body, headers: { get: (name: string) => map.get(name) }, secrets: [secret] }).event_id).to.equal('evt_1');
+    const arrays = Object.fromEntries(Object.entries(signed()).map(([k, v]) => [k, [v]]));
+    expect(verifyWebhook({ body, headers: arrays, secrets: [secret] }).event_id).to.equal('evt_1');
+  });
+
+  it('warns once, as a SecurityWarning, when it accepts the legacy signature, which cannot refuse a replay', async () => {
+    // A module instance of its own: the warning is once a process, and an earlier test has already had it.
+    const fresh = (await import(`../src/index.js?fresh=${Date.now()}`)) as typeof import('../src/index.js');
+    const warnings: Error[] = [];
+    const listen = (w: Error) => warnings.push(w);
+    process.on('warning', listen);
+    try {
+      fresh.verifyWebhook({ body, headers: signed(), secrets: [secret] });
+      const svcOnly = without(signed(), 'webhook-id', 'webhook-timestamp', 'webhook-signature');
+      fresh.verifyWebhook({ body, headers: svcOnly, secrets: [secret], legacySignature: true });
+      fresh.verifyWebhook({ body, headers: svcOnly, secrets: [secret], legacySignature: true });
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', listen);
+    }
+    expect(warnings.map((w) => [w.name, (w as Error & { code?: string }).code])).to.deep.equal([
+      ['SecurityWarning', 'SVC_WEBHOOK_LEGACY_SIGNATURE'],
+    ]);
+    expect(warnings[0]?.message).to.match(/replay/);
+  });
 });

@@ -14,6 +14,7 @@ import { chatLinkGrpc } from './chats/chat.grpc.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
 import { chatEntities } from './entities.js';
+import { IdempotentWrites } from './idempotency/idempotency.js';
 import { ChatInbound } from './inbound/inbound.sink.js';
 import { MessageSender } from './messages/message.send.js';
 import { MessageService } from './messages/message.service.js';
@@ -57,6 +58,7 @@ interface Components {
   scheduler: Scheduler;
   actions: ChatActions;
   creation: ChatCreation;
+  idempotent: IdempotentWrites;
 }
 
 /** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
@@ -94,6 +96,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
       admin: new ChatAdmin(pool, crm),
       chats,
       messages: new MessageService(pool, chats, people),
+      idempotent: new IdempotentWrites(pool),
     };
   },
   http:
@@ -104,8 +107,8 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
   events: chatEvents,
   unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
-  api: (_ctx, { chats, messages, scheduled, actions, creation, sender }) => [
-    { prefix: '/integrations/external', router: chatRoutes({ chats, messages, scheduled, actions, creation, sender }) },
+  api: (_ctx, { chats, messages, scheduled, actions, creation, sender, idempotent }) => [
+    { prefix: '/integrations/external', router: chatRoutes({ chats, messages, scheduled, actions, creation, sender, idempotent }) },
   ],
   grpc: (ctx) => [chatLinkGrpc(() => nativePool(ctx.orm), ctx.logger)],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).

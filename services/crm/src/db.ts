@@ -3,6 +3,7 @@ import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
 import { Contract, ContractRenewal } from './contracts/contract.entity.js';
+import { Customer } from './customers/customer.entity.js';
 import { Deal, DealGainReason, DealIdempotencyKey, DealRelationEntities } from './deals/deal.entity.js';
 import { Delivery, DeliveryPipeline, DeliveryStage } from './deliveries/delivery.entity.js';
 import { RecordFileCount } from './files/file-count.entity.js';
@@ -56,6 +57,7 @@ export const dbDefinition: DbDefinition = {
     ContractRenewal,
     SatisfactionLink,
     SatisfactionSubmission,
+    Customer,
   ],
   migrations,
 };

@@ -1,4 +1,5 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
+import { nativePool } from '@svc/platform/db/native';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
@@ -11,6 +12,8 @@ import { crmPlan } from './companies/plan.js';
 import { contractEvents } from './contracts/contract.events.js';
 import { contractAdminRoutes } from './contracts/contract.http.js';
 import { Contracts } from './contracts/contract.service.js';
+import { customerAdminRoutes } from './customers/customer.http.js';
+import { Customers } from './customers/customer.service.js';
 import { dbDefinition } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
@@ -49,6 +52,7 @@ interface Components {
   deliveries: Deliveries;
   contracts: Contracts;
   satisfaction: Satisfaction;
+  customers: Customers;
 }
 
 export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
@@ -72,13 +76,15 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
       contracts: new Contracts(ctx),
       satisfaction: new Satisfaction(ctx),
       proposals: new Proposals(ctx.orm),
+      customers: new Customers(() => nativePool(ctx.orm)),
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, proposals }) =>
+    (ctx, { leads, deals, deliveries, contracts, proposals, customers }) =>
     (app) => {
       app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
       app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
+      app.use('/admin/v1', customerAdminRoutes(customers));
     },
   // The satisfaction form posts urlencoded as well as JSON (decision 0110).
   httpOwnBody:

@@ -109,6 +109,27 @@ describe('crm.v1.RecordService over gRPC', () => {
     ]);
   });
 
+  it('answers customers with their person or organization; another company`s customer is left out', async () => {
+    const ofPerson = await admin('POST', `/companies/${a.company.id}/customers`, { person_id: a.person.id });
+    const ofOrg = await admin('POST', `/companies/${a.company.id}/customers`, { organization_id: a.org.id, status: 2 });
+    const theirs = await admin('POST', `/companies/${b.company.id}/customers`, { person_id: b.person.id });
+    const r = await ask(
+      a.bob.id,
+      [ofPerson, ofOrg, theirs].map((c) => ({ type: RecordType.RECORD_TYPE_CUSTOMER, id: c.id })),
+    );
+    expect(r.customers.sort((x, y) => x.code - y.code)).to.deep.equal([
+      { id: ofPerson.id, code: ofPerson.code, type: 1, status: 1, person: { id: a.person.id, name: 'Pat' }, organization: undefined },
+      {
+        id: ofOrg.id,
+        code: ofOrg.code,
+        type: 2,
+        status: 2,
+        person: undefined,
+        organization: { id: a.org.id, name: 'Org', legal_name: 'Org Ltd' },
+      },
+    ]);
+  });
+
   it("leaves another company's records, unknown ids, non-UUIDs and deals out of the answer", async () => {
     const r = await ask(a.alice.id, [
       { type: RecordType.RECORD_TYPE_TAG, id: b.tag.id },
@@ -119,7 +140,7 @@ describe('crm.v1.RecordService over gRPC', () => {
       { type: RecordType.RECORD_TYPE_DEAL, id: leads.team.id },
       { type: RecordType.RECORD_TYPE_DELIVERY, id: leads.team.id },
     ]);
-    expect(r).to.deep.equal({ leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] });
+    expect(r).to.deep.equal({ leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [], customers: [] });
     // The same lead asked through company B is not found either, whoever looks.
     const viaB = await ask(b.company.master_user.id, [{ type: RecordType.RECORD_TYPE_LEAD, id: leads.team.id }], b.company.id);
     expect(viaB.leads).to.deep.equal([]);

@@ -12,6 +12,16 @@ export type Identity =
   | { kind: 'public' };
 
 export const IDENTITY_HEADER = 'x-svc-identity';
+/**
+ * What a key may hold is bounded so that its identity always fits the services' header limit next to the largest
+ * headers the gateway accepts from a client (decision 0153): at most this many permissions, each at most this long.
+ */
+export const MAX_KEY_PERMISSIONS = 100;
+export const MAX_PERMISSION_LENGTH = 80;
+/** The gateway accepts this much of request line and headers from a client (Node's default). */
+export const GATEWAY_MAX_HEADER_SIZE = 16 * 1024;
+/** A service accepts this much: the client's headers, the largest identity token and the forwarding headers. */
+export const SERVICE_MAX_HEADER_SIZE = 32 * 1024;
 const ISSUER = 'svc-gateway';
 const AUDIENCE = 'svc-services';
 const VERIFIED_CACHE_LIMIT = 10_000;

@@ -16,9 +16,10 @@ import { OutboxWriter } from './events/writer.js';
 import { type GrpcServiceRegistration, type RunningGrpcServer, startGrpcServer, unary } from './grpc/server.js';
 import { type ApiMount, createApiDispatcher } from './http/api.js';
 import { createHttpApp, type ReadinessCheck } from './http/app.js';
+import { answerClientErrors } from './http/client-error.js';
 import type { EventContract } from './http/contract.js';
 import { type OpenApiFragment, serviceFragment } from './http/openapi.js';
-import { IdentityVerifier } from './identity.js';
+import { IdentityVerifier, SERVICE_MAX_HEADER_SIZE } from './identity.js';
 import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
 
@@ -166,6 +167,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
     { name: 'postgres', check: async () => void (await orm.em.fork().execute('select 1')) },
     {
       name: 'nats',
+      required: false,
       check: async () => {
         if (nats.nc.isClosed() || nats.nc.isDraining()) throw new Error('closed');
         await nats.nc.flush();
@@ -191,11 +193,12 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   });
   const api = createApiDispatcher({ mounts, verifier, logger, metrics });
   const open = def.unauthenticated?.(ctx, deps);
-  const server: Server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+  const server: Server = createServer({ keepAliveTimeout: 65_000, maxHeaderSize: SERVICE_MAX_HEADER_SIZE }, (req, res) => {
     if (open?.(req, res)) return;
     if (!api(req, res)) app(req, res);
   });
   server.headersTimeout = 66_000;
+  answerClientErrors(server, SERVICE_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.HTTP_PORT, config.HOST, resolve));
   const httpPort = (server.address() as AddressInfo).port;
 

@@ -1,7 +1,16 @@
 import { expect } from 'chai';
 import { SignJWT } from 'jose';
 import { AppError } from '../src/errors.js';
-import { hasPermission, IdentitySigner, IdentityVerifier } from '../src/identity.js';
+import {
+  GATEWAY_MAX_HEADER_SIZE,
+  hasPermission,
+  IDENTITY_HEADER,
+  IdentitySigner,
+  IdentityVerifier,
+  MAX_KEY_PERMISSIONS,
+  MAX_PERMISSION_LENGTH,
+  SERVICE_MAX_HEADER_SIZE,
+} from '../src/identity.js';
 
 const secret = 'k'.repeat(40);
 
@@ -55,5 +64,15 @@ describe('identity tokens between the gateway and the services', () => {
     expect(hasPermission(identity, 'crm/lead.create')).to.equal(false);
     expect(hasPermission({ ...identity, permissions: ['*'] }, 'crm/anything')).to.equal(true);
     expect(hasPermission({ kind: 'admin' }, 'crm/lead.read')).to.equal(false);
+  });
+
+  it('the identity of the largest key a key can hold fits the services beside the largest headers the gateway accepts (decision 0153)', async () => {
+    const uuid = '01a21773-0321-71e8-8328-572f34b43445';
+    const permissions = Array.from({ length: MAX_KEY_PERMISSIONS }, (_, i) => `crm/${i}`.padEnd(MAX_PERMISSION_LENGTH, 'x'));
+    const token = await new IdentitySigner(secret).sign({ kind: 'integration', companyId: uuid, userId: uuid, keyId: uuid, permissions });
+    const identityLine = `${IDENTITY_HEADER}: ${token}\r\n`.length;
+    // What the proxy adds besides: x-forwarded-for/-port/-proto/-host with their values.
+    const forwarding = 512;
+    expect(GATEWAY_MAX_HEADER_SIZE + identityLine + forwarding).to.be.at.most(SERVICE_MAX_HEADER_SIZE);
   });
 });

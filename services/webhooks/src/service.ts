@@ -10,6 +10,8 @@ import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
 import { migrations } from './migrations/index.js';
+import { subscriptionApiRoutes } from './subscriptions/subscription.api.js';
+import { webhookEvents } from './subscriptions/subscription.contract.js';
 import { Subscription } from './subscriptions/subscription.entity.js';
 import { webhookAdminRoutes } from './subscriptions/subscription.http.js';
 import { SubscriptionService } from './subscriptions/subscription.service.js';
@@ -92,6 +94,10 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       }),
     };
   },
+  events: webhookEvents,
+  api: (ctx, { subscriptions, dispatcher, destinations }) => [
+    { prefix: '/integrations/external', router: subscriptionApiRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations) },
+  ],
   http:
     (ctx, { subscriptions, dispatcher, destinations }) =>
     (app) => {

@@ -26,6 +26,8 @@ describe('webhooks: disabling a subscription whose deliveries keep failing', () 
     /** Answers each delivery with the status its payload asks for. */
     let flaky: Receiver;
     let control: Receiver;
+    /** Subscribed to webhook.disabled only. */
+    let watcher: Receiver;
     let flakySub: any;
     let disabledWhileEvent = '';
     let n = 0;
@@ -59,6 +61,9 @@ describe('webhooks: disabling a subscription whose deliveries keep failing', () 
       companyId = await h.company();
       flaky = await Receiver.start((req) => req.body.payload.status);
       control = await Receiver.start(() => 200);
+      watcher = await Receiver.start(() => 200);
+      const w = await h.admin(svc, 'POST', path(), { url: watcher.url, events: ['webhook.disabled'] });
+      expect(w.status).to.equal(201);
       flakySub = (await h.admin(svc, 'POST', path(), { url: flaky.url, events: ['lead.created'], max_retries: 0 })).body;
       expect(flakySub.id).to.be.a('string');
       expect(flakySub).to.include({ disabled_at: null, disabled_reason: null });
@@ -66,7 +71,7 @@ describe('webhooks: disabling a subscription whose deliveries keep failing', () 
       expect(c.status).to.equal(201);
     });
     after(async () => {
-      await Promise.all([flaky?.close(), control?.close()]);
+      await Promise.all([flaky?.close(), control?.close(), watcher?.close()]);
       await h?.stop();
     });
 
@@ -106,6 +111,18 @@ describe('webhooks: disabling a subscription whose deliveries keep failing', () 
         `disabled after 3 consecutive failed deliveries since ${first.attempts[0].at}; last error: HTTP 500`,
       );
       expect(view.events).to.deep.equal(['lead.created']);
+    });
+
+    it('tells the company’s subscriptions that asked for webhook.disabled, once', async () => {
+      const view = (await h.admin(svc, 'GET', `${path()}/${flakySub.id}`)).body;
+      const got = await eventually(() => watcher.received.find((r) => r.body.event_key === 'webhook.disabled'), 15_000);
+      expect(got.body.payload).to.deep.equal({
+        webhook: { id: flakySub.id, url: flaky.url, description: null },
+        reason: 'failing',
+        disabled_reason: view.disabled_reason,
+        disabled_at: view.disabled_at,
+      });
+      expect(watcher.received).to.have.length(1);
     });
 
     it('issues no delivery to it while disabled, and the other subscriptions still get the event', async () => {

@@ -29,7 +29,9 @@ export type Kind =
   | 'file'
   | 'proposal'
   | 'attachment'
-  | 'document';
+  | 'document'
+  | 'webhook'
+  | 'webhook_delivery';
 
 export interface WorldTenant {
   companyId: string;
@@ -129,7 +131,11 @@ async function seedWorldTenant(
     crm_lead_id: lead.id,
     start_date: '2030-01-01T10:00:00Z',
   });
-  secrets.add(key).add(t.other.key.key);
+  // A subscription of the key's own (decision 0175) to an event that rarely fires, and its test delivery.
+  const webhook = await created('/webhooks', { url: `https://hooks.example.test/${marker}`, events: ['webhook.disabled'] });
+  const probe = await call('POST', `/integrations/external/webhooks/${webhook.id}/test`, { token: key, body: {} });
+  expect(probe.status, probe.text).to.equal(202);
+  secrets.add(key).add(t.other.key.key).add(webhook.secret);
   return {
     companyId: t.company.id,
     key,
@@ -156,6 +162,8 @@ async function seedWorldTenant(
       proposal: proposal.id,
       attachment: attachment.id,
       document: document.id,
+      webhook: webhook.id,
+      webhook_delivery: probe.body.id,
     },
   };
 }

@@ -172,7 +172,18 @@ export interface UserSummary {
   archived: boolean;
 }
 
-/** Customers are not records of crm yet: refs of that type are always left out (not found). */
+export interface CustomerSummary {
+  id: string;
+  code: number;
+  /** 1 person, 2 organization. */
+  type: number;
+  /** 1 active, 2 inactive. */
+  status: number;
+  /** The party the customer is: the person of a type 1, the organization of a type 2. */
+  person?: PersonSummary | undefined;
+  organization?: OrganizationSummary | undefined;
+}
+
 export interface GetRecordSummariesResponse {
   leads: LeadSummary[];
   deals: DealSummary[];
@@ -181,6 +192,7 @@ export interface GetRecordSummariesResponse {
   tags: TagSummary[];
   users: UserSummary[];
   deliveries: DeliverySummary[];
+  customers: CustomerSummary[];
 }
 
 function createBaseRecordRef(): RecordRef {
@@ -1160,8 +1172,161 @@ export const UserSummary: MessageFns<UserSummary> = {
   },
 };
 
+function createBaseCustomerSummary(): CustomerSummary {
+  return { id: "", code: 0, type: 0, status: 0, person: undefined, organization: undefined };
+}
+
+export const CustomerSummary: MessageFns<CustomerSummary> = {
+  encode(message: CustomerSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.code !== 0) {
+      writer.uint32(16).int32(message.code);
+    }
+    if (message.type !== 0) {
+      writer.uint32(24).int32(message.type);
+    }
+    if (message.status !== 0) {
+      writer.uint32(32).int32(message.status);
+    }
+    if (message.person !== undefined) {
+      PersonSummary.encode(message.person, writer.uint32(42).fork()).join();
+    }
+    if (message.organization !== undefined) {
+      OrganizationSummary.encode(message.organization, writer.uint32(50).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CustomerSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCustomerSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.code = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.type = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.status = reader.int32();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.person = PersonSummary.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.organization = OrganizationSummary.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CustomerSummary {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      code: isSet(object.code) ? globalThis.Number(object.code) : 0,
+      type: isSet(object.type) ? globalThis.Number(object.type) : 0,
+      status: isSet(object.status) ? globalThis.Number(object.status) : 0,
+      person: isSet(object.person) ? PersonSummary.fromJSON(object.person) : undefined,
+      organization: isSet(object.organization) ? OrganizationSummary.fromJSON(object.organization) : undefined,
+    };
+  },
+
+  toJSON(message: CustomerSummary): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.code !== 0) {
+      obj.code = Math.round(message.code);
+    }
+    if (message.type !== 0) {
+      obj.type = Math.round(message.type);
+    }
+    if (message.status !== 0) {
+      obj.status = Math.round(message.status);
+    }
+    if (message.person !== undefined) {
+      obj.person = PersonSummary.toJSON(message.person);
+    }
+    if (message.organization !== undefined) {
+      obj.organization = OrganizationSummary.toJSON(message.organization);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CustomerSummary>): CustomerSummary {
+    return CustomerSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CustomerSummary>): CustomerSummary {
+    const message = createBaseCustomerSummary();
+    message.id = object.id ?? "";
+    message.code = object.code ?? 0;
+    message.type = object.type ?? 0;
+    message.status = object.status ?? 0;
+    message.person = (object.person !== undefined && object.person !== null)
+      ? PersonSummary.fromPartial(object.person)
+      : undefined;
+    message.organization = (object.organization !== undefined && object.organization !== null)
+      ? OrganizationSummary.fromPartial(object.organization)
+      : undefined;
+    return message;
+  },
+};
+
 function createBaseGetRecordSummariesResponse(): GetRecordSummariesResponse {
-  return { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] };
+  return { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [], customers: [] };
 }
 
 export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> = {
@@ -1186,6 +1351,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     }
     for (const v of message.deliveries) {
       DeliverySummary.encode(v!, writer.uint32(58).fork()).join();
+    }
+    for (const v of message.customers) {
+      CustomerSummary.encode(v!, writer.uint32(66).fork()).join();
     }
     return writer;
   },
@@ -1259,6 +1427,14 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
             message.deliveries.push(DeliverySummary.decode(reader, reader.uint32()));
             continue;
           }
+          case 8: {
+            if (tag !== 66) {
+              break;
+            }
+
+            message.customers.push(CustomerSummary.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1286,6 +1462,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
       deliveries: globalThis.Array.isArray(object?.deliveries)
         ? object.deliveries.map((e: any) => DeliverySummary.fromJSON(e))
         : [],
+      customers: globalThis.Array.isArray(object?.customers)
+        ? object.customers.map((e: any) => CustomerSummary.fromJSON(e))
+        : [],
     };
   },
 
@@ -1312,6 +1491,9 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     if (message.deliveries?.length) {
       obj.deliveries = message.deliveries.map((e) => DeliverySummary.toJSON(e));
     }
+    if (message.customers?.length) {
+      obj.customers = message.customers.map((e) => CustomerSummary.toJSON(e));
+    }
     return obj;
   },
 
@@ -1327,6 +1509,7 @@ export const GetRecordSummariesResponse: MessageFns<GetRecordSummariesResponse> 
     message.tags = object.tags?.map((e) => TagSummary.fromPartial(e)) || [];
     message.users = object.users?.map((e) => UserSummary.fromPartial(e)) || [];
     message.deliveries = object.deliveries?.map((e) => DeliverySummary.fromPartial(e)) || [];
+    message.customers = object.customers?.map((e) => CustomerSummary.fromPartial(e)) || [];
     return message;
   },
 };

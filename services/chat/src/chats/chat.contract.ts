@@ -1,7 +1,7 @@
-import { type EventContract, event, route } from '@svc/platform/http/contract';
+import { type EventContract, event, idempotencyKeyHeader, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listMessagesQuery } from '../messages/message.schema.js';
-import { sendMessageBody } from '../messages/send.schema.js';
+import { sendMessageBody, sendMultipart } from '../messages/send.schema.js';
 import { cancelBody, listScheduledQuery, scheduleBody, scheduleMultipart } from '../scheduled/scheduled.schema.js';
 import { responsibleBody, templatesQuery, typingBody } from './chat.actions.js';
 import { createChatBody } from './chat.create.js';
@@ -13,6 +13,10 @@ const tags = ['Chats'];
 const P = CHAT_PERMISSIONS;
 const chatId = z.object({ id: z.string().meta({ description: 'The chat’s UUID.' }) });
 const ok = (description: string) => ({ 200: { description } });
+const idempotent = idempotencyKeyHeader(
+  'Makes the write run once (up to 255 characters): a retry with the same key answers the first answer without ' +
+    'sending again; 409 while it runs, or when it failed after the provider may have received the message.',
+);
 
 export const listChats = route({
   method: 'get',
@@ -32,6 +36,8 @@ export const createChat = route({
   operationId: 'createChat',
   summary: 'Create or reuse a WhatsApp chat and send its initial template',
   tags,
+  headers: idempotent,
+  errors: [409],
   permission: P.create,
   body: createChatBody,
   responses: { 201: { description: 'The chat summary, the template as its last message.' } },
@@ -89,9 +95,12 @@ export const sendMessage = route({
   description:
     'Multipart: the same fields (template and template_fields as JSON text) before the files; each file up to 100 MB, audio 16 MB.',
   tags,
+  headers: idempotent,
+  errors: [409],
   permission: P.write,
   params: chatId,
   body: sendMessageBody,
+  streamedBody: { contentType: 'multipart/form-data', schema: sendMultipart },
   responses: { 201: { description: '`{records}`: one per message sent; a failed file is a record with status failed.' } },
 });
 
@@ -173,7 +182,9 @@ export const listScheduled = route({
   permission: P.read,
   params: chatId,
   query: listScheduledQuery,
-  responses: ok('`{total, records}` in scheduled order.'),
+  responses: ok(
+    '`{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list.',
+  ),
 });
 
 export const scheduleMessage = route({
@@ -184,6 +195,8 @@ export const scheduleMessage = route({
   description:
     'Multipart: the same fields (template, template_fields and cancel_on_inbound as JSON text) before the files; each file up to 100 MB, audio 16 MB; files are sent as open messages, so inside session_expires_at.',
   tags,
+  headers: idempotent,
+  errors: [409],
   permission: P.write,
   params: chatId,
   body: scheduleBody,

@@ -48,7 +48,7 @@ export class ChatCreation {
   ) {}
 
   /** Creates the chat of the contact on the number or reuses it, then sends the template (synchronously, like a send). */
-  async create(actor: ChatActor, b: CreateChatBody) {
+  async create(actor: ChatActor, b: CreateChatBody, reached: () => void = () => undefined) {
     const pool = await this.pool();
     const number = await pool.query('select id from whatsapp_numbers where company_id = $1 and id = $2', [actor.companyId, b.phone_id]);
     if (!number.rowCount) throw invalid('phone_id: no WhatsApp number of the company has this id');
@@ -94,7 +94,7 @@ export class ChatCreation {
     }
     const body = { type: 'template' as const, template: b.template, template_fields: b.template_fields };
     const chat = await this.sender.prepare(actor, chatId, body);
-    await this.sender.send(actor, chat, body);
+    await this.sender.send(actor, chat, body, undefined, reached);
     const after = await this.chats.read(actor.companyId, chatId);
     return chatSummaryView(after, await this.chats.lookups(actor.companyId, [after]));
   }

@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import { invalid } from '@svc/platform/errors';
-import type { ApiRouter } from '@svc/platform/http/api';
-import { checkFormField, checkFormText, checkText } from '@svc/platform/http/body';
+import { invalidField } from '@svc/platform/errors';
+import type { ApiResponse, ApiRouter } from '@svc/platform/http/api';
+import { checkText } from '@svc/platform/http/body';
+import { isMultipart, readMultipart as readForm } from '@svc/platform/http/multipart';
 import { parse } from '@svc/platform/http/parse';
 import type { Identity } from '@svc/platform/identity';
-import busboy from 'busboy';
 import { sendMessage } from '../chats/chat.contract.js';
 import type { ChatActor } from '../chats/chat.service.js';
+import type { Answer, IdempotentWrites } from '../idempotency/idempotency.js';
 import type { IncomingFile, MessageSender } from './message.send.js';
 import { FILE_LIMIT_BYTES, sendMessageBody } from './send.schema.js';
 
@@ -19,23 +20,15 @@ interface Multipart {
 }
 
 /**
- * A multipart body read as it arrives (busboy): fields first, then each file handed on as a stream the moment it
- * starts, never buffered. Fields sent after a file are not seen (the README says to send fields first). The text of
- * the fields and file names follows the platform's rule for multipart text (decision 0135): a field that breaks it
- * rejects `fields`; a file name that breaks it rejects `fields` when it is the first file, else ends `files`.
+ * A multipart body read as it arrives by the platform's reader (decision 0170): fields first, then each file handed on
+ * as a stream the moment it starts, never buffered. Fields sent after a file are not seen (the README says to send
+ * fields first). A refusal (the reader's 400s, among them the multipart text rule of decision 0135) rejects `fields`
+ * when it comes before the first file, else ends `files` with it.
  */
 export function readMultipart(req: IncomingMessage): Multipart {
-  const bb = busboy({
-    headers: req.headers,
-    // File names are UTF-8 (busboy's default for header parameters is latin1, which turned "é" into "Ã©").
-    defParamCharset: 'utf8',
-    limits: { fileSize: FILE_LIMIT_BYTES + 1, files: 10, fields: 20, fieldSize: 64 * 1024 },
-  });
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];
   let done = false;
-  let failure: Error | null = null;
-  /** The first field or file name refused by the text rule: it ends the request as a 400. */
   let refused: Error | null = null;
   let draining = false;
   let wake: (() => void) | null = null;
@@ -52,35 +45,28 @@ export function readMultipart(req: IncomingMessage): Multipart {
     else fieldsReady(fields);
     wake?.();
   };
-  const refuse = (check: () => void): boolean => {
-    if (refused) return true;
-    try {
-      check();
-      return false;
-    } catch (err) {
-      refused = err as Error;
-      poke();
-      return true;
-    }
-  };
-  bb.on('field', (name, value) => {
-    if (refuse(() => checkFormField(name, value, 'text'))) return;
-    fields[name] = value;
-  });
-  bb.on('file', (name, stream, info) => {
-    if (draining || refuse(() => checkFormText(info.filename ?? 'file', `${name}.filename`, 'name'))) return void stream.resume();
-    queue.push({ stream, fileName: info.filename ?? 'file', mimeType: info.mimeType });
-    poke();
-  });
-  bb.on('close', () => {
-    done = true;
-    poke();
-  });
-  bb.on('error', (err) => {
-    failure = err instanceof Error ? err : new Error(String(err));
-    poke();
-  });
-  req.pipe(bb);
+  readForm(
+    req,
+    { limits: { fileSize: FILE_LIMIT_BYTES, files: 10, fields: 20, fieldSize: 64 * 1024 }, fieldKind: 'text' },
+    {
+      field: (name, value) => {
+        fields[name] = value;
+      },
+      file: (_name, stream, info) => {
+        if (draining) return void stream.resume();
+        queue.push({ stream, fileName: info.filename ?? 'file', mimeType: info.mimeType });
+        poke();
+      },
+      error: (err) => {
+        refused = err;
+        poke();
+      },
+      close: () => {
+        done = true;
+        poke();
+      },
+    },
+  );
   return {
     fields: fieldsPromise,
     files: {
@@ -92,7 +78,6 @@ export function readMultipart(req: IncomingMessage): Multipart {
             yield next;
             continue;
           }
-          if (failure) throw invalid(`body: malformed multipart (${(failure as Error).message})`);
           if (done) return;
           await new Promise<void>((r) => (wake = r));
           wake = null;
@@ -113,42 +98,59 @@ export const jsonField = (fields: Record<string, string>, name: string): unknown
   try {
     parsed = JSON.parse(v);
   } catch {
-    throw invalid(`${name}: must be JSON in a multipart body`);
+    throw invalidField(name, 'must be JSON in a multipart body');
   }
   // A NUL or a lone surrogate reaches the JSON as a \u escape: the rule of JSON bodies, under the field's name.
   checkText(parsed, name);
   return parsed;
 };
 
-export const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
+export { isMultipart };
 
 /**
  * POST /chats/{id}/messages: JSON, or multipart read as it arrives and each file streamed on to the provider
  * (`ApiRouter.stream` leaves a multipart body unread for this handler).
  */
-export function sendRoute(r: ApiRouter, sender: MessageSender, actor: (req: { identity?: Identity }) => ChatActor): ApiRouter {
-  return r.stream(sendMessage, async (req, res, { params, body: json }) => {
+export function sendRoute(
+  r: ApiRouter,
+  sender: MessageSender,
+  actor: (req: { identity?: Identity }) => ChatActor,
+  idempotent: IdempotentWrites,
+): ApiRouter {
+  return r.stream(sendMessage, async (req, res, { params, body: json, headers }) => {
     const a = actor(req);
-    if (!isMultipart(req.raw)) {
-      const chat = await sender.prepare(a, params.id, json);
-      res.status(201).json(await sender.send(a, chat, json));
-      return;
-    }
-    const mp = readMultipart(req.raw);
-    try {
-      const f = await mp.fields;
-      const body = parse(sendMessageBody, {
-        type: f.type,
-        body: f.body,
-        template: jsonField(f, 'template'),
-        template_fields: jsonField(f, 'template_fields'),
-        reference_wamid: f.reference_wamid,
-      });
-      const chat = await sender.prepare(a, params.id, body);
-      res.status(201).json(await sender.send(a, chat, body, mp.files));
-    } catch (err) {
-      mp.drain();
-      throw err;
-    }
+    const operation = `POST /chats/${params.id}/messages`;
+    const answer = await idempotent.once(a.companyId, headers['x-idempotency-key'], operation, async (reached) => {
+      if (!isMultipart(req.raw)) {
+        const chat = await sender.prepare(a, params.id, json);
+        return { status: 201, body: await sender.send(a, chat, json, undefined, reached) };
+      }
+      const mp = readMultipart(req.raw);
+      try {
+        const f = await mp.fields;
+        const body = parse(sendMessageBody, {
+          type: f.type,
+          body: f.body,
+          template: jsonField(f, 'template'),
+          template_fields: jsonField(f, 'template_fields'),
+          reference_wamid: f.reference_wamid,
+        });
+        const chat = await sender.prepare(a, params.id, body);
+        return { status: 201, body: await sender.send(a, chat, body, mp.files, reached) };
+      } catch (err) {
+        mp.drain();
+        throw err;
+      }
+    });
+    answerOnce(req.raw, res, answer);
   });
+}
+
+/** Answers a write's answer; a replayed one says so, and the body it did not need is read away. */
+export function answerOnce(raw: IncomingMessage, res: ApiResponse, answer: Answer & { replayed: boolean }): void {
+  if (answer.replayed) {
+    res.setHeader('idempotent-replayed', 'true');
+    if (!raw.readableEnded) raw.resume();
+  }
+  res.status(answer.status).json(answer.body);
 }

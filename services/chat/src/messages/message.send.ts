@@ -87,6 +87,24 @@ async function attempt(send: () => Promise<SendResult>): Promise<Outcome> {
   }
 }
 
+/** The provider, calling `reached` before each send request. */
+function announcing(provider: ChatProvider, reached: () => void): ChatProvider {
+  const announced = Object.create(provider) as ChatProvider;
+  announced.sendText = (input) => {
+    reached();
+    return provider.sendText(input);
+  };
+  announced.sendTemplate = (input) => {
+    reached();
+    return provider.sendTemplate(input);
+  };
+  announced.sendMedia = (input) => {
+    reached();
+    return provider.sendMedia(input);
+  };
+  return announced;
+}
+
 /**
  * POST /chats/{id}/messages (spec, the seven rules): text, a template, or files, sent synchronously to the provider.
  * Each message is stored as `processing` before the provider is called and settled with its answer in the same
@@ -116,8 +134,15 @@ export class MessageSender {
     return chat;
   }
 
-  async send(actor: ChatActor, chat: ChatRead, body: SendMessageBody, files: AsyncIterable<IncomingFile> = (async function* () {})()) {
-    const provider = providerOf(this.d.providers, chat);
+  /** `reached` is called before the first request to the provider (what an idempotency key must not repeat). */
+  async send(
+    actor: ChatActor,
+    chat: ChatRead,
+    body: SendMessageBody,
+    files: AsyncIterable<IncomingFile> = (async function* () {})(),
+    reached: () => void = () => undefined,
+  ) {
+    const provider = announcing(providerOf(this.d.providers, chat), reached);
     const to = contactOf(chat);
     const pool = await this.d.pool();
     const agentId = await this.agentOf(pool, actor, chat);

@@ -32,5 +32,19 @@ export const sendMessageBody = z.strictObject({
 });
 export type SendMessageBody = z.infer<typeof sendMessageBody>;
 
+/** The multipart form of POST /chats/{id}/messages, as documented: the fields as text, then the files. */
+export const sendMultipart = z.object({
+  type: z.string().optional(),
+  body: z.string().optional(),
+  template: z.string().optional().describe('JSON text of {name, language}'),
+  template_fields: z.string().optional().describe('JSON text of the template fields'),
+  reference_wamid: z.string().optional(),
+  // Any number of file parts, each named `file` (the server takes every file part, whatever its name).
+  file: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('a file part (binary); repeat the part for several files'),
+});
+
 export const FILE_LIMIT_BYTES = 100 * 1024 * 1024;
 export const AUDIO_LIMIT_BYTES = 16 * 1024 * 1024;

@@ -1,3 +1,4 @@
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
 
 const templateField = z.strictObject({
@@ -32,15 +33,23 @@ export const scheduleMultipart = z.object({
   template_fields: z.string().optional().describe('JSON text of the template fields'),
   reference_wamid: z.string().optional(),
   cancel_on_inbound: z.string().optional().describe('true or false'),
-  files: z.array(z.string().describe('a file part (binary)')).optional(),
+  // Any number of file parts, each named `file` (the server takes every file part, whatever its name).
+  file: z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .describe('a file part (binary); repeat the part for several files'),
 });
 
 export const cancelBody = z.strictObject({
   reason: z.string().max(500, 'must be at most 500 characters').optional(),
 });
 
+/** GET /chats/{id}/scheduled-messages: paged as the other lists (`total` counts the whole query). */
 export const listScheduledQuery = z.object({
+  skip: skipParam().default(0),
+  take: takeParam(100).default(20),
   status: z
     .enum(['PENDING', 'PROCESSING', 'SENT', 'CANCELED', 'FAILED'], { message: 'must be PENDING, PROCESSING, SENT, CANCELED or FAILED' })
     .optional(),
 });
+export type ListScheduledQuery = z.infer<typeof listScheduledQuery>;

@@ -6,7 +6,7 @@ import { sessionExpiresAt } from '../chats/chat.view.js';
 import type { IncomingFile, MessageSender } from '../messages/message.send.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES } from '../messages/send.schema.js';
 import { type Attachment, attachmentIds, type ScheduledFileStore } from './scheduled.files.js';
-import type { ScheduleBody } from './scheduled.schema.js';
+import type { ListScheduledQuery, ScheduleBody } from './scheduled.schema.js';
 import { type ScheduledRow, scheduledView } from './scheduled.view.js';
 
 /** Scheduled messages of WhatsApp chats (spec, Scheduled message and its state table). */
@@ -130,13 +130,29 @@ export class ScheduledService {
     throw invalid(`status: only PENDING scheduled messages can be canceled (this one is ${current.rows[0].status})`);
   }
 
-  async list(actor: ChatActor, chatId: string, status: string | undefined) {
+  async list(actor: ChatActor, chatId: string, q: ListScheduledQuery) {
     await this.chats.read(actor.companyId, chatId);
-    const { rows } = await (await this.pool()).query<ScheduledRow>(
-      `select * from scheduled_messages where company_id = $1 and chat_id = $2 and ($3::text is null or status = $3)
-       order by scheduled_at, id`,
-      [actor.companyId, chatId, status ?? null],
+    const { rows } = await (await this.pool()).query<ScheduledRow & { total: string }>(
+      `select *, count(*) over () as total from scheduled_messages
+       where company_id = $1 and chat_id = $2 and ($3::text is null or status = $3)
+       order by scheduled_at, id limit $4 offset $5`,
+      [actor.companyId, chatId, q.status ?? null, q.take, q.skip],
     );
-    return { total: rows.length, records: rows.map(scheduledView) };
+    // A page past the end has no row to carry the count: count on its own then.
+    const total = rows[0]
+      ? Number(rows[0].total)
+      : q.skip === 0
+        ? 0
+        : Number(
+            (
+              await (
+                await this.pool()
+              ).query<{ n: string }>(
+                'select count(*) as n from scheduled_messages where company_id = $1 and chat_id = $2 and ($3::text is null or status = $3)',
+                [actor.companyId, chatId, q.status ?? null],
+              )
+            ).rows[0]!.n,
+          );
+    return { total, records: rows.map(({ total: _total, ...row }) => scheduledView(row)) };
   }
 }

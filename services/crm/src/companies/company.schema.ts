@@ -1,3 +1,4 @@
+import { MAX_KEY_PERMISSIONS, MAX_PERMISSION_LENGTH } from '@svc/platform/identity';
 import { z } from 'zod';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
@@ -8,7 +9,15 @@ const hostname = z
   .trim()
   .toLowerCase()
   .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/, 'must be a host name');
-const permission = z.string().regex(/^(\*|[a-z][a-z0-9_-]*\/[a-z][a-z0-9_.-]*)$/, 'must be "*" or a permission such as crm/lead.read');
+const permission = z
+  .string()
+  .max(MAX_PERMISSION_LENGTH, `must be at most ${MAX_PERMISSION_LENGTH} characters`)
+  .regex(/^(\*|[a-z][a-z0-9_-]*\/[a-z][a-z0-9_.-]*)$/, 'must be "*" or a permission such as crm/lead.read');
+/** Bounded so the key's identity always fits what the services accept in a request's headers (decision 0153). */
+const permissions = z
+  .array(permission)
+  .min(1, 'must list at least one permission (["*"] for all)')
+  .max(MAX_KEY_PERMISSIONS, `must list at most ${MAX_KEY_PERMISSIONS} permissions`);
 
 export const createCompanyBody = z.strictObject({
   name,
@@ -32,7 +41,7 @@ export const updateUserBody = z.strictObject({
 export const createKeyBody = z
   .strictObject({
     created_by_user_id: z.uuid('must be a UUID'),
-    permissions: z.array(permission).min(1, 'must list at least one permission (["*"] for all)'),
+    permissions,
     allowed_domain: hostname.nullable().optional(),
     valid_from: dateTime.nullable().optional(),
     valid_until: dateTime.nullable().optional(),
@@ -46,6 +55,6 @@ export const createKeyBody = z
 export const updateKeyBody = z.strictObject({
   active: z.boolean().optional(),
   valid_until: dateTime.nullable().optional(),
-  permissions: z.array(permission).min(1).optional(),
+  permissions: permissions.optional(),
   rate_limit_per_minute: z.number().int().min(1).max(1_000_000).nullable().optional(),
 });

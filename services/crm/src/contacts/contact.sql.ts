@@ -12,6 +12,8 @@ export interface PersonWithContacts {
   contacts: PersonContact[];
   /** resolvePerson created the person (no other context can hold anything of it yet). */
   created?: boolean;
+  /** resolvePerson found the person by a contact of this type (CONTACT_TYPES) it was sent (decision 0182). */
+  matchedType?: number;
 }
 
 export interface PersonRequest {
@@ -103,7 +105,10 @@ export class ContactSql {
           typesHeld.add(c.type);
         }
         if (added.length) await run(client, this.insertContacts, [JSON.stringify(added.map((c) => this.contact.row(c)))]);
-        return { person, contacts: [...contacts, ...added] };
+        // The receipt names one matching type: e-mail before phone before the others.
+        const matched = usable.filter((u) => have.has(`${u.type}:${u.norm}`)).map((u) => u.type);
+        const matchedType = [...matched].sort((a, b) => a - b)[0];
+        return { person, contacts: [...contacts, ...added], ...(matchedType !== undefined ? { matchedType } : {}) };
       }
     }
     if (!input.name) throw invalid(`${path}.name: required to create a person`);

@@ -1,12 +1,15 @@
 import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { idempotencyHeader } from '../leads/lead.contract.js';
+import { batchAnswer, batchBody } from '../sales/sales.batch.js';
 import { creationAnswer, dealDetailSchema, dealListRecordSchema, updateAnswer } from '../sales/sales.responses.js';
 import { createDealBody, listDealsQuery, updateDealBody } from './deal.schema.js';
 
 /** The external deal routes' contracts (decision 0100). */
 const tags = ['Deals'];
-const ref = z.object({ ref: z.string().meta({ description: 'The deal’s UUID or its numeric per-company code.' }) });
+const ref = z.object({
+  ref: z.string().meta({ description: 'The deal’s UUID, its numeric per-company code, or `ext:` and its external_id.' }),
+});
 
 export const createDeal = route({
   method: 'post',
@@ -57,4 +60,18 @@ export const updateDeal = route({
   params: ref,
   body: updateDealBody,
   responses: { 200: { description: 'The deal after the update.', schema: updateAnswer } },
+  errors: [409],
+});
+
+export const createDealsBatch = route({
+  method: 'post',
+  path: '/deals/batch',
+  operationId: 'createDealsBatch',
+  summary: 'Create or upsert up to 100 deals',
+  description:
+    'Each item is the body of POST /deals, checked and written on its own, in order, with every rule and event of POST /deals (or, in upsert mode, of PUT /deals/{ref} when its external_id names a live deal). mode create needs crm/deal.create; in upsert mode an item that creates needs crm/deal.create and one that updates crm/deal.update (an item without it fails with 403). The rate limit counts each item.',
+  tags,
+  body: batchBody('deal'),
+  errors: [403],
+  responses: { 200: { description: 'One result per item, in the items’ order.', schema: batchAnswer } },
 });

@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { reasonProperties, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
+import { externalIdIndex, reasonProperties, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 /** A deal (opportunity): the columns it shares with a lead, plus its own (spec "Deal payloads"). */
 export const Deal = defineEntity({
@@ -16,6 +16,7 @@ export const Deal = defineEntity({
   },
   uniques: [{ name: 'deals_company_code_unique', properties: ['companyId', 'code'] }],
   indexes: [
+    externalIdIndex('deal'),
     { name: 'deals_company_stage_idx', properties: ['companyId', 'stageId'] },
     { name: 'deals_company_created_idx', properties: ['companyId', 'createdAt', 'id'] },
     { name: 'deals_company_lead_idx', properties: ['companyId', 'leadId'] },
@@ -37,6 +38,8 @@ export const DealIdempotencyKey = defineEntity({
     finishedAt: p.datetime().nullable(),
     /** The AttemptOwner.id of the crm process whose attempt reserved the key (decision 0111). */
     attemptOwner: p.integer().nullable(),
+    /** The person receipts of the creation (decision 0182), so a replay answers them too. */
+    persons: p.json<unknown>().nullable(),
   },
 });
 export type DealIdempotencyKey = InferEntity<typeof DealIdempotencyKey>;

@@ -3,9 +3,10 @@ import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
+import { runBatch, updateOfItem } from '../sales/sales.batch.js';
 import { adminRouter, companyParam, salesActionRoutes } from '../sales/sales.http.js';
-import { createDeal, getDeal, updateDeal } from './deal.contract.js';
-import { dealWinBody, leadWinBody } from './deal.schema.js';
+import { createDeal, createDealsBatch, getDeal, updateDeal } from './deal.contract.js';
+import { createDealBody, dealWinBody, leadWinBody, updateDealBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
 /** The external deal routes (served without Express, decision 0014), described by their contracts (decision 0100). */
@@ -13,6 +14,15 @@ export function dealRoutes(deals: Deals): ApiRouter {
   return apiRouter()
     .route(createDeal, async (req, res, { body, headers }) => {
       res.status(201).json(await deals.create(integrationOf(req), body, headers['x-idempotency-key']));
+    })
+    .route(createDealsBatch, async (req, res, { body }) => {
+      res.json(
+        await runBatch(deals, integrationOf(req), body, {
+          create: createDealBody,
+          update: updateDealBody,
+          toUpdate: (item) => updateOfItem(item, true, 'deal'),
+        }),
+      );
     })
     .route(getDeal, async (req, res, { params }) => {
       const identity = integrationOf(req);

@@ -1,9 +1,11 @@
-import { run } from '@svc/platform/db/native';
+import { run, statement } from '@svc/platform/db/native';
 import { invalid, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { NamedItem } from '../catalog/catalog.entity.js';
+import { CustomerStatus } from '../customers/customer.entity.js';
+import { customerPartyOf, findOrCreateCustomer } from '../customers/customer.service.js';
 import type { Leads } from '../leads/lead.service.js';
 import { effectiveLeadSourceId } from '../marketing/acquisition.view.js';
 import type { Actor, Loaded } from '../sales/sales.base.js';
@@ -19,6 +21,12 @@ import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snap
 import { DealSql } from './deal.sql.js';
 
 export type LoadedDeal = Loaded<Deal, DealRelations>;
+
+// The deal's main person, else its first.
+const MAIN_PERSON = statement(
+  'crm_deal_main_person',
+  'select person_id from deal_participants where company_id = $1 and deal_id = $2 order by main desc, created_at, id limit 1',
+);
 
 /** crm's deal operations (decisions 0050–0052): the lead rules and relations (SalesRecords), on the deal tables. */
 export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
@@ -79,9 +87,19 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     await this.setLossReasons(client, deal.companyId, deal.id, []);
   }
 
+  /** A deal won by PUT (status 2) makes its customer as the admin API's win does, from the persons the PUT left it. */
+  protected override async updated(client: PoolClient, deal: Deal, before: LoadedDeal) {
+    if (deal.status !== SalesStatus.won || before.record.status === SalesStatus.won) return;
+    const [main] = await run<{ person_id: string }>(client, MAIN_PERSON, [deal.companyId, deal.id]);
+    const party = customerPartyOf(deal, { participants: main ? [{ participant: { main: true }, person: { id: main.person_id } }] : [] });
+    if (party) await findOrCreateCustomer(client, deal.companyId, party, new Date(), CustomerStatus.ACTIVE);
+  }
+
   /**
    * The admin API's win (decision 0056): deal.won with the gain reasons in the order sent (the first is
-   * `gain_reason`), the description (`won_reason_description`) and `customer_id` null (crm has no customers).
+   * `gain_reason`), the description (`won_reason_description`) and `customer_id`: the customer the deal's
+   * organization, else its main person, is, found or made in the win's transaction (decision 0165); null when the
+   * deal has neither.
    */
   async win(companyId: string, ref: string, userId: string, gainReasonIds: string[], description: string | null) {
     const target = await this.target(companyId, ref, userId);
@@ -90,15 +108,17 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
       won: true,
       lossReasons: [],
       lossDescription: null,
-      also: async (client, deal) => {
+      also: async (client, deal, before) => {
         deal.wonReasonDescription = description;
         await this.setGainReasons(client, deal, reasons);
+        const party = customerPartyOf(deal, before.rel);
+        return party ? (await findOrCreateCustomer(client, companyId, party, new Date(), CustomerStatus.ACTIVE)).id : null;
       },
-      event: ({ snapshot, at, by }) =>
+      event: ({ snapshot, at, by }, customerId) =>
         salesEvent('deal', 'won', snapshot, {
           won_date: at,
           won_by: by,
-          customer_id: null,
+          customer_id: customerId ?? null,
           gain_reason: reasons[0] ? namedSummary(reasons[0]) : null,
           gain_reasons: reasons.map(namedSummary),
           won_reason_description: description,
@@ -168,9 +188,10 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    * GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. The chat
    * fields are asked of chat for its persons when the key has crm/chats.read (`canReadChats`), as the lead detail's.
    */
-  async detail(actor: Actor, ref: string, canReadChats = false) {
-    const r = this.refOf(ref);
-    if (!r) throw notFound('Deal');
+  async detail(actor: Actor, given: string, canReadChats = false) {
+    const ref = await this.resolveRef(actor.companyId, given);
+    const r = ref && this.refOf(ref);
+    if (!ref || !r) throw notFound('Deal');
     const [row] = await run(await this.pool, r.byId ? this.sql.detailById : this.sql.detailByCode, [
       actor.companyId,
       r.value,

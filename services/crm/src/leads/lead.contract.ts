@@ -1,12 +1,15 @@
 import { page, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
+import { batchAnswer, batchBody } from '../sales/sales.batch.js';
 import { creationAnswer, leadDetailSchema, leadListRecordSchema, updateAnswer } from '../sales/sales.responses.js';
 import { idempotencyKey } from '../sales/sales.schema.js';
 import { createLeadBody, listLeadsQuery, updateLeadBody } from './lead.schema.js';
 
 /** The external lead routes' contracts (decision 0100): what lead.http.ts serves and the OpenAPI document shows. */
 const tags = ['Leads'];
-const ref = z.object({ ref: z.string().meta({ description: 'The lead’s UUID or its numeric per-company code.' }) });
+const ref = z.object({
+  ref: z.string().meta({ description: 'The lead’s UUID, its numeric per-company code, or `ext:` and its external_id.' }),
+});
 export const idempotencyHeader = z.object({
   'x-idempotency-key': idempotencyKey()
     .optional()
@@ -63,4 +66,18 @@ export const updateLead = route({
   params: ref,
   body: updateLeadBody,
   responses: { 200: { description: 'The lead after the update.', schema: updateAnswer } },
+  errors: [409],
+});
+
+export const createLeadsBatch = route({
+  method: 'post',
+  path: '/leads/batch',
+  operationId: 'createLeadsBatch',
+  summary: 'Create or upsert up to 100 leads',
+  description:
+    'Each item is the body of POST /leads, checked and written on its own, in order, with every rule and event of POST /leads (or, in upsert mode, of PUT /leads/{ref} when its external_id names a live lead). mode create needs crm/lead.create; in upsert mode an item that creates needs crm/lead.create and one that updates crm/lead.update (an item without it fails with 403). The rate limit counts each item.',
+  tags,
+  body: batchBody('lead'),
+  errors: [403],
+  responses: { 200: { description: 'One result per item, in the items’ order.', schema: batchAnswer } },
 });

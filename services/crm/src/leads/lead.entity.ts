@@ -1,5 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import { salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
+import { externalIdIndex, salesRecordProperties, salesRelationEntities } from '../sales/sales.entity.js';
 
 export const Lead = defineEntity({
   name: 'Lead',
@@ -20,6 +20,7 @@ export const Lead = defineEntity({
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
   indexes: [
+    externalIdIndex('lead'),
     { name: 'leads_company_stage_idx', properties: ['companyId', 'stageId'] },
     { name: 'leads_company_created_idx', properties: ['companyId', 'createdAt', 'id'] },
   ],
@@ -60,6 +61,8 @@ export const LeadIdempotencyKey = defineEntity({
     finishedAt: p.datetime().nullable(),
     /** The AttemptOwner.id of the crm process whose attempt reserved the key (decision 0111). */
     attemptOwner: p.integer().nullable(),
+    /** The person receipts of the creation (decision 0182), so a replay answers them too. */
+    persons: p.json<unknown>().nullable(),
   },
 });
 export type LeadIdempotencyKey = InferEntity<typeof LeadIdempotencyKey>;

@@ -2,8 +2,10 @@ import { type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { hasPermission } from '@svc/platform/identity';
 import type { Router } from 'express';
+import { runBatch, updateOfItem } from '../sales/sales.batch.js';
 import { adminRouter, salesActionRoutes } from '../sales/sales.http.js';
-import { createLead, getLead, listLeads, updateLead } from './lead.contract.js';
+import { createLead, createLeadsBatch, getLead, listLeads, updateLead } from './lead.contract.js';
+import { createLeadBody, updateLeadBody } from './lead.schema.js';
 import type { Leads } from './lead.service.js';
 
 /** The external lead routes (served without Express, decision 0014), described by their contracts (decision 0100). */
@@ -11,6 +13,15 @@ export function leadRoutes(leads: Leads): ApiRouter {
   return apiRouter()
     .route(createLead, async (req, res, { body, headers }) => {
       res.status(201).json(await leads.create(integrationOf(req), body, headers['x-idempotency-key']));
+    })
+    .route(createLeadsBatch, async (req, res, { body }) => {
+      res.json(
+        await runBatch(leads, integrationOf(req), body, {
+          create: createLeadBody,
+          update: updateLeadBody,
+          toUpdate: (item) => updateOfItem(item, false, 'lead'),
+        }),
+      );
     })
     .route(listLeads, async (req, res, { query }) => {
       res.json(await leads.list(integrationOf(req), query));

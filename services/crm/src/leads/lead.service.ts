@@ -59,8 +59,9 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
    * (LeadDetails: a cache of assembled details checked against versions, decision 0015). `canReadChats`: the key has
    * crm/chats.read; without it the chat fields are false and empty (spec, Lead detail).
    */
-  async detailJson(actor: Actor, ref: string, canReadChats = false): Promise<string> {
-    if (!this.refOf(ref)) throw notFound('Lead');
+  async detailJson(actor: Actor, given: string, canReadChats = false): Promise<string> {
+    const ref = await this.resolveRef(actor.companyId, given);
+    if (!ref || !this.refOf(ref)) throw notFound('Lead');
     const chatFields = canReadChats
       ? async (persons: LeadPerson[]) => JSON.stringify(await this.chatFieldsOfDetail(actor.companyId, persons)).slice(1, -1)
       : undefined;

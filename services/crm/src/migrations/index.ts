@@ -15,6 +15,9 @@ import { Migration20261125124548__contracts } from './Migration20261125124548__c
 import { Migration20261125125318__satisfaction } from './Migration20261125125318__satisfaction.js';
 import { Migration20261125132316__files_and_proposals } from './Migration20261125132316__files_and_proposals.js';
 import { Migration20261125140229__attempt_owner } from './Migration20261125140229__attempt_owner.js';
+import { Migration20261126101707__customers } from './Migration20261126101707__customers.js';
+import { Migration20261126103000__external_ids } from './Migration20261126103000__external_ids.js';
+import { Migration20261126104700__idempotency_receipts } from './Migration20261126104700__idempotency_receipts.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -33,4 +36,7 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261125125318__satisfaction,
   Migration20261125132316__files_and_proposals,
   Migration20261125140229__attempt_owner,
+  Migration20261126101707__customers,
+  Migration20261126103000__external_ids,
+  Migration20261126104700__idempotency_receipts,
 ];

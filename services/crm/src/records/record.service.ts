@@ -1,5 +1,6 @@
 import { invalid, isUuid } from '@svc/platform/errors';
 import {
+  type CustomerSummary,
   type DealSummary,
   type DeliverySummary,
   type GetRecordSummariesRequest,
@@ -30,8 +31,8 @@ function idsByType(refs: GetRecordSummariesRequest['refs']): Map<RecordType, str
 }
 
 // One round trip for every type; a type with no ids costs an index probe with an empty array.
-// Customers are not crm records yet: their refs are left out (not found). Deals follow the visibility rule of leads
-// (deal.sql.ts); deliveries are seen by every user of the company.
+// Deals follow the visibility rule of leads (deal.sql.ts); deliveries and customers are seen by every user of the
+// company.
 const SUMMARIES_SQL = `
 select
   (select coalesce(json_agg(json_build_object('id', l.id, 'title', l.title, 'code', l.code)), '[]'::json)
@@ -48,7 +49,13 @@ select
             'active', u.active, 'archived', u.archived)), '[]'::json)
      from users u where u.company_id = $1::uuid and u.id = any($7::uuid[])) as users,
   (select coalesce(json_agg(json_build_object('id', v.id, 'title', v.title, 'code', v.code, 'status', v.status)), '[]'::json)
-     from deliveries v where v.company_id = $1::uuid and v.id = any($9::uuid[])) as deliveries`;
+     from deliveries v where v.company_id = $1::uuid and v.id = any($9::uuid[])) as deliveries,
+  (select coalesce(json_agg(json_build_object('id', c.id, 'code', c.code, 'type', c.type, 'status', c.status,
+            'person', (select json_build_object('id', p.id, 'name', p.name) from persons p
+                        where p.company_id = c.company_id and p.id = c.person_id),
+            'organization', (select json_build_object('id', o.id, 'name', o.name, 'legal_name', o.legal_name) from organizations o
+                              where o.company_id = c.company_id and o.id = c.organization_id))), '[]'::json)
+     from customers c where c.company_id = $1::uuid and c.id = any($10::uuid[])) as customers`;
 
 interface SummaryRows {
   leads: LeadSummary[];
@@ -58,9 +65,22 @@ interface SummaryRows {
   tags: { id: string; name: string; bg: string | null; fg: string | null }[];
   users: { id: string; name: string; avatar: string | null; email: string; active: boolean; archived: boolean }[];
   deliveries: DeliverySummary[];
+  customers: {
+    id: string;
+    code: number;
+    type: number;
+    status: number;
+    person: PersonSummary | null;
+    organization: { id: string; name: string; legal_name: string | null } | null;
+  }[];
 }
 
 const opt = <T>(v: T | null): T | undefined => v ?? undefined;
+const organizationSummary = (o: { id: string; name: string; legal_name: string | null }): OrganizationSummary => ({
+  id: o.id,
+  name: o.name,
+  legal_name: opt(o.legal_name),
+});
 
 export class RecordSummaries {
   constructor(private readonly pool: () => Promise<Pool>) {}
@@ -70,7 +90,16 @@ export class RecordSummaries {
     if (!isUuid(req.viewer_user_id)) throw invalid('viewer_user_id: must be a UUID');
     if (req.refs.length > MAX_REFS) throw invalid(`refs: at most ${MAX_REFS}`);
     const ids = idsByType(req.refs);
-    const empty: GetRecordSummariesResponse = { leads: [], deals: [], persons: [], organizations: [], tags: [], users: [], deliveries: [] };
+    const empty: GetRecordSummariesResponse = {
+      leads: [],
+      deals: [],
+      persons: [],
+      organizations: [],
+      tags: [],
+      users: [],
+      deliveries: [],
+      customers: [],
+    };
     const asked = [
       RecordType.RECORD_TYPE_LEAD,
       RecordType.RECORD_TYPE_DEAL,
@@ -78,6 +107,7 @@ export class RecordSummaries {
       RecordType.RECORD_TYPE_ORGANIZATION,
       RecordType.RECORD_TYPE_TAG,
       RecordType.RECORD_TYPE_DELIVERY,
+      RecordType.RECORD_TYPE_CUSTOMER,
     ];
     if (![...asked, RecordType.RECORD_TYPE_USER].some((t) => ids.get(t)?.length)) return empty;
     const pool = await this.pool();
@@ -94,6 +124,7 @@ export class RecordSummaries {
         ids.get(RecordType.RECORD_TYPE_USER) ?? [],
         ids.get(RecordType.RECORD_TYPE_DEAL) ?? [],
         ids.get(RecordType.RECORD_TYPE_DELIVERY) ?? [],
+        ids.get(RecordType.RECORD_TYPE_CUSTOMER) ?? [],
       ],
     });
     const row = rows[0]!;
@@ -103,7 +134,17 @@ export class RecordSummaries {
       deals: row.deals,
       deliveries: row.deliveries,
       persons: row.persons,
-      organizations: row.organizations.map((o): OrganizationSummary => ({ id: o.id, name: o.name, legal_name: opt(o.legal_name) })),
+      organizations: row.organizations.map(organizationSummary),
+      customers: row.customers.map(
+        (c): CustomerSummary => ({
+          id: c.id,
+          code: c.code,
+          type: c.type,
+          status: c.status,
+          person: opt(c.person),
+          organization: c.organization ? organizationSummary(c.organization) : undefined,
+        }),
+      ),
       tags: row.tags.map((t): TagSummary => ({ id: t.id, name: t.name, color_background: opt(t.bg), color_foreground: opt(t.fg) })),
       users: row.users.map(
         (u): UserSummary => ({ id: u.id, name: u.name, avatar: opt(u.avatar), email: u.email, active: u.active, archived: u.archived }),

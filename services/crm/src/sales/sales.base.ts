@@ -1,5 +1,5 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
-import { forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
+import { conflict, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
@@ -58,6 +58,8 @@ export interface DetailParts<R> {
 }
 
 const CODE = /^[1-9]\d{0,9}$/;
+/** A ref naming a record by its external id (decision 0180). */
+const EXTERNAL = 'ext:';
 
 /**
  * What every operation on leads and deals stands on (decisions 0040–0044, 0051): the kind's statements, its
@@ -156,7 +158,35 @@ export abstract class SalesBase<
     return CODE.test(ref) ? { byId: false, value: Number(ref) } : null;
   }
 
+  /**
+   * `ref` with an `ext:<external_id>` form replaced by the record's UUID (decision 0180); null when no live record of
+   * the company has that external id. Other refs are returned as they are.
+   */
+  async resolveRef(companyId: string, ref: string): Promise<string | null> {
+    if (!ref.startsWith(EXTERNAL)) return ref;
+    return this.externalIdOf(companyId, ref.slice(EXTERNAL.length));
+  }
+
+  /** The id of the live record of the company with this external id, or null. */
+  async externalIdOf(companyId: string, externalId: string, db?: Pool | PoolClient): Promise<string | null> {
+    if (!externalId) return null;
+    const [row] = await run<{ id: string }>(db ?? (await this.pool), this.sql.idOfExternal, [companyId, externalId]);
+    return row?.id ?? null;
+  }
+
+  /**
+   * A write refused by the unique index of external ids becomes a 409 naming the record that holds the id (decision
+   * 0180); any other error is returned as it is.
+   */
+  protected async externalIdTaken(err: unknown, companyId: string, externalId: string | null | undefined): Promise<unknown> {
+    const pg = err as { code?: string; constraint?: string };
+    if (!externalId || pg?.code !== '23505' || pg.constraint !== `${this.sql.table}_company_external_id_unique`) return err;
+    const holder = await this.externalIdOf(companyId, externalId);
+    return conflict(holder ? `external_id: already the external id of ${this.kind} ${holder}` : 'external_id: already in use');
+  }
+
   protected async idOf(db: Pool | PoolClient, companyId: string, ref: string): Promise<string | null> {
+    if (ref.startsWith(EXTERNAL)) return this.externalIdOf(companyId, ref.slice(EXTERNAL.length), db);
     const r = this.refOf(ref);
     if (!r) return null;
     const [row] = await run<{ id: string }>(db, this.sql.idOf, [companyId, r.byId ? r.value : null, r.byId ? null : r.value]);
@@ -164,7 +194,9 @@ export abstract class SalesBase<
   }
 
   /** A record the actor may see: its id (404 absent or another company's, 403 hidden by visibility, decision 0041). */
-  async visibleId(actor: Actor, ref: string): Promise<string> {
+  async visibleId(actor: Actor, given: string): Promise<string> {
+    const ref = await this.resolveRef(actor.companyId, given);
+    if (!ref) throw notFound(this.label);
     const r = this.refOf(ref);
     if (!r) throw notFound(this.label);
     const [row] = await run<{ id: string; visible: boolean }>(await this.pool, this.sql.access, [

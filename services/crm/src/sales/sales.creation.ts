@@ -3,6 +3,7 @@ import { AppError, invalid } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
+import { CONTACT_TYPES } from '../contacts/contact.entity.js';
 import type { PersonWithContacts } from '../contacts/contact.sql.js';
 import type { MarketingAcquisition, MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
@@ -12,7 +13,7 @@ import { attemptOwnerOf } from './sales.attempts.js';
 import { type Actor, SalesBase } from './sales.base.js';
 import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
-import { type CreationAnswer, createOnce } from './sales.idempotency.js';
+import { type CreationAnswer, createOnce, type PersonReceipt } from './sales.idempotency.js';
 import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
@@ -20,6 +21,28 @@ import { effectiveConsent, noRelations, type SalesRelations } from './sales.snap
 import { type CustomFieldChange, customFieldsWithAnswers } from './sales.summaries.js';
 
 type Json = Record<string, unknown>;
+
+const MATCHES: Record<number, PersonReceipt['match']> = {
+  [CONTACT_TYPES.email]: 'email',
+  [CONTACT_TYPES.phone]: 'phone',
+  [CONTACT_TYPES.website]: 'website',
+  [CONTACT_TYPES.other]: 'other',
+};
+
+/**
+ * The receipts of a creation's persons (decision 0182), main person first: created, found by a contact of the
+ * Person object, or named by persons_id.
+ */
+export function personReceipts(participants: PersonWithContacts[]): { person?: PersonReceipt; persons?: PersonReceipt[] } {
+  const receipts = participants.map(
+    (p): PersonReceipt => ({
+      id: p.person.id,
+      match: p.created ? 'created' : p.matchedType !== undefined ? (MATCHES[p.matchedType] ?? 'other') : 'id',
+    }),
+  );
+  if (!receipts[0]) return {};
+  return receipts.length > 1 ? { person: receipts[0], persons: receipts } : { person: receipts[0] };
+}
 
 /** The fields of a creation that only a richer creation (extra writes in a transaction) handles. */
 const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organization', 'custom_fields', 'followers', 'note'] as const;
@@ -56,7 +79,7 @@ export abstract class SalesCreation<
         this.createRecord(actor, body, marketing, true),
       );
     } catch (err) {
-      throw withoutSensitiveText(err, marketing.sensitive);
+      throw withoutSensitiveText(await this.externalIdTaken(err, actor.companyId, body.external_id), marketing.sensitive);
     }
   }
 
@@ -141,7 +164,13 @@ export abstract class SalesCreation<
         }
       }
     }
-    return { id: record.id, code: record.code, title: record.title, measurement_consent: effectiveConsent(record, rel.marketing) };
+    return {
+      id: record.id,
+      code: record.code,
+      title: record.title,
+      measurement_consent: effectiveConsent(record, rel.marketing),
+      ...personReceipts(rel.participants),
+    };
   }
 
   /**

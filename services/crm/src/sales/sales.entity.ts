@@ -34,6 +34,18 @@ export const salesRecordProperties = () => ({
   lostDate: p.datetime().nullable(),
   lastActivityAt: p.datetime().nullable(),
   lostReasonDescription: p.text().nullable(),
+  /** The integrator's own id (decision 0180): unique per company among live records, `ext:<id>` as a ref. */
+  externalId: p.string().length(255).nullable(),
+});
+
+/**
+ * The unique index of a kind's external ids among live (not archived) records (decision 0180): a partial index,
+ * which MikroORM's `uniques` cannot express.
+ */
+export const externalIdIndex = (kind: SalesKind) => ({
+  name: `${kind}s_company_external_id_unique`,
+  expression: (_columns: unknown, table: { qualifiedName: string }, name: string) =>
+    `create unique index "${name}" on ${table.qualifiedName} (company_id, external_id) where external_id is not null and archived_at is null`,
 });
 
 const entityName = { lead: 'Lead', deal: 'Deal' } as const;

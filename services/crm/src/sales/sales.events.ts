@@ -96,7 +96,10 @@ export const crmEvents: readonly EventContract[] = [
   ...salesEvents('deal', dealSnapshotSchema, createdExtras, {
     won_date: dateTime.nullable(),
     won_by: userSummary.nullable(),
-    customer_id: z.string().nullable(),
+    customer_id: z.string().nullable().meta({
+      description:
+        'The customer the win found or made of the deal’s organization, else of its main person (admin API `GET /companies/{cid}/customers/{id}`); null when the deal has neither.',
+    }),
     gain_reason: namedSummary.nullable(),
     gain_reasons: z.array(namedSummary),
     won_reason_description: z.string().nullable(),

@@ -7,12 +7,23 @@ import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './sales.attempts.js';
 /** No creation takes this long (the gateway gives up on its upstream after 60 s): an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;
 
-/** What POST /leads and POST /deals answer (spec "Lead and deal creation response"). */
+/** How a creation resolved one of its persons (decision 0182). */
+export interface PersonReceipt {
+  id: string;
+  match: 'created' | 'email' | 'phone' | 'website' | 'other' | 'id';
+}
+
+/**
+ * What POST /leads and POST /deals answer (spec "Lead and deal creation response"), plus the receipts of the persons
+ * the creation linked (`person`: the main one; `persons`: all, when more than one), kept with the key for replays.
+ */
 export interface CreationAnswer {
   id: string;
   code: number;
   title: string;
   measurement_consent: MeasurementConsent;
+  person?: PersonReceipt;
+  persons?: PersonReceipt[];
 }
 
 /** The three statements of a creation's idempotency keys (decision 0042), for one key table. */
@@ -21,10 +32,10 @@ export interface IdempotencySql {
   reserveKey: Statement;
   /**
    * $1 company, $2 key: the key's status, whether a processing attempt is abandoned (decision 0111) and, when
-   * done, the record's id, code, title and effective consent.
+   * done, the record's id, code, title, effective consent and person receipts.
    */
   keyLookup: Statement;
-  /** $1 company, $2 key, $3 status, $4 record id, $5 title; only a key still processing. */
+  /** $1 company, $2 key, $3 status, $4 record id, $5 title, $6 person receipts (jsonb); only a key still processing. */
   finishKey: Statement;
   /** $1 company, $2 key: a processing key whose attempt is dead becomes failed. */
   abandonKey: Statement;
@@ -43,7 +54,7 @@ export function idempotencySql(name: string, keys: string, records: string, fk: 
     ),
     keyLookup: statement(
       `crm_${name}_key_lookup`,
-      `select k.status, r.id, r.code, k.title, ${consent} as consent,
+      `select k.status, r.id, r.code, k.title, ${consent} as consent, k.persons,
          k.status = 'processing' and (
            k.created_at < now() - interval '${ATTEMPT_MAX_SECONDS} seconds'
            or (k.attempt_owner is not null and not exists (
@@ -56,7 +67,7 @@ export function idempotencySql(name: string, keys: string, records: string, fk: 
     ),
     finishKey: statement(
       `crm_${name}_key_finish`,
-      `update ${keys} set status = $3, ${fk} = $4, title = $5, finished_at = now()
+      `update ${keys} set status = $3, ${fk} = $4, title = $5, persons = $6::jsonb, finished_at = now()
        where company_id = $1 and key = $2 and status = 'processing'`,
     ),
     abandonKey: statement(
@@ -86,10 +97,11 @@ export async function createOnce(
   try {
     created = await create();
   } catch (err) {
-    await run(pool, sql.finishKey, [companyId, key, 'failed', null, null]);
+    await run(pool, sql.finishKey, [companyId, key, 'failed', null, null, null]);
     throw err;
   }
-  await run(pool, sql.finishKey, [companyId, key, 'done', created.id, created.title]);
+  const receipts = created.person ? { person: created.person, ...(created.persons ? { persons: created.persons } : {}) } : null;
+  await run(pool, sql.finishKey, [companyId, key, 'done', created.id, created.title, receipts && JSON.stringify(receipts)]);
   return created;
 }
 
@@ -102,9 +114,10 @@ async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: s
     code: number | null;
     title: string | null;
     consent: MeasurementConsent;
+    persons: Pick<CreationAnswer, 'person' | 'persons'> | null;
   }>(pool, sql.keyLookup, [companyId, key]);
   if (row?.status === 'done' && row.id && row.code !== null) {
-    return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent };
+    return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent, ...row.persons };
   }
   if (row?.abandoned) await run(pool, sql.abandonKey, [companyId, key]);
   if (row?.status === 'failed' || row?.abandoned) {

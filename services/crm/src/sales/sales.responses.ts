@@ -160,6 +160,7 @@ const sharedSnapshot = {
   won_date: nullableDate,
   lost_date: nullableDate,
   lost_reason_description: z.string().nullable(),
+  external_id: z.string().nullable().meta({ description: 'The integrator’s own id of the record, or null.' }),
   crm_loss_reason: namedSummary.nullable(),
   crm_loss_reasons: z.array(namedSummary),
   last_activity_at: nullableDate,
@@ -265,8 +266,31 @@ export const leadDetailSchema = z
   .meta({ id: 'LeadDetail' });
 export const dealDetailSchema = z.object({ ...sharedSnapshot, ...detailChats, ...dealOwn, ...detailExtras }).meta({ id: 'DealDetail' });
 
+/** How a creation resolved one of its persons (decision 0182). */
+export const personReceipt = z
+  .object({
+    id: uuid,
+    match: z.enum(['created', 'email', 'phone', 'website', 'other', 'id']).meta({
+      description:
+        'created: a new person; email, phone (website, other): an existing person found by a contact of that type (avoid_duplicate); id: named by persons_id.',
+    }),
+  })
+  .meta({ id: 'PersonReceipt' });
+
 export const creationAnswer = z
-  .object({ id: uuid, code: z.number().int(), title: z.string(), measurement_consent: consent })
+  .object({
+    id: uuid,
+    code: z.number().int(),
+    title: z.string(),
+    measurement_consent: consent,
+    person: personReceipt
+      .optional()
+      .meta({ description: 'The main person, when the creation linked one (a replay answers the first call’s).' }),
+    persons: z
+      .array(personReceipt)
+      .optional()
+      .meta({ description: 'Every person the creation linked, in order, when it linked more than one.' }),
+  })
   .meta({ id: 'CreationResponse' });
 
 export const updateAnswer = z

@@ -51,7 +51,7 @@ export type NewSalesRecord = ReturnType<typeof newSalesRecord>;
  */
 export function newSalesRecord(
   actor: Actor,
-  body: Pick<CreateSalesBody, 'title' | 'visibility' | 'quality_rating' | 'quality_reason'>,
+  body: Pick<CreateSalesBody, 'title' | 'visibility' | 'quality_rating' | 'quality_reason' | 'external_id'>,
   basics: { stage: { id: string }; pipeline: { id: string }; responsible: { id: string } },
   consent: MeasurementConsent,
   leadSourceId: string | null,
@@ -81,6 +81,7 @@ export function newSalesRecord(
     lostDate: null as Date | null,
     lastActivityAt: null,
     lostReasonDescription: null as string | null,
+    externalId: body.external_id ?? null,
   };
 }
 

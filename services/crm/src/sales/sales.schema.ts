@@ -9,6 +9,8 @@ const qualityRating = z.number().int().min(1, 'must be an integer from 1 to 5').
 const qualityReason = z.string().trim().max(2000, 'must be at most 2000 characters');
 const visibility = z.union([z.literal(0), z.literal(1)], { message: 'must be 0 or 1' });
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+/** The integrator's own id of a record (decision 0180); kept as sent, `ext:<id>` names the record. */
+const externalId = z.string().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
 
 /** The Person object of lead create and update (spec "Person object"); contacts go in `contacts`, never phone/email. */
 export const personInput = z.strictObject({
@@ -73,6 +75,7 @@ export const createSalesFields = z.strictObject({
     .nullable()
     .optional(),
   idempotency_key: idempotencyKey().optional(),
+  external_id: externalId.optional(),
 });
 
 /** organization_id and organization together are a 400 on organization_id (creation of a lead or a deal). */
@@ -113,6 +116,8 @@ export const updateSalesFields = z.strictObject({
     .strictObject({ name: text(200).min(1, 'must not be empty') })
     .nullable()
     .optional(),
+  /** null removes the record's external id. */
+  external_id: externalId.nullable().optional(),
 });
 
 /** An update's conflicting pairs: organization_id with organization, crm_lead_source_id with lead_source. */

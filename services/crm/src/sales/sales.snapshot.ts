@@ -141,6 +141,7 @@ export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
     won_date: iso(lead.wonDate),
     lost_date: iso(lead.lostDate),
     lost_reason_description: lead.lostReasonDescription ?? null,
+    external_id: lead.externalId ?? null,
     crm_loss_reason: rel.lossReasons[0] ? namedSummary(rel.lossReasons[0]) : null,
     crm_loss_reasons: rel.lossReasons.map(namedSummary),
     last_activity_at: iso(lead.lastActivityAt),

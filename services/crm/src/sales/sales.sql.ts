@@ -42,6 +42,8 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
   readonly idOf: Statement;
   /** $1 company, $2 uuid or null, $3 code or null: the record's id and whether user $4 may see it. */
   readonly access: Statement;
+  /** The id of the live record of company $1 whose external id is $2 (decision 0180). */
+  readonly idOfExternal: Statement;
   /** The idempotency keys of the kind's creation (decision 0042). */
   readonly keys: IdempotencySql;
   /** $1 company, $2 record, $3 the record row: its changeable columns (EntityColumns) are written. */
@@ -116,6 +118,10 @@ export class SalesSql<R extends SalesRecord, Rel extends SalesRelations> extends
     );
     const byRef = 'r.company_id = $1 and (r.id = $2::uuid or ($2::uuid is null and r.code = $3::int))';
     this.idOf = statement(`crm_${kind}_id_of`, `select r.id from ${table} r where ${byRef}`);
+    this.idOfExternal = statement(
+      `crm_${kind}_id_of_external`,
+      `select r.id from ${table} r where r.company_id = $1 and r.external_id = $2 and r.archived_at is null`,
+    );
     this.access = statement(`crm_${kind}_access`, `select r.id, ${this.visibleSql('r', '$4')} as visible from ${table} r where ${byRef}`);
     this.keys = idempotencySql(
       kind,

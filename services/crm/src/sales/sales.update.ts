@@ -35,7 +35,13 @@ export abstract class SalesUpdates<
    * the change when something changed (decisions 0043, 0044).
    */
   async update(actor: Actor, ref: string, body: UB) {
+    return (await this.applyUpdate(actor, ref, body)).answer;
+  }
+
+  /** `update`, and whether it changed the record (a batch upsert answers `unchanged` when not; decision 0181). */
+  async applyUpdate(actor: Actor, ref: string, body: UB) {
     const id = await this.visibleId(actor, ref);
+    let updatedBefore = 0;
     // The chats of its persons and of those the body links are asked of chat while the references are read.
     const named = (body.persons_id ?? []).filter((p) => !p.delete).map((p) => p.person_id);
     const chats: ChangeChats = { prefetch: this.chatsBefore(actor.companyId, id, named, body.person), created: new Set() };
@@ -77,6 +83,7 @@ export abstract class SalesUpdates<
         actor.companyId,
         id,
         async (client, before) => {
+          updatedBefore = before.record.updatedAt.getTime();
           const record = { ...before.record };
           const plans = this.planAnswers(refs, body.custom_fields ?? [], record, false);
           record.title = body.title;
@@ -86,6 +93,7 @@ export abstract class SalesUpdates<
           }
           if (responsible) record.responsibleId = responsible.user.id;
           if (body.visibility !== undefined) record.visibility = body.visibility;
+          if (body.external_id !== undefined) record.externalId = body.external_id;
           if (body.quality_rating !== undefined) record.qualityRating = body.quality_rating;
           if (body.quality_reason !== undefined) record.qualityReason = body.quality_reason;
           if (body.quality_rating !== undefined || body.quality_reason !== undefined) {
@@ -131,6 +139,7 @@ export abstract class SalesUpdates<
           if (record.stageId !== before.record.stageId)
             await run(client, this.sql.enterStage, [record.companyId, record.id, record.stageId, now]);
           await this.updateParticipants(client, record, before, body, refs, now, chats.created);
+          await this.updated(client, record, before);
           if (tags) await this.replaceTags(client, before, tags, now);
           const changedPlans = plans.filter((p) => !holdsAnswers(before, p));
           if (changedPlans.length) {
@@ -145,7 +154,7 @@ export abstract class SalesUpdates<
         undefined,
         chats,
       );
-      return {
+      const answer = {
         id: after.record.id,
         code: after.record.code,
         title: after.record.title,
@@ -154,10 +163,15 @@ export abstract class SalesUpdates<
         quality_reason: after.record.qualityReason ?? null,
         lost_reason_description: after.record.lostReasonDescription ?? null,
       };
+      // `change` moves updated_at exactly when the snapshot changed.
+      return { answer, changed: after.record.updatedAt.getTime() !== updatedBefore };
     } catch (err) {
-      throw withoutSensitiveText(err, sensitive);
+      throw withoutSensitiveText(await this.externalIdTaken(err, actor.companyId, body.external_id), sensitive);
     }
   }
+
+  /** What a kind does once a PUT wrote the record and its persons (a deal won by PUT finds or makes its customer). */
+  protected async updated(_client: PoolClient, _record: R, _before: Loaded<R, Rel>): Promise<void> {}
 
   /** The persons of a PUT: removed, linked (`created` gets those it created), and the contacts of phone and email. */
   protected async updateParticipants(

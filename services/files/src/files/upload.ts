@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError, invalid, tooLarge } from '@svc/platform/errors';
-import { checkFormField, checkFormText } from '@svc/platform/http/body';
-import busboy from 'busboy';
+import { AppError, invalidField, tooLarge } from '@svc/platform/errors';
+import { readMultipart } from '@svc/platform/http/multipart';
 import type { FileStorage } from '../storage/storage.js';
 import { sanitizeFileName } from './file.name.js';
 import { SniffingCounter } from './file.sniff.js';
@@ -55,99 +54,74 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
     let accepted: A | undefined;
     const fields: Record<string, string> = {};
 
-    let parser: busboy.Busboy;
-    try {
-      parser = busboy({
-        headers: req.headers,
-        defParamCharset: 'utf8',
-        // busboy signals its limit when a file reaches it: one byte more tells a file of exactly maxBytes from a larger one.
-        limits: { fileSize: maxBytes + 1, files: 1, fields: 20, fieldSize: FIELD_LIMIT, parts: 21 },
-      });
-    } catch {
-      req.resume();
-      void requestDone.then(() => reject(invalid('body: must be multipart/form-data with a file part named file')));
-      return;
-    }
-
-    const fail = (err: unknown) => {
+    /** The reader's refusal, or the upload's own through `reader.fail`: the reader discards the rest of the request. */
+    const fail = (error: AppError) => {
       if (settled) return;
       settled = true;
-      req.unpipe(parser);
-      req.resume();
-      const error = err instanceof AppError ? err : invalid('body: the upload could not be read');
       sniffer?.destroy(error);
       // The bytes already stored (all of them, or a partial file the storage removes itself on the stream's error).
       void stored?.then(() => storage.delete(key)).catch(() => undefined);
       void requestDone.then(() => reject(error));
     };
+    const refuse = (err: unknown) => reader.fail(err instanceof AppError ? err : invalidField('body', 'the upload could not be read'));
 
-    parser.on('field', (name, value, info) => {
-      if (storing) return fail(invalid(`${name}: fields must come before the file`));
-      if (info.valueTruncated) return fail(invalid(`${name}: at most ${FIELD_LIMIT} bytes`));
-      try {
-        // Every field of an upload is an identifier: the text rule of JSON bodies, and no control characters.
-        checkFormField(name, value, 'name');
-      } catch (err) {
-        return fail(err);
-      }
-      fields[name] = value;
-    });
-    parser.on('file', (name, stream, info) => {
-      if (name !== 'file') {
-        stream.resume();
-        return fail(invalid(`${name}: unexpected file part; send the file as the part named file`));
-      }
-      try {
-        // Refused before anything is stored; what passes is then sanitized for storage as before.
-        if (info.filename !== undefined) checkFormText(info.filename, `${name}.filename`, 'name');
-      } catch (err) {
-        stream.resume();
-        return fail(err);
-      }
-      fileName = sanitizeFileName(info.filename);
-      const counter = new SniffingCounter();
-      sniffer = counter;
-      // Destroyed with the upload's error on failure, maybe before the storage listens to it: the error is reported by fail.
-      counter.on('error', () => undefined);
-      stream.on('limit', () => fail(tooLarge(`file: larger than the limit of ${maxBytes} bytes`)));
-      const asked = { ...fields };
-      storing = Promise.resolve()
-        .then(() => options.accept(asked))
-        .then(
-          (a) => {
-            if (settled) return;
-            accepted = a;
-            stream.pipe(counter);
-            stored = storage.put(key, counter);
-            return stored;
-          },
-          (err: unknown) => {
+    const reader = readMultipart(
+      req,
+      // Every field of an upload is an identifier: the text rule of JSON bodies, and no control characters.
+      { limits: { fileSize: maxBytes, files: 1, fields: 20, fieldSize: FIELD_LIMIT }, fieldKind: 'name' },
+      {
+        field: (name, value) => {
+          if (storing) return reader.fail(invalidField(name, 'fields must come before the file'));
+          fields[name] = value;
+        },
+        file: (name, stream, info) => {
+          if (name !== 'file') {
             stream.resume();
-            throw err;
-          },
-        );
-      storing.catch(fail);
-    });
-    parser.on('filesLimit', () => fail(invalid('file: exactly one file per upload')));
-    parser.on('fieldsLimit', () => fail(invalid('body: too many fields')));
-    parser.on('partsLimit', () => fail(invalid('body: too many parts')));
-    parser.on('error', () => fail(invalid('body: malformed multipart/form-data')));
-    parser.on('close', () => {
-      if (settled) return;
-      if (!storing || !sniffer) return fail(invalid('file: required (a part named file)'));
-      const counter = sniffer;
-      // The file part has ended; its last bytes may still be on their way to the storage.
-      const finish = async () => {
-        await storing;
-        if (settled) return;
-        const mimeType = await counter.contentType();
-        if (settled) return;
-        settled = true;
-        resolve({ accepted: accepted as A, fileName, size: counter.bytes, mimeType });
-      };
-      finish().catch(fail);
-    });
-    req.on('aborted', () => fail(invalid('body: the upload was interrupted')));
-    req.pipe(parser);
+            return reader.fail(invalidField(name, 'unexpected file part; send the file as the part named file'));
+          }
+          // The name passed the text rule before anything is stored; it is then sanitized for storage as before.
+          fileName = sanitizeFileName(info.filename);
+          const counter = new SniffingCounter();
+          sniffer = counter;
+          // Destroyed with the upload's error on failure, maybe before the storage listens to it: the error is reported by fail.
+          counter.on('error', () => undefined);
+          stream.on('limit', () => reader.fail(tooLarge(`file: larger than the limit of ${maxBytes} bytes`)));
+          const asked = { ...fields };
+          storing = Promise.resolve()
+            .then(() => options.accept(asked))
+            .then(
+              (a) => {
+                if (settled) return;
+                accepted = a;
+                stream.pipe(counter);
+                stored = storage.put(key, counter);
+                return stored;
+              },
+              (err: unknown) => {
+                stream.resume();
+                throw err;
+              },
+            );
+          storing.catch(refuse);
+        },
+        error: fail,
+        close: () => {
+          if (settled) return;
+          if (!storing || !sniffer) return reader.fail(invalidField('file', 'required (a part named file)'));
+          const counter = sniffer;
+          // The file part has ended; its last bytes may still be on their way to the storage.
+          const finish = async () => {
+            await storing;
+            if (settled) return;
+            const mimeType = await counter.contentType();
+            if (settled) return;
+            settled = true;
+            resolve({ accepted: accepted as A, fileName, size: counter.bytes, mimeType });
+          };
+          finish().catch(refuse);
+        },
+      },
+    );
+    req.on('aborted', () => reader.fail(invalidField('body', 'the upload was interrupted')));
   });
 }

@@ -17,11 +17,8 @@ export type SalesEntity = 'lead' | 'deal';
 
 const salesKeys = <E extends SalesEntity>(entity: E) => SALES_VERBS.map((verb) => `${entity}.${verb}` as const);
 
-/**
- * The spec's catalog: the 33 event keys a subscription may name, as literal types, so `EventKey` is their union
- * and a misspelt key does not compile. No proposal.* events exist.
- */
-export const EVENT_KEYS = [
+/** The spec's catalog: its 33 event keys, whose payloads keep the spec's shape. No proposal.* events exist. */
+export const SPEC_EVENT_KEYS = [
   ...salesKeys('lead'),
   ...salesKeys('deal'),
   'chat.message_sent',
@@ -38,6 +35,15 @@ export const EVENT_KEYS = [
   'contract.completed',
   'satisfaction.public_submission_created',
 ] as const;
+
+/** Keys beyond the spec's: about the subscriber's own endpoint, issued by the webhooks service (decision 0175). */
+export const WEBHOOK_EVENT_KEYS = ['webhook.test', 'webhook.disabled'] as const;
+
+/**
+ * Every event key a subscription may name, as literal types, so `EventKey` is their union and a misspelt key does
+ * not compile.
+ */
+export const EVENT_KEYS = [...SPEC_EVENT_KEYS, ...WEBHOOK_EVENT_KEYS] as const;
 
 export type EventKey = (typeof EVENT_KEYS)[number];
 export const isEventKey = (key: string): key is EventKey => (EVENT_KEYS as readonly string[]).includes(key);

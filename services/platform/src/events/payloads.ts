@@ -98,6 +98,15 @@ export type EventPayloads = SalesPayloads & {
     crm_deal: Summary;
     crm_delivery: Summary;
   };
+  /** Decision 0175: sent to one subscription on request, never issued by a change. */
+  'webhook.test': { test: true; webhook_id: string; message: string; sent_at: string };
+  /** Decision 0175: a subscription was disabled; sent to the company's other active subscriptions that asked for it. */
+  'webhook.disabled': {
+    webhook: { id: string; url: string; description: string | null };
+    reason: 'gone' | 'failing';
+    disabled_reason: string;
+    disabled_at: string;
+  };
 };
 
 /** One event to write: its key and the payload that key carries. A union over the keys, so key and payload agree. */

@@ -22,7 +22,15 @@ declare global {
   }
 }
 
-export type ReadinessCheck = { name: string; check: () => Promise<void> };
+/**
+ * What `/readyz` asks. A check that is not `required` is reported in the body but does not make the process unready:
+ * NATS, which the outbox decouples from every write (decision 0189).
+ */
+export type ReadinessCheck = { name: string; check: () => Promise<void>; required?: boolean };
+
+const READINESS_TIMEOUT_MS = 2000;
+const timeout = (ms: number) =>
+  new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms).unref());
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -62,17 +70,20 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
   });
   app.get('/readyz', async (_req, res) => {
     const results = await Promise.all(
-      options.readiness.map(async ({ name, check }) => {
+      options.readiness.map(async ({ name, check, required = true }) => {
         try {
-          await check();
-          return [name, 'ok'] as const;
+          // A dependency that hangs (a NATS flush while it reconnects) answers as failed, not never.
+          await Promise.race([check(), timeout(READINESS_TIMEOUT_MS)]);
+          return { name, result: 'ok', required };
         } catch (err) {
-          return [name, err instanceof Error ? err.message : String(err)] as const;
+          return { name, result: err instanceof Error ? err.message : String(err), required };
         }
       }),
     );
-    const ready = results.every(([, r]) => r === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results) });
+    const ready = results.every((r) => r.result === 'ok' || !r.required);
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'not ready', checks: Object.fromEntries(results.map((r) => [r.name, r.result])) });
   });
   app.get('/metrics', async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -64,3 +64,15 @@ export const routerPath = (path: string): string => path.replace(/\{(\w+)\}/g, '
 /** The response of every list: `{total, records, next_cursor}` (architecture, Conventions), named `id` in the document. */
 export const page = <T extends z.ZodType>(records: T, id: string) =>
   z.object({ total: z.number().int(), records: z.array(records), next_cursor: z.string().nullable() }).meta({ id });
+
+/** `x-idempotency-key` of a write that runs once per key (crm's creations, chat's sends; 1 to 255 characters). */
+export const idempotencyKeyHeader = (description: string) =>
+  z.object({
+    'x-idempotency-key': z
+      .string()
+      .trim()
+      .min(1, 'must be 1 to 255 characters')
+      .max(255, 'must be 1 to 255 characters')
+      .optional()
+      .meta({ description }),
+  });

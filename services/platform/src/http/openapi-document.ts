@@ -1,4 +1,6 @@
+import { gatewayFragment } from './event-types.js';
 import type { OpenApiFragment } from './openapi.js';
+import recordedExamples from './openapi-examples.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 
@@ -15,11 +17,11 @@ const ERRORS: Record<number, string> = {
   403: 'The key (or the user who created it) lacks the permission the operation needs.',
   404: 'The resource does not exist in the key’s company (another company’s record is 404, never 403).',
   409: 'An idempotent creation with this key is still processing, or failed after starting: use a new key.',
-  408: 'The request body stalled (nothing arrived for the gateway’s body idle timeout); nothing was written.',
+  408: 'The request body (or its headers) arrived too slowly: nothing for the gateway’s idle timeout, less than its minimum rate, or not whole within its deadline; `message` says which, and nothing was written.',
   413: 'The body is larger than the limit (1 MB of JSON, or an upload over its documented size); the upload ended as that byte arrived and nothing was stored.',
   415: 'The body is not `application/json` (utf-8, no `Content-Encoding`), or not `multipart/form-data` where a route takes files.',
   431: 'The request line or headers are larger than 16 KB.',
-  429: 'The key’s per-minute request limit is exceeded; `Retry-After` says when to try again.',
+  429: 'The key’s per-minute request limit is exceeded, or it has too many requests in flight at once; `Retry-After` says when to try again.',
   500: 'Internal failure or a failure talking to a provider.',
   503: 'A service behind the gateway is unavailable; retry later.',
 };
@@ -46,9 +48,24 @@ after starting, answers 409.
 
 **Request ids.** Every response carries \`x-request-id\` (the caller's when it sent a well-formed one): quote it to support.
 
-**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with \`x-svc-signature: sha256=<hex HMAC-SHA256 of
-the body>\` keyed with the subscription secret, and the timestamped \`webhook-id\`, \`webhook-timestamp\` and
-\`webhook-signature\` headers (verify these, and reject old timestamps, to refuse replays).`;
+**Webhooks.** Each event is POSTed as \`{event_id, event_key, payload}\` with the Standard Webhooks headers
+\`webhook-id\`, \`webhook-timestamp\` and \`webhook-signature\` (\`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">\`
+keyed with the subscription secret): verify these and reject old timestamps, which refuses replays. The spec's
+\`x-svc-signature: sha256=<hex HMAC-SHA256 of the body>\` is sent too, but it signs the body alone and gives no replay
+protection. Integrations manage their subscriptions under \`/webhooks\` (\`crm/webhooks.read\`, \`crm/webhooks.write\`);
+\`GET /webhooks/event-types\` lists every event key with its payload's schema.`;
+
+/** What each group of operations is about (a tag without one fails the document's lint). */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Chats: 'WhatsApp and Instagram conversations: chats, messages, scheduled messages, templates.',
+  'Custom fields': 'The company’s custom fields of leads and deals.',
+  Deals: 'Deals: create, read, update and list.',
+  Files: 'Files linked to leads, deals, proposals and messages, and their signed download URLs.',
+  Leads: 'Leads: create, read, update and list.',
+  Proposals: 'Proposals of leads and deals, their items, attachments and documents.',
+  Satisfaction: 'Links to the public satisfaction form.',
+  Tasks: 'Tasks, their recurrence and subtasks.',
+};
 
 const ERROR_FIELDS = { statusCode: { type: 'integer' }, message: { type: 'string' }, error: { type: 'string' } };
 
@@ -61,8 +78,72 @@ const webhookHeader = (name: string, description: string, required = true) => ({
   schema: { type: 'string' },
 });
 
-/** The gateway's whole document: every service's fragment merged, plus the parts all operations share. */
-export function assembleDocument(fragments: readonly OpenApiFragment[], info: { version: string; serverUrl?: string }): Json {
+/**
+ * What one operation was sent and answered in a run of the e2e suite (`npm run examples:record -w test`), shown as
+ * its examples: recorded, never written by hand, and checked against the operation's schemas by the OpenAPI test.
+ */
+export interface RecordedExample {
+  status: string;
+  response?: unknown;
+  body?: unknown;
+  contentType?: string;
+  path?: Record<string, string>;
+  query?: Record<string, string>;
+}
+export interface RecordedExamples {
+  operations: Record<string, RecordedExample>;
+  webhooks: Record<string, unknown>;
+}
+
+/** A query or path value as its parameter's schema types it (the recording has the text of the URL). */
+function typed(value: string, schema: Json | undefined): unknown {
+  const type = schema?.type;
+  if ((type === 'integer' || type === 'number') && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
+  if (type === 'boolean' && (value === 'true' || value === 'false')) return value === 'true';
+  return value;
+}
+
+function applyExamples(paths: Record<string, Record<string, Json>>, webhooks: Record<string, Json>, recorded: RecordedExamples): void {
+  for (const [path, ops] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const example = recorded.operations[`${method.toUpperCase()} ${path}`];
+      if (!example) continue;
+      for (const param of (op.parameters ?? []) as Json[]) {
+        const where = param.in === 'path' ? example.path : param.in === 'query' ? example.query : undefined;
+        const value = where?.[param.name as string];
+        if (value !== undefined) param.example = typed(value, param.schema as Json | undefined);
+      }
+      const content = (op.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+      const media = content?.[example.contentType ?? 'application/json'];
+      if (media && example.body !== undefined) media.example = example.body;
+      const answer = (op.responses as Record<string, Json>)[example.status];
+      if (!answer || example.response === undefined) continue;
+      // An answer documented without a schema still shows what it looked like.
+      answer.content ??= { 'application/json': {} };
+      const answerMedia = (answer.content as Record<string, Json>)['application/json'];
+      if (answerMedia) answerMedia.example = example.response;
+    }
+  }
+  for (const [key, hook] of Object.entries(webhooks)) {
+    const body = recorded.webhooks[key];
+    const media = ((hook.post as Json)?.requestBody as Json | undefined)?.content as Record<string, Json> | undefined;
+    if (body !== undefined && media?.['application/json']) media['application/json'].example = body;
+  }
+}
+
+/** Where the external API is served: the document's server, which its paths are relative to. */
+export const API_BASE_PATH = '/integrations/external';
+
+/**
+ * The gateway's whole document: every service's fragment merged, plus the parts all operations share. Paths under
+ * `basePath` are written relative to it, and the server entry names it, so a client calls `/leads` on it.
+ */
+export function assembleDocument(
+  fragments: readonly OpenApiFragment[],
+  info: { version: string; basePath?: string; examples?: RecordedExamples },
+): Json {
+  const basePath = info.basePath ?? API_BASE_PATH;
+  const relative = (path: string) => (path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : path);
   const paths: Record<string, Record<string, Json>> = {};
   const webhooks: Record<string, Json> = {};
   const schemas: Record<string, Json> = {
@@ -103,8 +184,9 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
     },
   };
   const undocumented: string[] = [];
-  for (const f of fragments) {
-    for (const [path, ops] of Object.entries(f.paths)) {
+  for (const f of [...fragments, gatewayFragment()]) {
+    for (const [served, ops] of Object.entries(f.paths)) {
+      const path = relative(served);
       paths[path] ??= {};
       for (const [method, op] of Object.entries(ops)) {
         if (paths[path][method]) throw new Error(`${method.toUpperCase()} ${path} is documented by two services`);
@@ -123,14 +205,26 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
     }
     undocumented.push(...f.undocumented.map((r) => `${r} (${f.service})`));
   }
+  applyExamples(paths, webhooks, info.examples ?? (recordedExamples as RecordedExamples));
   const sorted = <T>(o: Record<string, T>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
   const tags = [...new Set(Object.values(paths).flatMap((ops) => Object.values(ops).flatMap((op) => (op.tags as string[]) ?? [])))].sort();
   return {
     openapi: '3.1.1',
-    info: { title: 'CRM integration API', version: info.version, description: DESCRIPTION },
-    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    info: {
+      title: 'CRM integration API',
+      version: info.version,
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: basePath, description: 'The gateway this document is served by.' }],
     security: [{ integrationKey: [] }],
-    tags: [...tags.map((name) => ({ name })), { name: 'Webhooks', description: 'Events POSTed to subscription URLs.' }],
+    // One Webhooks tag, for the subscription routes and the events alike (tag names are unique in a document).
+    tags: [
+      ...tags
+        .filter((name) => name !== 'Webhooks')
+        .map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
+      { name: 'Webhooks', description: 'Subscriptions, managed with the integration key, and the events POSTed to their URLs.' },
+    ],
     paths: sorted(paths),
     webhooks: sorted(webhooks),
     components: {
@@ -143,7 +237,10 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
           `Error${status}`,
           {
             description,
-            headers: { 'x-request-id': { $ref: '#/components/headers/x-request-id' } },
+            headers: {
+              'x-request-id': { $ref: '#/components/headers/x-request-id' },
+              ...(status === '429' || status === '503' ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+            },
             content: {
               'application/json': { schema: { $ref: `#/components/schemas/${status === '400' ? 'ValidationErrorBody' : 'ErrorBody'}` } },
             },
@@ -155,11 +252,15 @@ export function assembleDocument(fragments: readonly OpenApiFragment[], info: { 
         'RateLimit-Remaining': header('Requests left in the current window.'),
         'RateLimit-Reset': header('Seconds until the window resets.'),
         'x-request-id': header('Identifies the request in logs: quote it to support.', { type: 'string' }),
+        'Retry-After': header('Seconds to wait before trying again (on a 429 always; on a 503 when the gateway knows).'),
       },
       parameters: {
         'x-svc-event': webhookHeader('x-svc-event', 'The event key.'),
         'x-svc-event-id': webhookHeader('x-svc-event-id', 'Equals the body’s event_id; identical on resends.', false),
-        'x-svc-signature': webhookHeader('x-svc-signature', '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes.'),
+        'x-svc-signature': webhookHeader(
+          'x-svc-signature',
+          '`sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes (the spec’s; no replay protection: verify webhook-signature).',
+        ),
         'webhook-id': webhookHeader('webhook-id', 'The message id (Standard Webhooks).'),
         'webhook-timestamp': webhookHeader('webhook-timestamp', 'Unix seconds when the attempt was signed.'),
         'webhook-signature': webhookHeader('webhook-signature', '`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`.'),

@@ -1,6 +1,7 @@
 import { credentials } from '@grpc/grpc-js';
 import { callUnary } from '@svc/platform/grpc/server';
 import {
+  type CustomerSummary,
   type DeliverySummary,
   type LeadSummary,
   type OrganizationSummary,
@@ -39,6 +40,7 @@ export interface RecordIndex {
   leads: Map<string, LeadSummary>;
   deals: Map<string, { id: string; title: string; code: number }>;
   deliveries: Map<string, DeliverySummary>;
+  customers: Map<string, CustomerSummary>;
   persons: Map<string, PersonSummary>;
   organizations: Map<string, OrganizationSummary>;
   tags: Map<string, TagSummary>;
@@ -66,6 +68,7 @@ export class CrmRecords {
       leads: byId(r.leads),
       deals: byId(r.deals),
       deliveries: byId(r.deliveries),
+      customers: byId(r.customers),
       persons: byId(r.persons),
       organizations: byId(r.organizations),
       tags: byId(r.tags),

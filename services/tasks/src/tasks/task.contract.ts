@@ -70,7 +70,18 @@ const taskFields = {
   crm_delivery: n(z.object({ id: uuid, title: z.string(), code: z.number().int(), status: z.number().int() })),
   crm_person: n(z.object({ id: uuid, name: n(z.string()) })),
   crm_organization: n(z.object({ id: uuid, name: z.string(), legal_name: n(z.string()) })),
-  crm_customer: z.null(),
+  crm_customer: n(
+    z
+      .object({
+        id: uuid,
+        code: z.number().int(),
+        type: z.number().int().meta({ description: '1 person, 2 organization.' }),
+        status: z.number().int().meta({ description: '1 active, 2 inactive.' }),
+        person: n(z.object({ id: uuid, name: z.string() })),
+        organization: n(z.object({ id: uuid, name: z.string(), legal_name: n(z.string()) })),
+      })
+      .meta({ id: 'CustomerSummary' }),
+  ),
   mentions: empty,
   recordings: empty,
   reminders_minutes: z.array(z.number().int()),

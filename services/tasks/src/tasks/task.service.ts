@@ -51,8 +51,7 @@ function linkFound(idx: RecordIndex, kind: LinkKind, id: string): boolean {
     case 'organization':
       return idx.organizations.has(id);
     case 'customer':
-      // Not a crm record yet: unknown, like an id of another company.
-      return false;
+      return idx.customers.has(id);
   }
 }
 

@@ -4,7 +4,7 @@ import type { TaskRead } from './task.store.js';
 
 /**
  * The spec's Task resource. Every field of its table is present; what this system cannot fill yet (calendar
- * sync, recordings, AI processing, mentions, comments, deliveries and customers) is null, false or empty,
+ * sync, recordings, AI processing, mentions, comments) is null, false or empty,
  * never invented. See the README's Tasks section for what each derived field means.
  */
 
@@ -43,6 +43,7 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
   const delivery = t.crm_delivery_id ? idx.deliveries.get(t.crm_delivery_id) : undefined;
   const person = t.crm_person_id ? idx.persons.get(t.crm_person_id) : undefined;
   const organization = t.crm_organization_id ? idx.organizations.get(t.crm_organization_id) : undefined;
+  const customer = t.crm_customer_id ? idx.customers.get(t.crm_customer_id) : undefined;
   const s = r.series;
   return {
     id: t.id,
@@ -109,7 +110,18 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
     crm_delivery: delivery ? { id: delivery.id, title: delivery.title, code: delivery.code, status: delivery.status } : null,
     crm_person: person ? { id: person.id, name: person.name } : null,
     crm_organization: organization ? { id: organization.id, name: organization.name, legal_name: organization.legal_name ?? null } : null,
-    crm_customer: null,
+    crm_customer: customer
+      ? {
+          id: customer.id,
+          code: customer.code,
+          type: customer.type,
+          status: customer.status,
+          person: customer.person ? { id: customer.person.id, name: customer.person.name } : null,
+          organization: customer.organization
+            ? { id: customer.organization.id, name: customer.organization.name, legal_name: customer.organization.legal_name ?? null }
+            : null,
+        }
+      : null,
     mentions: [] as never[],
     recordings: [] as never[],
     reminders_minutes: t.reminders_minutes,

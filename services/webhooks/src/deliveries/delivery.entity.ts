@@ -59,6 +59,8 @@ export const DeliveryAttempt = defineEntity({
     statusCode: p.integer().nullable(),
     error: p.text().nullable(),
     durationMs: p.integer(),
+    /** The start of the receiver's answer, for the subscriber's delivery log. */
+    responseBody: p.text().nullable(),
   },
 });
 export type DeliveryAttempt = InferEntity<typeof DeliveryAttempt>;

@@ -437,6 +437,7 @@ export class Dispatcher {
         statusCode: result.statusCode,
         error: result.error,
         durationMs: result.durationMs,
+        responseBody: result.responseBody ?? null,
         status,
         attemptCount,
         nextAttemptAt,
@@ -484,7 +485,7 @@ export class Dispatcher {
         const ids = new Set((await client.query<{ id: string }>(statement)).rows.map((r) => r.id));
         for (const [subscriptionId, list] of withFailures) {
           const own = list.filter((e) => ids.has(e.delivery.id));
-          if (own.length) await recordHealth(client, subscriptionId, own, this.o.health, this.ctx.logger);
+          if (own.length) await recordHealth(client, subscriptionId, own, this.o.health, this.ctx.logger, this.ctx.outbox);
         }
         return ids;
       });

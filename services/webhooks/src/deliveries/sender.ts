@@ -7,6 +7,14 @@ import { signingSecrets, standardSignature, svcSignature } from './signing.js';
 export const USER_AGENT = 'svc-webhooks/1.0';
 export const ATTEMPT_TIMEOUT_MS = 30_000;
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
+/** How much of the receiver's answer the delivery log keeps. */
+export const RESPONSE_SNIPPET_BYTES = 1024;
+
+/** The first bytes of an answer as text: a character cut at the end becomes U+FFFD; NULs, which Postgres text refuses, go. */
+export const responseSnippet = (chunks: Buffer[]): string | null => {
+  const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES);
+  return bytes.length ? bytes.toString('utf8').replaceAll('\u0000', '') : null;
+};
 
 export interface AttemptResult {
   statusCode: number | null;
@@ -15,6 +23,8 @@ export interface AttemptResult {
   /** Seconds the receiver asked us to wait (Retry-After), when it did. */
   retryAfterSeconds: number | null;
   outcome: 'succeeded' | 'retry' | 'failed';
+  /** The first RESPONSE_SNIPPET_BYTES of the answer's body, when it had one. */
+  responseBody?: string | null;
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429]);
@@ -140,7 +150,9 @@ export class WebhookSender {
       } as Parameters<typeof request>[1]);
       let size = 0;
       let tooLarge = false;
+      const head: Buffer[] = [];
       for await (const chunk of res.body) {
+        if (size < RESPONSE_SNIPPET_BYTES) head.push(chunk as Buffer);
         size += (chunk as Buffer).length;
         if (size > MAX_RESPONSE_BYTES) {
           tooLarge = true;
@@ -150,12 +162,27 @@ export class WebhookSender {
       }
       const statusCode = res.statusCode;
       const retryAfterSeconds = parseRetryAfter(res.headers['retry-after']);
+      const responseBody = responseSnippet(head);
       if (tooLarge)
-        return { statusCode, error: 'response body larger than 1 MB', durationMs: elapsed(), retryAfterSeconds, outcome: 'failed' };
+        return {
+          statusCode,
+          error: 'response body larger than 1 MB',
+          durationMs: elapsed(),
+          retryAfterSeconds,
+          outcome: 'failed',
+          responseBody,
+        };
       if (statusCode >= 200 && statusCode < 300)
-        return { statusCode, error: null, durationMs: elapsed(), retryAfterSeconds, outcome: 'succeeded' };
+        return { statusCode, error: null, durationMs: elapsed(), retryAfterSeconds, outcome: 'succeeded', responseBody };
       const retry = RETRYABLE.has(statusCode) || statusCode >= 500;
-      return { statusCode, error: `HTTP ${statusCode}`, durationMs: elapsed(), retryAfterSeconds, outcome: retry ? 'retry' : 'failed' };
+      return {
+        statusCode,
+        error: `HTTP ${statusCode}`,
+        durationMs: elapsed(),
+        retryAfterSeconds,
+        outcome: retry ? 'retry' : 'failed',
+        responseBody,
+      };
     } catch (err) {
       const e = err as Error & { code?: string };
       if (e instanceof LeaseLostError)

@@ -1,3 +1,4 @@
+import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Logger } from '@svc/platform/logging';
 import type { PoolClient } from 'pg';
 import type { AttemptResult } from './sender.js';
@@ -25,10 +26,14 @@ export interface EndedAttempt {
   succeeded: boolean;
 }
 
+/** The receiver's answer that ends its subscription at once (Standard Webhooks). */
+export const GONE = 410;
+
 /**
- * The subscription's run of deliveries that ended failed: any success ends it; a long enough run disables
- * the subscription (new events stop being issued to it until an operator re-enables it). `ended` are this
- * batch's deliveries of the subscription that ended, in the order they finished.
+ * The subscription's run of deliveries that ended failed: any success ends it; a long enough run, or a 410 Gone,
+ * disables the subscription (new events stop being issued to it until it is re-enabled) and issues
+ * `webhook.disabled` through `outbox`, in the same transaction. `ended` are this batch's deliveries of the
+ * subscription that ended, in the order they finished.
  */
 export async function recordHealth(
   client: PoolClient,
@@ -36,6 +41,7 @@ export async function recordHealth(
   ended: EndedAttempt[],
   policy: HealthPolicy | undefined,
   logger: Logger,
+  outbox?: OutboxWriter,
 ): Promise<void> {
   let lastSuccess = -1;
   ended.forEach((e, i) => {
@@ -55,26 +61,51 @@ export async function recordHealth(
   // After a success in this batch the run starts again with these failures; otherwise they extend it.
   const {
     rows: [run],
-  } = await client.query<{ consecutive_failures: number; failing_since: Date; active: boolean; deleted_at: Date | null }>(
+  } = await client.query<{
+    consecutive_failures: number;
+    failing_since: Date;
+    active: boolean;
+    deleted_at: Date | null;
+    company_id: string;
+    url: string;
+    description: string | null;
+  }>(
     lastSuccess >= 0
       ? `update subscriptions set consecutive_failures = $1, failing_since = $2
-          where id = $3 returning consecutive_failures, failing_since, active, deleted_at`
+          where id = $3 returning consecutive_failures, failing_since, active, deleted_at, company_id, url, description`
       : `update subscriptions set consecutive_failures = consecutive_failures + $1, failing_since = coalesce(failing_since, $2)
-          where id = $3 returning consecutive_failures, failing_since, active, deleted_at`,
+          where id = $3 returning consecutive_failures, failing_since, active, deleted_at, company_id, url, description`,
     [failures.length, first.at, subscriptionId],
   );
-  if (!run || !policy || !run.active || run.deleted_at) return;
+  if (!run?.active || run.deleted_at) return;
   const since = new Date(run.failing_since);
-  const now = last.at;
-  if (!shouldDisable(run.consecutive_failures, since, now, policy)) return;
-  const reason =
-    `disabled after ${run.consecutive_failures} consecutive failed deliveries since ${since.toISOString()}; ` +
-    `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
+  const gone = failures.find((f) => f.result.statusCode === GONE);
+  const now = gone?.at ?? last.at;
+  let reason: string;
+  if (gone) reason = `disabled: the receiver answered 410 Gone at ${now.toISOString()}`;
+  else if (policy && shouldDisable(run.consecutive_failures, since, now, policy))
+    reason =
+      `disabled after ${run.consecutive_failures} consecutive failed deliveries since ${since.toISOString()}; ` +
+      `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
+  else return;
   await client.query('update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4', [
     now,
     reason,
     now,
     subscriptionId,
+  ]);
+  // The row is locked by the counter update above, so only the transaction that disabled it issues the event.
+  await outbox?.write(client, [
+    {
+      companyId: run.company_id,
+      eventKey: 'webhook.disabled',
+      payload: {
+        webhook: { id: subscriptionId, url: run.url, description: run.description },
+        reason: gone ? 'gone' : 'failing',
+        disabled_reason: reason,
+        disabled_at: now.toISOString(),
+      },
+    },
   ]);
   logger.warn({ subscription: subscriptionId, reason }, 'webhook subscription disabled');
 }

@@ -12,6 +12,8 @@ export const Subscription = defineEntity({
     id: p.uuid().primary(),
     companyId: p.uuid().index(),
     url: p.text(),
+    /** The subscriber's own note about the endpoint. */
+    description: p.text().nullable(),
     events: p.json<string[]>(),
     secret: p.string().length(200),
     maxRetries: p.integer(),

@@ -3,17 +3,19 @@ import { z } from 'zod';
 
 /** Header names a subscription may not set: they belong to the transport or to the signature. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
-const headerName = z
+export const headerName = z
   .string()
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'must be an HTTP header name')
   .refine((n) => !RESERVED_HEADERS.has(n.toLowerCase()), 'is reserved for the transport');
-const headerValue = z
+export const headerValue = z
   .string()
   .max(4000)
   .regex(/^[^\r\n\0]*$/, 'must not contain line breaks');
 
-const url = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2000, 'must be at most 2000 characters');
-const events = z.array(z.enum(EVENT_KEYS, { message: 'is not an event key of the catalog' })).min(1, 'must name at least one event key');
+export const url = z.url({ protocol: /^https?$/, message: 'must be an http or https URL' }).max(2000, 'must be at most 2000 characters');
+export const events = z
+  .array(z.enum(EVENT_KEYS, { message: 'is not an event key of the catalog' }))
+  .min(1, 'must name at least one event key');
 const auth = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('basic'),
@@ -40,9 +42,13 @@ export const DEFAULT_MAX_RETRIES = 35;
 /** With one-hour waits, about four days of resends. */
 export const MAX_RETRIES_LIMIT = 100;
 
+/** The subscriber's note about the endpoint. */
+export const description = z.string().max(1000, 'must be at most 1000 characters');
+
 export const createSubscriptionBody = z.strictObject({
   url,
   events,
+  description: description.nullable().optional(),
   secret: z.string().min(16, 'must be at least 16 characters').max(200).optional(),
   max_retries: z
     .number()

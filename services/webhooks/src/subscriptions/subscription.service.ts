@@ -23,6 +23,7 @@ const redactAuth = (auth: WebhookAuth | null | undefined) => {
 export const subscriptionView = (s: Subscription) => ({
   id: s.id,
   url: s.url,
+  description: s.description ?? null,
   events: s.events,
   secret: s.secret,
   standard_webhooks_secret: standardWebhooksSecret(s.secret),
@@ -47,6 +48,7 @@ export class SubscriptionService {
       id: uuidv7(),
       companyId,
       url: body.url,
+      description: body.description ?? null,
       events: [...new Set(body.events)],
       secret: body.secret ?? randomBytes(32).toString('hex'),
       maxRetries: body.max_retries ?? DEFAULT_MAX_RETRIES,
@@ -71,6 +73,7 @@ export class SubscriptionService {
   async update(em: EntityManager, companyId: string, id: string, body: z.infer<typeof updateSubscriptionBody>) {
     const sub = await this.require(em, companyId, id);
     if (body.url !== undefined) sub.url = body.url;
+    if (body.description !== undefined) sub.description = body.description;
     if (body.events !== undefined) sub.events = [...new Set(body.events)];
     const newSecret = body.rotate_secret ? randomBytes(32).toString('hex') : body.secret;
     if (newSecret !== undefined && newSecret !== sub.secret) {

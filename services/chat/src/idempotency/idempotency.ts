@@ -1,0 +1,60 @@
+import { conflict } from '@svc/platform/errors';
+import type { Pool } from 'pg';
+import { IdempotencyStore } from './idempotency.store.js';
+
+export interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * `x-idempotency-key` on the chat writes (decision 0188), with the semantics of POST /leads: the first request with
+ * a key runs; a later one answers its answer without running again, or 409 while it runs. A request that failed
+ * before `reached()` (validation, an unknown chat) frees its key; one that failed after it, when the provider may
+ * have received the message, leaves the key `unknown`, answered 409 so that the client looks before sending again.
+ */
+export class IdempotentWrites {
+  private readonly store: IdempotencyStore;
+
+  constructor(pool: () => Promise<Pool>) {
+    this.store = new IdempotencyStore(pool);
+  }
+
+  async once(
+    companyId: string,
+    key: string | undefined,
+    operation: string,
+    work: (reached: () => void) => Promise<Answer>,
+  ): Promise<Answer & { replayed: boolean }> {
+    if (key === undefined) return { ...(await work(() => undefined)), replayed: false };
+    if (!(await this.store.reserve(companyId, key, operation)))
+      return { ...(await this.replay(companyId, key, operation)), replayed: true };
+    let past = false;
+    let answer: Answer;
+    try {
+      answer = await work(() => {
+        past = true;
+      });
+    } catch (err) {
+      if (past) await this.store.finish(companyId, key, 'unknown', null, null);
+      else await this.store.release(companyId, key);
+      throw err;
+    }
+    await this.store.finish(companyId, key, 'done', answer.status, answer.body);
+    return { ...answer, replayed: false };
+  }
+
+  private async replay(companyId: string, key: string, operation: string): Promise<Answer> {
+    const row = await this.store.find(companyId, key);
+    if (!row) throw conflict('idempotency key: a request with this key is still processing');
+    if (row.operation !== operation) throw conflict(`idempotency key: already used for ${row.operation}; use a new one`);
+    if (row.status === 'done' && row.answer_status !== null) return { status: row.answer_status, body: row.answer };
+    if (row.status === 'unknown' || row.abandoned) {
+      throw conflict(
+        'idempotency key: a request with this key failed after the provider may have received the message; ' +
+          'it is not sent again: check the chat’s messages, then use a new key',
+      );
+    }
+    throw conflict('idempotency key: a request with this key is still processing');
+  }
+}
