@@ -140,7 +140,7 @@ describe('contracts: the dedicated actions, their state machine and their events
     });
     expect(patched).to.include({ title: 'Two-year plan', end_date: '2028-12-31', value: 1200 });
     const updated = await s.one('contract.updated', c.id);
-    expect(updated).to.have.all.keys('contract', 'updated_by', 'changed_fields');
+    expect(updated).to.have.all.keys('contract', 'updated_by', 'changed_fields', 'changes');
     expect(updated.contract).to.deep.equal(patched);
     expect(updated.updated_by).to.deep.equal(userSummaryOf(t.master));
     expect(updated.changed_fields).to.have.members(['title', 'end_date']);
@@ -155,7 +155,7 @@ describe('contracts: the dedicated actions, their state machine and their events
     const canceled = await s.ok('POST', `contracts/${c.id}/cancel`, { user_id: t.master.id, reason: ' Budget cut ' });
     expect(canceled).to.include({ status: 2, cancellation_reason: 'Budget cut' });
     const event = await s.one('contract.canceled', c.id);
-    expect(event).to.have.all.keys('contract', 'canceled_by', 'canceled_at', 'cancellation_reason');
+    expect(event).to.have.all.keys('contract', 'canceled_by', 'canceled_at', 'cancellation_reason', 'changes');
     expect(event.contract).to.deep.equal(canceled);
     expect(event.canceled_by).to.deep.equal(userSummaryOf(t.master));
     expect(event.canceled_at).to.equal(canceled.canceled_at).and.to.be.a('string');
@@ -210,6 +210,7 @@ describe('contracts: the dedicated actions, their state machine and their events
       'previous_value',
       'new_value',
       'renewal_count',
+      'changes',
     );
     expect(event).to.deep.include({
       renewed_by: userSummaryOf(t.user),
@@ -231,7 +232,7 @@ describe('contracts: the dedicated actions, their state machine and their events
     const done = await s.ok('POST', `contracts/${c.id}/complete`, { user_id: t.master.id });
     expect(done).to.include({ status: 3 });
     const event = await s.one('contract.completed', c.id);
-    expect(event).to.have.all.keys('contract', 'completed_by', 'completed_at');
+    expect(event).to.have.all.keys('contract', 'completed_by', 'completed_at', 'changes');
     expect(event.contract).to.deep.equal(done);
     expect(event.completed_by).to.deep.equal(userSummaryOf(t.master));
     expect(event.completed_at).to.equal(done.completed_at).and.to.be.a('string');

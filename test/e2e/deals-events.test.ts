@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { seedTenant, type Tenant } from '../support/fixtures.js';
+import { withoutChanges } from '../support/post-sale.js';
 import { expect400, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
 import { type SalesEventsStack, salesEventsStack, stageSummaryOf } from '../support/sales-events.js';
 
@@ -64,7 +65,16 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     });
     expect(answer).to.include({ id: deal.id, status: 2, won_reason_description: 'Signed today' });
     const won = await s.one(deal.id, 'deal.won');
-    expect(won).to.have.all.keys('deal', 'won_date', 'won_by', 'customer_id', 'gain_reason', 'gain_reasons', 'won_reason_description');
+    expect(won).to.have.all.keys(
+      'deal',
+      'won_date',
+      'won_by',
+      'customer_id',
+      'gain_reason',
+      'gain_reasons',
+      'won_reason_description',
+      'changes',
+    );
     expectDeal(won.deal, deal.id);
     expect(won.won_by).to.deep.equal({ id: t.master.id, name: 'Master', avatar: null });
     expect(won.customer_id).to.equal(null);
@@ -75,7 +85,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     expect(won.deal).to.include({ status: 2, lost_date: null, won_reason_description: 'Signed today' });
     expect(won.deal.crm_gain_reason).to.deep.equal(won.gain_reason);
     expect(won.deal.crm_gain_reasons).to.deep.equal(won.gain_reasons);
-    const updated = await s.one(deal.id, 'deal.updated');
+    const updated = withoutChanges(await s.one(deal.id, 'deal.updated'));
     expectDeal(updated, deal.id);
     expect(updated).to.deep.equal(won.deal);
     expect(await dealDetail(deal.id)).to.deep.equal(updated);
@@ -92,7 +102,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       description: 'Too late',
     });
     const lost = await s.one(deal.id, 'deal.lost');
-    expect(lost).to.have.all.keys('deal', 'lost_date', 'lost_by', 'loss_reason', 'loss_reasons', 'loss_reason_description');
+    expect(lost).to.have.all.keys('deal', 'lost_date', 'lost_by', 'loss_reason', 'loss_reasons', 'loss_reason_description', 'changes');
     expectDeal(lost.deal, deal.id);
     expect(lost.lost_by).to.deep.equal({ id: t.user.id, name: 'Integrator', avatar: null });
     expect(lost.loss_reason).to.deep.equal(ref.timing);
@@ -116,7 +126,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     const deal = await createDeal();
     await action('POST', `deals/${deal.id}/move`, { user_id: t.user.id, stage_id: ref.strict.stages[1].id });
     const changed = await s.one(deal.id, 'deal.stage_changed');
-    expect(changed).to.have.all.keys('previous_stage', 'current_stage', 'deal');
+    expect(changed).to.have.all.keys('previous_stage', 'current_stage', 'deal', 'changes');
     expect(changed.previous_stage).to.deep.equal(stageSummaryOf(t.pipeline, 0));
     expect(changed.current_stage).to.deep.equal(stageSummaryOf(ref.strict, 1));
     expect(changed.current_stage.name).to.equal('Closing');
@@ -147,7 +157,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     await s.one(deal.id, 'deal.created');
     await action('POST', `deals/${deal.id}/tags`, { user_id: t.user.id, tag_ids: [ref.hot.id, ref.vip.id, ref.vip.id] });
     const added = await s.one(deal.id, 'deal.tag_added');
-    expect(added).to.have.all.keys('deal', 'added_tags');
+    expect(added).to.have.all.keys('deal', 'added_tags', 'changes');
     expect(added.added_tags).to.deep.equal([{ ...ref.vip, color: { background: null, foreground: null } }]);
     expectDeal(added.deal, deal.id);
     expect(added.deal.tags.map((x: any) => x.name)).to.deep.equal(['Hot', 'VIP']);
@@ -158,7 +168,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
 
     await action('DELETE', `deals/${deal.code}/tags/${ref.hot.id}?user_id=${t.user.id}`);
     const removed = await s.one(deal.id, 'deal.tag_removed');
-    expect(removed).to.have.all.keys('deal', 'removed_tags');
+    expect(removed).to.have.all.keys('deal', 'removed_tags', 'changes');
     expect(removed.removed_tags).to.deep.equal([ref.hot]);
     expect(removed.deal.tags.map((x: any) => x.name)).to.deep.equal(['VIP']);
     expect(await dealDetail(deal.id)).to.deep.equal(removed.deal);
@@ -182,7 +192,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
     const deal = await createDeal({ custom_fields: [{ id: ref.size.id, value: '3' }] });
     await action('PUT', `deals/${deal.id}/custom-fields/${ref.size.id}`, { user_id: t.user.id, value: 30 });
     const updated = await s.one(deal.id, 'deal.custom_field_updated');
-    expect(updated).to.have.all.keys('deal', 'custom_fields_changed');
+    expect(updated).to.have.all.keys('deal', 'custom_fields_changed', 'changes');
     expect(updated.custom_fields_changed).to.have.length(1);
     expect(updated.custom_fields_changed[0]).to.deep.include({ field_id: ref.size.id, field_name: 'Size', field_type: 2 });
     expect(updated.custom_fields_changed[0].previous_answers.map((a: any) => a.value)).to.deep.equal(['3']);
@@ -201,7 +211,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
 
     await action('DELETE', `deals/${deal.id}/custom-fields/${ref.size.id}?user_id=${t.user.id}`);
     const removed = await s.one(deal.id, 'deal.custom_field_removed');
-    expect(removed).to.have.all.keys('deal', 'removed_fields');
+    expect(removed).to.have.all.keys('deal', 'removed_fields', 'changes');
     expect(removed.removed_fields).to.have.length(1);
     expect(removed.removed_fields[0]).to.deep.include({ field_id: ref.size.id, field_name: 'Size', field_type: 2 });
     expect(removed.removed_fields[0].previous_answers.map((a: any) => a.value)).to.deep.equal(['30']);
@@ -298,7 +308,7 @@ describe('deal events: the dedicated deal actions and a lead won with a deal, de
       expect(answer.deals).to.have.length(1);
 
       const won = await s.one(lead.id, 'lead.won');
-      expect(won).to.have.all.keys('lead', 'won_date', 'won_by', 'deal');
+      expect(won).to.have.all.keys('lead', 'won_date', 'won_by', 'deal', 'changes');
       expect(won.lead).to.include.all.keys(...LEAD_SNAPSHOT_FIELDS);
       expect(won.won_by).to.deep.equal({ id: t.master.id, name: 'Master', avatar: null });
       const deal = won.deal;

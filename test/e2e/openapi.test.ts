@@ -1,5 +1,5 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { EVENT_KEYS } from '@svc/platform/events/catalog';
+import { EXTENSION_EVENT_KEYS, SPEC_EVENT_KEYS } from '@svc/platform/events/catalog';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
 import { contractValidator, localDocument } from '../support/contract.js';
@@ -82,9 +82,21 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
   });
 
   it('has a webhook per event key of the catalog, and no other, in the spec envelope', () => {
-    expect(Object.keys(doc.webhooks)).to.have.members([...EVENT_KEYS]);
+    expect(SPEC_EVENT_KEYS).to.have.length(33);
+    expect(Object.keys(doc.webhooks)).to.have.members([...SPEC_EVENT_KEYS, ...EXTENSION_EVENT_KEYS]);
     expect(doc.webhooks['delivery.updated'].post.requestBody.content['application/json'].schema.properties.payload).to.deep.equal({
-      $ref: '#/components/schemas/DeliverySnapshot',
+      $ref: '#/components/schemas/DeliveryUpdatedPayload',
+    });
+    // An update event is its snapshot with every field as the spec has it, plus the optional changes (decision 0178).
+    const updated = doc.components.schemas.DeliveryUpdatedPayload;
+    const snapshot = doc.components.schemas.DeliverySnapshot;
+    expect(updated.properties).to.deep.equal({ ...snapshot.properties, changes: { $ref: '#/components/schemas/DeliveryChanges' } });
+    expect(updated.required).to.deep.equal(snapshot.required);
+    expect(doc.components.schemas.DeliveryChanges.properties.title).to.deep.equal({
+      type: 'object',
+      properties: { from: { type: 'string' }, to: { type: 'string' } },
+      required: ['from', 'to'],
+      additionalProperties: false,
     });
     expect(doc.paths['/satisfaction/links'].post.responses['201'].content['application/json'].schema).to.deep.equal({
       $ref: '#/components/schemas/SatisfactionLink',

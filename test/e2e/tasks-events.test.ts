@@ -99,6 +99,21 @@ describe('task.completed: through the outbox, JetStream and the webhooks service
     expect(new Set(received().map((r) => r.body.event_id)).size, 'distinct event ids').to.equal(received().length);
   });
 
+  it('an update that completes a task says what it changed (changes, decision 0178); a creation carries none', async () => {
+    const t = await make({ title: 'To finish' });
+    const done = await api.update(t.id, { completed: true, title: 'Finished' });
+    expect(done.status, done.text).to.equal(200);
+    const got = await eventually(() => received().find((r) => r.body.payload.task.id === t.id));
+    const { changes } = got.body.payload;
+    expect(changes.title).to.deep.equal({ from: 'To finish', to: 'Finished' });
+    expect(changes.completed_at).to.deep.equal({ from: null, to: done.body.completed_at });
+    expect(changes.completed_by.to).to.deep.equal({ id: a.user.id, name: 'Integrator', avatar: null });
+    expect(changes).not.to.have.any.keys('updated_at', 'description', 'created_at');
+    const born = await make({ title: 'Born done 2', crm_task_stage_id: a.stages.done.id });
+    const created = await eventually(() => received().find((r) => r.body.payload.task.id === born.id));
+    expect(created.body.payload).not.to.have.property('changes');
+  });
+
   it('fires once when two completions of one task race', async () => {
     const t = await make({ title: 'Raced' });
     const results = await Promise.all([

@@ -25,6 +25,9 @@ export const DELIVERY_SNAPSHOT_FIELDS = [
   'pipeline_id',
 ];
 
+/** A payload without the `changes` every event of a change carries beside the spec's fields (decision 0178). */
+export const withoutChanges = ({ changes: _changes, ...rest }: Record<string, unknown>) => rest;
+
 export const eventKeysOf = (group: string) => EVENT_KEYS.filter((k) => k.startsWith(`${group}.`));
 
 /**

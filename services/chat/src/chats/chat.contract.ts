@@ -273,4 +273,24 @@ export const chatEvents: readonly EventContract[] = [
       })
       .meta({ id: 'ChatMessageReceivedPayload' }),
   }),
+  event({
+    key: 'chat.message_status_updated',
+    summary:
+      'The provider reported a new status of a message the company sent (an extension of the spec, decision 0179); a status never goes back, failed is final',
+    payload: z
+      .object({
+        message_id: z.string().meta({ format: 'uuid' }),
+        chat_id: z.string().meta({ format: 'uuid' }),
+        status: z.enum(['sent', 'delivered', 'read', 'failed']),
+        previous_status: z
+          .string()
+          .meta({ description: 'The status the message had before: processing, delivery_unknown, sent or delivered' }),
+        at: z.string().meta({ format: 'date-time', description: "The provider's time of the status" }),
+        error: z
+          .object({ code: z.number().int(), title: z.string() })
+          .optional()
+          .meta({ description: "On failed: the provider's error code and title" }),
+      })
+      .meta({ id: 'ChatMessageStatusUpdatedPayload' }),
+  }),
 ];

@@ -1,4 +1,5 @@
 import { inTransaction } from '@svc/platform/db/native';
+import type { EventPayloads } from '@svc/platform/events/payloads';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool, PoolClient } from 'pg';
@@ -17,8 +18,13 @@ const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document', 'sticker']);
 /** Types that never fire chat.message_received: reactions and edits. */
 const SILENT_TYPES = new Set(['reaction', 'edit', 'message_edit']);
 
-/** How far a status has come: a late callback never takes a message back (read stays read after a delayed delivered). */
-const STATUS_RANK: Record<string, number> = { processing: 0, delivery_unknown: 0, sent: 1, delivered: 2, read: 3, failed: 1 };
+/**
+ * How far a message's status has come: a late callback never takes it back (read stays read after a delayed
+ * delivered), and failed is final.
+ */
+const STATUS_RANK: Record<string, number> = { processing: 0, delivery_unknown: 0, sent: 1, delivered: 2, read: 3, failed: 4 };
+/** A callback's status applies over a status ranked below this: failed only over a message not yet delivered. */
+const TARGET_RANK: Record<InboundStatus['status'], number> = { sent: 1, delivered: 2, read: 3, failed: 2 };
 
 interface Account {
   company_id: string;
@@ -184,26 +190,49 @@ export class ChatInbound implements InboundSink {
     });
   }
 
+  /**
+   * A provider's status callback moves a message the company sent forward (never back; a failed message stays
+   * failed) and fires chat.message_status_updated in the same transaction, so statuses reach subscribers once each
+   * and in the order they were taken (decision 0179). The row is locked before its status is compared, so two
+   * callbacks of one message racing each other fire one event per step.
+   */
   private async status(e: InboundStatus): Promise<void> {
     const pool = await this.d.pool();
     const account = await this.account(pool, e.channel, e.accountId);
     if (!account) return;
     const error = e.errors[0];
-    await pool.query({
-      name: 'inbound_status_update',
-      text: `update messages m set status = $3, error_code = coalesce($4, m.error_code), error_message = coalesce($5, m.error_message), updated_at = now()
-        from chats c where c.id = m.chat_id and c.channel_account_id = $1 and m.wamid = $2 and m.from_me and m.status <> 'deleted'
-          and (case m.status ${Object.entries(STATUS_RANK)
+    await inTransaction(pool, async (tx) => {
+      const { rows } = await tx.query<{ id: string; chat_id: string; company_id: string; previous_status: string }>({
+        name: 'inbound_status_update',
+        text: `with current as (
+            select m.id, m.status from messages m join chats c on c.id = m.chat_id
+            where c.channel_account_id = $1 and m.wamid = $2 and m.from_me and m.status <> 'deleted'
+            for update of m)
+          update messages m set status = $3, error_code = coalesce($4, m.error_code), error_message = coalesce($5, m.error_message), updated_at = now()
+          from current where m.id = current.id and (case current.status ${Object.entries(STATUS_RANK)
             .map(([k, v]) => `when '${k}' then ${v}`)
-            .join(' ')} else 0 end) < $6`,
-      values: [
-        account.id,
-        e.providerMessageId,
-        e.status,
-        error?.code ?? null,
-        error ? (error.message ?? error.title) : null,
-        STATUS_RANK[e.status]! + (e.status === 'failed' ? 1 : 0),
-      ],
+            .join(' ')} else 0 end) < $6
+          returning m.id, m.chat_id, m.company_id, current.status as previous_status`,
+        values: [
+          account.id,
+          e.providerMessageId,
+          e.status,
+          error?.code ?? null,
+          error ? (error.message ?? error.title) : null,
+          TARGET_RANK[e.status]!,
+        ],
+      });
+      const moved = rows[0];
+      if (!moved) return;
+      const payload: EventPayloads['chat.message_status_updated'] = {
+        message_id: moved.id,
+        chat_id: moved.chat_id,
+        status: e.status,
+        previous_status: moved.previous_status,
+        at: e.timestamp.toISOString(),
+        ...(e.status === 'failed' && error ? { error: { code: error.code, title: error.title } } : {}),
+      };
+      await this.d.outbox.write(tx, [{ companyId: moved.company_id, eventKey: 'chat.message_status_updated', payload }]);
     });
   }
 }

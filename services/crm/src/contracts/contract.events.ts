@@ -1,7 +1,9 @@
+import { changesSchema } from '@svc/platform/events/changes';
 import { type EventContract, event } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { recordSummary } from '../deliveries/delivery.events.js';
 import { userSummary } from '../sales/sales.responses.js';
+import { CONTRACT_CHANGE_RULES } from './contract.snapshot.js';
 
 /** ContractSnapshot and the contract.* payloads as schemas (docs/webhooks/contract-events.md), for the OpenAPI webhooks. */
 const uuid = z.string().meta({ format: 'uuid' });
@@ -48,7 +50,10 @@ export const contractSnapshotSchema = z
   })
   .meta({ id: 'ContractSnapshot' });
 
-const payload = (id: string, shape: z.ZodRawShape) => z.object({ contract: contractSnapshotSchema, ...shape }).meta({ id });
+/** What a change of a contract touched, on every contract event but contract.created (decision 0178). */
+const changes = { changes: changesSchema(contractSnapshotSchema, CONTRACT_CHANGE_RULES, 'ContractChanges').optional() };
+const payload = (id: string, shape: z.ZodRawShape) =>
+  z.object({ contract: contractSnapshotSchema, ...shape, ...(id === 'ContractCreatedPayload' ? {} : changes) }).meta({ id });
 
 export const contractEvents: readonly EventContract[] = [
   event({ key: 'contract.created', summary: 'A contract was created', payload: payload('ContractCreatedPayload', { created_by: user }) }),

@@ -1,6 +1,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, invalid, notFound } from '@svc/platform/errors';
+import { withChanges } from '@svc/platform/events/changes';
 import type { NewEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
@@ -17,7 +18,7 @@ import type {
   renewContractBody,
   UpdateContractBody,
 } from './contract.schema.js';
-import { type ContractSnapshot, contractSnapshot, day } from './contract.snapshot.js';
+import { CONTRACT_CHANGE_RULES, type ContractSnapshot, contractSnapshot, day } from './contract.snapshot.js';
 
 type Action = 'change' | 'cancel' | 'renew' | 'complete';
 
@@ -230,7 +231,8 @@ export class Contracts {
 
   /**
    * Runs `action` on the locked contract when its status allows it (409 otherwise), then writes the action's event
-   * (when it has one) and `contract.updated` with the changed fields; nothing changed, nothing written.
+   * (when it has one) and `contract.updated` with the changed fields, each with `changes` between the snapshots
+   * before and after (decision 0178); nothing changed, nothing written.
    */
   private async act(
     companyId: string,
@@ -249,6 +251,7 @@ export class Contracts {
       if (!ALLOWED[c.status]?.includes(action)) throw conflict(`The contract is ${STATUS_NAME[c.status]}: it cannot be ${VERB[action]}`);
       const before = Object.fromEntries(Object.keys(CHANGEABLE).map((k) => [k, c[k as Changeable]]));
       const statusBefore = c.status;
+      const was = await contractSnapshot(tx, c);
       const now = new Date();
       const event = await change(tx, c, now);
       const changed: string[] = (Object.keys(CHANGEABLE) as Changeable[]).filter((k) => !same(before[k], c[k])).map((k) => CHANGEABLE[k]);
@@ -259,10 +262,19 @@ export class Contracts {
       const snapshot = await contractSnapshot(tx, c);
       const updatedBy: UserSummary = { id: by.id, name: by.name, avatar: by.avatar ?? null };
       const own = event?.(snapshot);
-      await this.ctx.outbox.record(tx, [
-        ...(own ? [{ companyId, ...own }] : []),
-        { companyId, eventKey: 'contract.updated', payload: { contract: snapshot, updated_by: updatedBy, changed_fields: changed } },
-      ]);
+      const events = withChanges(
+        [
+          ...(own ? [own] : []),
+          { eventKey: 'contract.updated', payload: { contract: snapshot, updated_by: updatedBy, changed_fields: changed } },
+        ],
+        was,
+        snapshot,
+        CONTRACT_CHANGE_RULES,
+      );
+      await this.ctx.outbox.record(
+        tx,
+        events.map((e) => ({ companyId, ...e })),
+      );
       return snapshot;
     });
   }

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@svc/platform/db/orm';
+import type { ChangeRules } from '@svc/platform/events/changes';
 import { iso } from '@svc/platform/http/json';
 import { deliverySummaries } from '../deliveries/delivery.links.js';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
@@ -6,6 +7,9 @@ import { type Contract, ContractRenewal } from './contract.entity.js';
 
 /** A contract date (whole day, stored as midnight UTC) as `YYYY-MM-DD`. */
 export const day = (d: Date | null | undefined): string | null => (d ? d.toISOString().slice(0, 10) : null);
+
+/** `changes` of contract events compare every snapshot field but updated_at, which moves with each change (decision 0178). */
+export const CONTRACT_CHANGE_RULES: ChangeRules = { ignore: ['updated_at'] };
 
 export type ContractSnapshot = Awaited<ReturnType<typeof contractSnapshot>>;
 

@@ -1,6 +1,8 @@
+import { changesSchema } from '@svc/platform/events/changes';
 import { type EventContract, event } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { stageSummary, userSummary } from '../sales/sales.responses.js';
+import { DELIVERY_CHANGE_RULES } from './delivery.snapshot.js';
 
 /** DeliverySnapshot and the delivery.* payloads as schemas (docs/webhooks/delivery-events.md), for the OpenAPI webhooks. */
 const uuid = z.string().meta({ format: 'uuid' });
@@ -37,6 +39,9 @@ export const deliverySnapshotSchema = z
   })
   .meta({ id: 'DeliverySnapshot' });
 
+/** What a change of a delivery touched, on every delivery event but delivery.created (decision 0178). */
+const changes = { changes: changesSchema(deliverySnapshotSchema, DELIVERY_CHANGE_RULES, 'DeliveryChanges').optional() };
+
 export const deliveryEvents: readonly EventContract[] = [
   event({
     key: 'delivery.created',
@@ -45,8 +50,8 @@ export const deliveryEvents: readonly EventContract[] = [
   }),
   event({
     key: 'delivery.updated',
-    summary: "A delivery's data changed (the payload is the DeliverySnapshot itself)",
-    payload: deliverySnapshotSchema,
+    summary: "A delivery's data changed (the payload is the DeliverySnapshot itself, plus changes)",
+    payload: z.object({ ...deliverySnapshotSchema.shape, ...changes }).meta({ id: 'DeliveryUpdatedPayload' }),
   }),
   event({
     key: 'delivery.stage_changed',
@@ -57,6 +62,7 @@ export const deliveryEvents: readonly EventContract[] = [
         current_stage: stageSummary.nullable(),
         delivery: deliverySnapshotSchema,
         moved_by: userSummary.nullable(),
+        ...changes,
       })
       .meta({ id: 'DeliveryStageChangedPayload' }),
   }),
@@ -64,7 +70,7 @@ export const deliveryEvents: readonly EventContract[] = [
     key: 'delivery.completed',
     summary: 'A delivery was completed (delivered)',
     payload: z
-      .object({ delivery: deliverySnapshotSchema, completed_by: userSummary.nullable(), delivered_at: dateTime.nullable() })
+      .object({ delivery: deliverySnapshotSchema, completed_by: userSummary.nullable(), delivered_at: dateTime.nullable(), ...changes })
       .meta({ id: 'DeliveryCompletedPayload' }),
   }),
 ];

@@ -1,6 +1,8 @@
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@svc/platform/db/orm';
 import { conflict, invalid, notFound } from '@svc/platform/errors';
+import { withChanges } from '@svc/platform/events/changes';
+import type { NewEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
@@ -16,7 +18,7 @@ import type {
   moveDeliveryBody,
   UpdateDeliveryBody,
 } from './delivery.schema.js';
-import { type DeliverySnapshot, deliverySnapshot, deliverySnapshots } from './delivery.snapshot.js';
+import { DELIVERY_CHANGE_RULES, type DeliverySnapshot, deliverySnapshot, deliverySnapshots } from './delivery.snapshot.js';
 
 const STATUS_NAME: Record<number, string> = { 1: 'not started', 2: 'in progress', 3: 'delivered', 4: 'cancelled' };
 const isClosed = (d: Delivery) => d.status === DeliveryStatus.DELIVERED || d.status === DeliveryStatus.CANCELLED;
@@ -155,12 +157,13 @@ export class Deliveries {
     return em.transactional(async (tx) => {
       const d = await this.locked(tx, companyId, ref);
       const before = Object.fromEntries(COMPARED.map((k) => [k, d[k]]));
+      const was = await deliverySnapshot(tx, d);
       applyUpdate(d, body);
       const changed = COMPARED.some((k) => !same(before[k], d[k]));
       if (!changed) return deliverySnapshot(tx, d);
       d.updatedAt = new Date();
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.outbox.record(tx, [{ companyId, eventKey: 'delivery.updated', payload: snapshot }]);
+      await this.recordChange(tx, companyId, was, snapshot, [{ eventKey: 'delivery.updated', payload: snapshot }]);
       return snapshot;
     });
   }
@@ -176,18 +179,17 @@ export class Deliveries {
       if (!stage) throw invalid('stage_id: no such delivery stage in the company');
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be moved`);
       if (d.stageId === stage.id) return deliverySnapshot(tx, d);
-      const previous = (await deliverySnapshot(tx, d)).stage;
+      const was = await deliverySnapshot(tx, d);
       d.stageId = stage.id;
       d.pipelineId = stage.pipelineId;
       d.updatedAt = new Date();
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.outbox.record(tx, [
+      await this.recordChange(tx, companyId, was, snapshot, [
         {
-          companyId,
           eventKey: 'delivery.stage_changed',
-          payload: { previous_stage: previous, current_stage: snapshot.stage, delivery: snapshot, moved_by: userSummary(by) },
+          payload: { previous_stage: was.stage, current_stage: snapshot.stage, delivery: snapshot, moved_by: userSummary(by) },
         },
-        { companyId, eventKey: 'delivery.updated', payload: snapshot },
+        { eventKey: 'delivery.updated', payload: snapshot },
       ]);
       return snapshot;
     });
@@ -201,22 +203,31 @@ export class Deliveries {
     return em.transactional(async (tx) => {
       const d = await this.locked(tx, companyId, ref);
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be completed`);
+      const was = await deliverySnapshot(tx, d);
       const now = new Date();
       d.status = DeliveryStatus.DELIVERED;
       d.deliveredAt = toDate(body.delivered_at) ?? now;
       d.completedById = by.id;
       d.updatedAt = now;
       const snapshot = await deliverySnapshot(tx, d);
-      await this.ctx.outbox.record(tx, [
+      await this.recordChange(tx, companyId, was, snapshot, [
         {
-          companyId,
           eventKey: 'delivery.completed',
           payload: { delivery: snapshot, completed_by: userSummary(by), delivered_at: snapshot.delivered_at },
         },
-        { companyId, eventKey: 'delivery.updated', payload: snapshot },
+        { eventKey: 'delivery.updated', payload: snapshot },
       ]);
       return snapshot;
     });
+  }
+
+  /** The events of one change of a delivery, each with `changes` between its snapshots (decision 0178). */
+  private async recordChange(tx: EntityManager, companyId: string, before: DeliverySnapshot, after: DeliverySnapshot, events: NewEvent[]) {
+    const changed = withChanges(events, before, after, DELIVERY_CHANGE_RULES);
+    await this.ctx.outbox.record(
+      tx,
+      changed.map((e) => ({ ...e, companyId })),
+    );
   }
 
   private async locked(tx: EntityManager, companyId: string, ref: string): Promise<Delivery> {

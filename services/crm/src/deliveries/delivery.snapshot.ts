@@ -1,8 +1,12 @@
 import type { EntityManager } from '@svc/platform/db/orm';
+import type { ChangeRules } from '@svc/platform/events/changes';
 import { iso } from '@svc/platform/http/json';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
 import type { StageSummary } from '../sales/sales.summaries.js';
 import { type Delivery, DeliveryPipeline, DeliveryStage } from './delivery.entity.js';
+
+/** `changes` of delivery events compare every snapshot field but updated_at, which moves with each change (decision 0178). */
+export const DELIVERY_CHANGE_RULES: ChangeRules = { ignore: ['updated_at'] };
 
 export type DeliverySnapshot = Awaited<ReturnType<typeof deliverySnapshots>>[number];
 

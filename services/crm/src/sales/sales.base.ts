@@ -1,6 +1,7 @@
 import { inTransaction, nativePool, run, type Statement } from '@svc/platform/db/native';
 import { conflict, forbidden, invalid, isUuid, notFound } from '@svc/platform/errors';
 import { salesKey } from '@svc/platform/events/catalog';
+import { type ChangeRules, withChanges } from '@svc/platform/events/changes';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
@@ -8,7 +9,7 @@ import type { NamedItem } from '../catalog/catalog.entity.js';
 import type { User } from '../companies/company.entity.js';
 import type { PersonRequest } from '../contacts/contact.sql.js';
 import { ContactSql } from '../contacts/contact.sql.js';
-import { ChatPrefetch, type ChatSource, detailChatFields, linkedChats } from './sales.chats.js';
+import { CHAT_FIELD_KEYS, ChatPrefetch, type ChatSource, detailChatFields, linkedChats } from './sales.chats.js';
 import type { SalesKind, SalesRecord } from './sales.entity.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import { type SalesDetailExtras, type SalesRelations, stageDurationsAt } from './sales.snapshot.js';
@@ -60,6 +61,15 @@ export interface DetailParts<R> {
 const CODE = /^[1-9]\d{0,9}$/;
 /** A ref naming a record by its external id (decision 0180). */
 const EXTERNAL = 'ext:';
+
+/**
+ * How a change's `changes` compares lead and deal snapshots (decision 0178): updated_at moves with every change,
+ * proposals and chats are not the record's own (a change never changes them); answers per custom field id.
+ */
+export const SALES_CHANGE_RULES: ChangeRules = {
+  ignore: ['updated_at', 'proposals', ...CHAT_FIELD_KEYS],
+  byId: { custom_fields: 'field_id' },
+};
 
 /**
  * What every operation on leads and deals stands on (decisions 0040–0044, 0051): the kind's statements, its
@@ -213,7 +223,8 @@ export abstract class SalesBase<
   /**
    * One change of a record in a transaction: its row is locked and its snapshot read (relationsSelect), `work`
    * writes, the snapshot is read again. When it differs (updated_at aside), updated_at moves and the events
-   * are written in the same transaction: the ones `events` derives, and `<kind>.updated` with the new snapshot.
+   * are written in the same transaction: the ones `events` derives, and `<kind>.updated` with the new snapshot,
+   * each with `changes`, the fields the two snapshots differ in (decision 0178).
    * The snapshot after carries the proposals (read in the transaction) and the chats of the persons (asked of chat
    * before it: `chats.prefetch`, else for the record's persons; decision 0130).
    */
@@ -242,7 +253,12 @@ export abstract class SalesBase<
       const [touched] = await run<{ updated_at: string }>(client, this.sql.touch, [companyId, recordId]);
       after.record.updatedAt = new Date(touched!.updated_at);
       const snapshot = this.snapshot(after.record, after.rel);
-      const pending: PendingEvent[] = [...events(before, after, snapshot), { eventKey: salesKey(this.kind, 'updated'), payload: snapshot }];
+      const pending: PendingEvent[] = withChanges(
+        [...events(before, after, snapshot), { eventKey: salesKey(this.kind, 'updated'), payload: snapshot }],
+        this.snapshot(before.record, before.rel),
+        snapshot,
+        SALES_CHANGE_RULES,
+      );
       await this.ctx.outbox.write(
         client,
         pending.map((e) => ({ ...e, companyId })),

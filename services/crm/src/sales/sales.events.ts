@@ -1,5 +1,7 @@
+import { changesSchema } from '@svc/platform/events/changes';
 import { type EventContract, event } from '@svc/platform/http/contract';
 import { z } from 'zod';
+import { SALES_CHANGE_RULES } from './sales.base.js';
 import {
   customFieldChange,
   dealSnapshotSchema,
@@ -30,10 +32,17 @@ function salesEvents<K extends 'lead' | 'deal'>(
   won: z.ZodRawShape,
 ): EventContract[] {
   const Kind = kind === 'lead' ? 'Lead' : 'Deal';
-  const wrap = (shape: z.ZodRawShape, name: string) => z.object({ [kind]: snapshot, ...shape }).meta({ id: `${Kind}${name}Payload` });
+  // Every event of a change of an existing record carries what it changed (decision 0178); a creation does not.
+  const changes = { changes: changesSchema(snapshot, SALES_CHANGE_RULES, `${Kind}Changes`).optional() };
+  const wrap = (shape: z.ZodRawShape, name: string) =>
+    z.object({ [kind]: snapshot, ...shape, ...(name === 'Created' ? {} : changes) }).meta({ id: `${Kind}${name}Payload` });
   return [
     event({ key: `${kind}.created`, summary: `A ${kind} was created`, payload: wrap(created, 'Created') }),
-    event({ key: `${kind}.updated`, summary: `A ${kind}'s data changed (the payload is the ${Kind}Snapshot itself)`, payload: snapshot }),
+    event({
+      key: `${kind}.updated`,
+      summary: `A ${kind}'s data changed (the payload is the ${Kind}Snapshot itself, plus changes)`,
+      payload: z.object({ ...snapshot.shape, ...changes }).meta({ id: `${Kind}UpdatedPayload` }),
+    }),
     event({
       key: `${kind}.stage_changed`,
       summary: `A ${kind} moved to another stage`,

@@ -39,11 +39,14 @@ export const SPEC_EVENT_KEYS = [
 /** Keys beyond the spec's: about the subscriber's own endpoint, issued by the webhooks service (decision 0175). */
 export const WEBHOOK_EVENT_KEYS = ['webhook.test', 'webhook.disabled'] as const;
 
+/** Keys beyond the spec's catalog (issue 21), each documented like the spec's; the spec's 33 stay as they are. */
+export const EXTENSION_EVENT_KEYS = ['chat.message_status_updated', ...WEBHOOK_EVENT_KEYS] as const;
+
 /**
  * Every event key a subscription may name, as literal types, so `EventKey` is their union and a misspelt key does
  * not compile.
  */
-export const EVENT_KEYS = [...SPEC_EVENT_KEYS, ...WEBHOOK_EVENT_KEYS] as const;
+export const EVENT_KEYS = [...SPEC_EVENT_KEYS, ...EXTENSION_EVENT_KEYS] as const;
 
 export type EventKey = (typeof EVENT_KEYS)[number];
 export const isEventKey = (key: string): key is EventKey => (EVENT_KEYS as readonly string[]).includes(key);

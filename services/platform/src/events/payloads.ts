@@ -68,6 +68,15 @@ export type EventPayloads = SalesPayloads & {
   'task.completed': { task: Snapshot; completed_by: unknown; completed_at: unknown };
   'chat.message_sent': Open;
   'chat.message_received': Open;
+  /** Decision 0179: a status callback of a message the company sent; statuses only move forward. */
+  'chat.message_status_updated': {
+    message_id: string;
+    chat_id: string;
+    status: 'sent' | 'delivered' | 'read' | 'failed';
+    previous_status: string;
+    at: string;
+    error?: { code: number; title: string };
+  };
   /** Decision 0080, docs/webhooks/delivery-events.md: crm's DeliverySnapshot and who acted. */
   'delivery.created': { delivery: Snapshot; created_by: Summary };
   'delivery.updated': Snapshot;

@@ -1,5 +1,7 @@
+import { changesSchema } from '@svc/platform/events/changes';
 import { type EventContract, event, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
+import { TASK_CHANGE_RULES } from './task.events.js';
 import { createTaskBody, deleteTaskQuery, listTasksQuery, updateTaskBody } from './task.schema.js';
 
 /**
@@ -200,6 +202,14 @@ export const taskEvents: readonly EventContract[] = [
   event({
     key: 'task.completed',
     summary: 'A task became completed (created in, moved to or updated into a completion stage)',
-    payload: z.object({ task: taskSnapshotSchema, completed_by: n(user), completed_at: dateTime }).meta({ id: 'TaskCompletedPayload' }),
+    payload: z
+      .object({
+        task: taskSnapshotSchema,
+        completed_by: n(user),
+        completed_at: dateTime,
+        // Present when an update completed the task (decision 0178), not on a creation.
+        changes: changesSchema(taskSnapshotSchema, TASK_CHANGE_RULES, 'TaskChanges').optional(),
+      })
+      .meta({ id: 'TaskCompletedPayload' }),
   }),
 ];

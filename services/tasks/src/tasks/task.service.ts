@@ -1,17 +1,18 @@
 import { inTransaction } from '@svc/platform/db/native';
 import { invalid, notFound, requireUuid } from '@svc/platform/errors';
+import { withChanges } from '@svc/platform/events/changes';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type CrmRecords, type LinkKind, type RecordIndex, RecordRefs } from '../links/crm-records.js';
 import { startSeries } from '../recurrence/series.js';
-import { taskCompletedPayload } from './task.events.js';
+import { TASK_CHANGE_RULES, taskCompletedPayload } from './task.events.js';
 import { listTasks } from './task.list.js';
 import { type Composed, composeTask } from './task.rules.js';
 import { type CreateTaskBody, LINK_FIELDS, type LinkField, type ListTasksQuery, type UpdateTaskBody } from './task.schema.js';
 import { insertTasks, lockTask, readTaskFamily, readWriteCatalog, type TaskRead, type TaskRow, updateTask } from './task.store.js';
-import { addRefsOf, type TaskView, taskView, type Viewer } from './task.view.js';
+import { addRefsOf, type TaskView, taskSnapshot, taskView, type Viewer } from './task.view.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company, with the key's permissions. */
 export interface TaskActor {
@@ -228,7 +229,16 @@ export class TaskService {
       }
       const parent = body.parent_task_id === undefined ? current.parent : parentSummary(catalog.parent);
       const read = readOf(composed, parent, series);
-      if (composed.completedNow) await this.o.outbox.write(tx, this.completedEvents([read], idx));
+      if (composed.completedNow) {
+        // An update completed it: the event says what the update changed (decision 0178).
+        const events = withChanges(
+          this.completedEvents([read], idx),
+          taskSnapshot(current, idx),
+          taskSnapshot(read, idx),
+          TASK_CHANGE_RULES,
+        );
+        await this.o.outbox.write(tx, events);
+      }
       const subtasks = family.filter((r) => r.task.id !== id).map((r) => ({ ...r, parent: { id: row.id, title: row.title } }));
       return this.detail(actor, id, [read, ...subtasks], idx);
     });
