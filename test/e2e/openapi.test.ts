@@ -116,7 +116,8 @@ describe('the OpenAPI document at /integrations/external/openapi.json', () => {
       else if (node && typeof node === 'object') {
         for (const [k, v] of Object.entries(node)) {
           if (k === '$ref' && typeof v === 'string') refs.add(v);
-          else walk(v);
+          // Recorded examples are data (the event-types answer holds JSON Schemas with refs of their own).
+          else if (k !== 'example') walk(v);
         }
       }
     };

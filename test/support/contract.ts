@@ -68,6 +68,9 @@ export class ContractValidator {
         this.operations.push({ method: method.toUpperCase(), template, pattern, responses, requests, parameters });
       }
     }
+    // A literal segment wins over a parameter (`/chats/unread-summary` is not `/chats/{id}`), as in the routers.
+    const parameters = (o: Operation) => (o.template.match(/\{/g) ?? []).length;
+    this.operations.sort((a, b) => parameters(a) - parameters(b));
     for (const [key, hook] of Object.entries(this.doc.webhooks as Record<string, Json>)) {
       this.webhooks.set(key, compile(hook.post.requestBody.content['application/json'].schema));
     }
