@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import { eventually } from '@svc/platform/testing';
 import { verifyWebhook } from '@svc/webhook-verify';
@@ -131,7 +132,7 @@ describe('webhook delivery rules through the whole system', () => {
     expect(all).to.not.include(outside.id);
   });
 
-  it('rotates a secret: during the grace both signatures are sent, and either secret verifies', async () => {
+  it('rotates a secret: during the grace webhook-signature verifies with either secret, x-svc-signature is the new one alone', async () => {
     const t = await seedTenant(call, stack.adminToken);
     const sub = (
       await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}/rot`), events: ['lead.created'] })
@@ -147,11 +148,14 @@ describe('webhook delivery rules through the whole system', () => {
       expect(verifyWebhook({ body: got.raw, headers: got.headers as Record<string, string>, secrets: [secret] }).event_key).to.equal(
         'lead.created',
       );
-      const { 'webhook-id': _i, 'webhook-timestamp': _t, 'webhook-signature': _s, ...svcOnly } = got.headers;
-      expect(
-        verifyWebhook({ body: got.raw, headers: svcOnly as Record<string, string>, secrets: [secret], legacySignature: true }).event_key,
-      ).to.equal('lead.created');
     }
+    // The spec's header is one HMAC of the body (issue 23 item 10): the current secret's.
+    expect(got.headers['x-svc-signature']).to.equal(`sha256=${createHmac('sha256', rotated.secret).update(got.raw).digest('hex')}`);
+    const { 'webhook-id': _i, 'webhook-timestamp': _t, 'webhook-signature': _s, ...svcOnly } = got.headers;
+    const legacy = (secret: string) =>
+      verifyWebhook({ body: got.raw, headers: svcOnly as Record<string, string>, secrets: [secret], legacySignature: true });
+    expect(legacy(rotated.secret).event_key).to.equal('lead.created');
+    expect(() => legacy(sub.secret)).to.throw(/x-svc-signature/);
     const bad = await admin('PATCH', `/companies/${t.company.id}/webhooks/${sub.id}`, { rotate_secret: true, secret: 'x'.repeat(20) });
     expect(bad.status).to.equal(400);
   });

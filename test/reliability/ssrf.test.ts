@@ -49,6 +49,36 @@ const LITERAL_TRICKS = [
   'http://[fc00::1]/',
   'http://[fe80::1]/',
   'http://224.0.0.1/',
+  // Issue 23 item 5: metadata endpoints of Azure, Oracle and GCP, the local-use NAT64 range, IPv4-compatible and
+  // SIIT-translated forms.
+  'http://168.63.129.16/',
+  'http://192.0.0.192/latest/meta-data/',
+  'http://[fd20:ce::254]/',
+  'http://[64:ff9b:1::a9fe:a9fe]/',
+  'http://[64:ff9b:1::7f00:1]/',
+  'http://[64:ff9b:1:7f00:0:100::]/',
+  'http://[::127.0.0.1]/',
+  'http://[::a9fe:a9fe]/',
+  'http://[::ffff:0:127.0.0.1]/',
+  'http://[::ffff:0:a9fe:a9fe]/',
+  'http://[fd00:c1::a9fe:a9fe]/',
+  'http://[2001:0:a9fe:a9fe::1]/',
+  'http://192.0.2.1/',
+  'http://[2001:db8::1]/',
+];
+
+/** Cloud metadata endpoints: refused also where private networks are allowed (the suite's setting). */
+const METADATA_TRICKS = [
+  'http://169.254.169.254/latest/meta-data/',
+  'http://168.63.129.16/',
+  'http://192.0.0.192/latest/meta-data/',
+  'http://100.100.100.200/latest/meta-data/',
+  'http://[fd00:ec2::254]/',
+  'http://[fd20:ce::254]/',
+  'http://[64:ff9b:1::a9fe:a9fe]/',
+  'http://[::a9fe:a9fe]/',
+  'http://[::ffff:0:a9fe:a9fe]/',
+  'http://[::ffff:a9fe:a9fe]/',
 ];
 
 describe('reliability: SSRF, webhook destinations when private networks are not allowed', () => {
@@ -129,7 +159,7 @@ describe('reliability: SSRF, webhook destinations when private networks are not 
   });
 });
 
-describe('reliability: SSRF, redirects are never followed (private networks allowed, as in the suite)', () => {
+describe('reliability: SSRF, metadata and redirects (private networks allowed, as in the suite)', () => {
   let w: World;
   let redirector: http.Server;
   let reached = 0;
@@ -154,6 +184,15 @@ describe('reliability: SSRF, redirects are never followed (private networks allo
   after(() => {
     redirector?.close();
     second?.close();
+  });
+
+  it(`refuses each of ${METADATA_TRICKS.length} cloud metadata addresses with 400 on url, though private networks are allowed`, async () => {
+    const accepted: string[] = [];
+    for (const url of METADATA_TRICKS) {
+      const res = await w.admin('POST', `/companies/${w.own.companyId}/webhooks`, { url, events: ['deal.created'], active: false });
+      if (res.status !== 400 || !/^url: /.test(res.body?.message)) accepted.push(`${url}: ${res.status} ${res.text}`);
+    }
+    expect(accepted).to.deep.equal([]);
   });
 
   it('fails a delivery answered 302 or 307 without following it to metadata or another private address', async function () {

@@ -77,6 +77,8 @@ export async function freePort(): Promise<number> {
 export interface ServiceProcess {
   httpUrl: string;
   child: Child;
+  /** The environment it runs with, its ports aside (for a test that starts another replica). */
+  env: Record<string, string>;
   /** Starts the process again on the same ports (after a kill). */
   restart(): Promise<void>;
   stop(): Promise<void>;
@@ -89,6 +91,7 @@ async function spawnService(name: ServiceName, env: Record<string, string>): Pro
   const httpUrl = `http://127.0.0.1:${ports.HTTP_PORT}`;
   const handle: ServiceProcess = {
     httpUrl,
+    env,
     child: spawnEntry(`services/${name}/src/main.ts`, { ...env, ...ports }),
     restart: async () => {
       handle.child = spawnEntry(`services/${name}/src/main.ts`, { ...env, ...ports });

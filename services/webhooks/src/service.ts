@@ -39,6 +39,8 @@ const webhooksConfig = serviceConfigSchema.extend({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(128),
   /** Deliveries of one subscription in flight at once, over every replica. */
   WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(10),
+  /** How long a delivery's lease lasts unless the replica sending it renews it: how soon a stalled replica's deliveries move. */
+  WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(60_000).default(6000),
   /** Operator setting: let deliveries reach loopback, private, link-local, CGNAT, ... addresses (never cloud metadata). */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
   /** The first retry wait (the spec's 3 s); later ones double. */
@@ -109,6 +111,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       dispatcher: new Dispatcher(ctx, sender, {
         concurrency: ctx.config.WEBHOOK_CONCURRENCY,
         perSubscription: ctx.config.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
+        leaseMs: ctx.config.WEBHOOK_LEASE_MS,
         retryBaseMs: ctx.config.WEBHOOK_RETRY_BASE_MS,
         retryMaxWaitMs: ctx.config.WEBHOOK_RETRY_MAX_WAIT_MS,
         health: { disableAfterFailures: ctx.config.WEBHOOK_DISABLE_AFTER_FAILURES, disableAfterMs: ctx.config.WEBHOOK_DISABLE_AFTER_MS },

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { Delivery } from '../src/deliveries/delivery.entity.js';
 import { DESTINATION_NOT_ALLOWED, refusedLiteral, refusedRange, specialRange } from '../src/deliveries/destination.js';
 import { WebhookSender } from '../src/deliveries/sender.js';
+import { CLOUD_METADATA } from '../src/deliveries/special-addresses.js';
 import { type Harness, Receiver, startHarness } from './harness.js';
 
 const SPECIAL: Record<string, string> = {
@@ -19,8 +20,18 @@ const SPECIAL: Record<string, string> = {
   '0.0.0.0': 'unspecified',
   '224.0.0.251': 'multicast',
   '239.255.255.250': 'multicast',
-  '255.255.255.255': 'reserved',
+  '255.255.255.255': 'broadcast',
+  '240.0.0.1': 'reserved',
+  '192.0.2.1': 'documentation',
+  '198.51.100.7': 'documentation',
+  '198.18.0.1': 'benchmarking',
+  '192.0.0.8': 'IPv4 dummy address',
+  '192.0.0.170': 'NAT64/DNS64 discovery',
   '169.254.169.254': 'cloud metadata',
+  '168.63.129.16': 'cloud metadata',
+  '192.0.0.192': 'cloud metadata',
+  '100.100.100.200': 'cloud metadata',
+  '169.254.170.2': 'cloud metadata',
   '::': 'unspecified',
   '::1': 'loopback',
   'fc00::1': 'private',
@@ -29,11 +40,36 @@ const SPECIAL: Record<string, string> = {
   'fe80::1%eth0': 'link-local',
   'febf:ffff::1': 'link-local',
   'ff02::1': 'multicast',
+  '2001:db8::1': 'documentation',
+  '3fff::1': 'documentation',
+  '100::1': 'discard-only',
+  '5f00::1': 'segment routing',
+  '2001:2::1': 'benchmarking',
+  '4000::1': 'reserved',
   'fd00:ec2::254': 'cloud metadata',
+  'fd20:ce::254': 'cloud metadata',
+  'fd00:c1::a9fe:a9fe': 'cloud metadata',
   '::ffff:127.0.0.1': 'loopback',
   '::ffff:a00:1': 'private',
   '64:ff9b::a9fe:a9fe': 'cloud metadata',
   '2002:c0a8:101::1': 'private',
+  // Local-use NAT64 (64:ff9b:1::/48): not globally reachable, and the IPv4 inside it at every RFC 6052 position.
+  '64:ff9b:1::808:808': 'local-use NAT64',
+  '64:ff9b:1::a9fe:a9fe': 'cloud metadata',
+  '64:ff9b:1:a9fe:a9:fe00::': 'cloud metadata',
+  '64:ff9b:1:0:a9:fea9:fe00:0': 'cloud metadata',
+  // IPv4-compatible (deprecated) and SIIT-translated forms.
+  '::127.0.0.1': 'loopback',
+  '::a9fe:a9fe': 'cloud metadata',
+  '::808:808': 'reserved',
+  '::ffff:0:7f00:1': 'loopback',
+  '::ffff:0:a9fe:a9fe': 'cloud metadata',
+  // Teredo: the server's address, and the client's stored inverted (this one is 192.0.2.45).
+  '2001:0:4136:e378:8000:63bf:3fff:fdd2': 'documentation',
+  '2001:0:a9fe:a9fe::1': 'cloud metadata',
+  // ISATAP interface identifiers.
+  'fe80::5efe:a9fe:a9fe': 'cloud metadata',
+  '2001:4860::5efe:7f00:1': 'loopback',
 };
 const PUBLIC = [
   '8.8.8.8',
@@ -48,7 +84,36 @@ const PUBLIC = [
   '2001:4860:4860::8888',
   '::ffff:8.8.8.8',
   '2002:808:808::1',
+  '64:ff9b::808:808',
+  '2001:0:808:808::f7f7:f7f7',
+  // Globally reachable entries of the IANA registries inside blocks that are not.
+  '192.0.0.9',
+  '192.31.196.1',
+  '2001:1::1',
+  '2001:3::1',
 ];
+const METADATA = Object.keys(SPECIAL).filter((a) => SPECIAL[a] === 'cloud metadata');
+
+/** An IPv4 address in every IPv6 form that carries it. */
+function v6Forms(v4: string): string[] {
+  const [a, b, c, d] = v4.split('.').map(Number) as [number, number, number, number];
+  const hex = (x: number, y: number) => ((x << 8) | y).toString(16);
+  const [hi, lo] = [hex(a, b), hex(c, d)];
+  const inv = (x: number) => x ^ 0xff;
+  return [
+    `::ffff:${v4}`,
+    `::ffff:${hi}:${lo}`,
+    `::ffff:0:${hi}:${lo}`,
+    `::${hi}:${lo}`,
+    `64:ff9b::${hi}:${lo}`,
+    `64:ff9b:1::${hi}:${lo}`,
+    `64:ff9b:1:${hi}:${lo.padStart(4, '0').slice(0, 2)}:${lo.padStart(4, '0').slice(2)}00::`,
+    `2002:${hi}:${lo}::1`,
+    `2001:0:${hi}:${lo}::f7f7:f7f7`,
+    `2001:0:4136:e378:8000:63bf:${hex(inv(a), inv(b))}:${hex(inv(c), inv(d))}`,
+    `fe80::5efe:${hi}:${lo}`,
+  ];
+}
 
 describe('webhook destinations: loopback, private, link-local and metadata addresses', () => {
   describe('address ranges', () => {
@@ -64,8 +129,22 @@ describe('webhook destinations: loopback, private, link-local and metadata addre
     it('refuses special addresses unless private networks are allowed, and cloud metadata always', () => {
       const refusedWhen = (allowPrivateNetworks: boolean) => Object.keys(SPECIAL).filter((a) => refusedRange(a, { allowPrivateNetworks }));
       expect(refusedWhen(false)).to.deep.equal(Object.keys(SPECIAL));
-      expect(refusedWhen(true)).to.have.members(['169.254.169.254', 'fd00:ec2::254', '64:ff9b::a9fe:a9fe']);
+      expect(refusedWhen(true)).to.have.members(METADATA);
       expect(PUBLIC.filter((a) => refusedRange(a, { allowPrivateNetworks: false }))).to.deep.equal([]);
+    });
+
+    it('refuses every cloud metadata endpoint of the list always, in every IPv6 form that carries an IPv4 address', () => {
+      const allow = { allowPrivateNetworks: true };
+      const v4 = CLOUD_METADATA.map(([a]) => a).filter((a) => a.includes('.'));
+      expect(v4).to.include.members(['169.254.169.254', '168.63.129.16', '192.0.0.192', '100.100.100.200']);
+      expect(CLOUD_METADATA.map(([a]) => a)).to.include.members(['fd00:ec2::254', 'fd20:ce::254']);
+      const passed = [...CLOUD_METADATA.map(([a]) => a), ...v4.flatMap(v6Forms)].filter((a) => refusedRange(a, allow) !== 'cloud metadata');
+      expect(passed).to.deep.equal([]);
+      // The same forms of a public address stay public.
+      // The same forms of a public address: public, but for those whose IPv6 block is not (deprecated IPv4-compatible,
+      // local-use NAT64, link-local ISATAP).
+      const forms = v6Forms('8.8.8.8');
+      expect(forms.filter((a) => specialRange(a) !== null)).to.deep.equal([forms[3], forms[5], forms[6], forms[10]]);
     });
 
     it('checks IP literals in URLs in every spelling the URL parser accepts, and leaves host names to send time', () => {

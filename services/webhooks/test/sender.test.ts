@@ -1,9 +1,10 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import type { Delivery } from '../src/deliveries/delivery.entity.js';
-import { buildHeaders, nextWaitMs, RETRY_MAX_WAIT_MS, retrySchedule, WebhookSender } from '../src/deliveries/sender.js';
+import { buildHeaders, LEASE_LOST, nextWaitMs, RETRY_MAX_WAIT_MS, retrySchedule, WebhookSender } from '../src/deliveries/sender.js';
 import { DEFAULT_MAX_RETRIES, MAX_RETRIES_LIMIT } from '../src/subscriptions/subscription.schema.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
@@ -165,6 +166,82 @@ describe('webhook sender: one attempt against a real receiver on loopback', () =
     } finally {
       await short.close();
     }
+  });
+});
+
+describe('webhook sender: the lease is checked when the request is written', () => {
+  let server: http.Server;
+  let url: string;
+  /** Event ids of the requests that reached the receiver, and the answers it holds back. */
+  const arrived: string[] = [];
+  let holding: http.ServerResponse[] = [];
+  let hold = true;
+  const sender = new WebhookSender(undefined, { allowPrivateNetworks: true });
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        arrived.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).event_id);
+        if (hold) holding.push(res);
+        else res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  after(async () => {
+    await sender.close();
+    server.closeAllConnections();
+    server.close();
+  });
+
+  const delivery = (eventId: string): Delivery =>
+    ({
+      id: eventId,
+      eventId,
+      eventKey: 'lead.created',
+      url,
+      config: { secret: 'the-secret-of-the-subscription', headers: {}, auth: null },
+      body: JSON.stringify({ event_id: eventId, event_key: 'lead.created', payload: {} }),
+    }) as Delivery;
+  const lease = (held: () => boolean) => ({ signal: new AbortController().signal, held });
+
+  it('does not send an attempt whose lease is already lost, and says so', async () => {
+    hold = false;
+    const result = await sender.attempt(
+      delivery('lost-at-once'),
+      lease(() => false),
+    );
+    expect(result).to.include({ statusCode: null, error: LEASE_LOST });
+    expect(arrived).to.not.include('lost-at-once');
+  });
+
+  it('does not send an attempt queued behind busy connections once its lease is lost meanwhile', async function () {
+    this.timeout(20_000);
+    hold = true;
+    // Every connection to the origin busy with an answer the receiver holds back; one more attempt waits its turn.
+    const busy = Array.from({ length: 64 }, (_, i) =>
+      sender.attempt(
+        delivery(`busy-${i}`),
+        lease(() => true),
+      ),
+    );
+    await eventually(() => holding.length === 64, 10_000);
+    let held = true;
+    const queued = sender.attempt(
+      delivery('queued'),
+      lease(() => held),
+    );
+    // The lease runs out while it waits (as in a process stopped past it), then the connections free up.
+    held = false;
+    hold = false;
+    for (const res of holding) res.writeHead(200).end();
+    holding = [];
+    expect((await Promise.all(busy)).every((r) => r.outcome === 'succeeded')).to.equal(true);
+    expect(await queued).to.include({ statusCode: null, error: LEASE_LOST });
+    expect(arrived).to.not.include('queued');
   });
 });
 

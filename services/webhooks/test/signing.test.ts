@@ -33,18 +33,29 @@ describe('signatures: x-svc-signature, Standard Webhooks, rotation', () => {
     expect(standardWebhooksSecret('abc')).to.equal(`whsec_${Buffer.from('abc').toString('base64')}`);
   });
 
-  it('signs with the old and the new secret during a rotation grace, and only the new one after', () => {
+  it('signs webhook-signature with the old and the new secret during a rotation grace, and only the new one after', () => {
     const rotating = delivery({
       previousSecret: 'old-secret-0123456789',
       previousSecretExpiresAt: new Date(Date.now() + 60_000).toISOString(),
     });
     expect(signingSecrets(rotating.config)).to.deep.equal(['new-secret-0123456789', 'old-secret-0123456789']);
     const h = buildHeaders(rotating, body);
-    expect(h['x-svc-signature']!.split(',')).to.have.length(2);
     expect(h['webhook-signature']!.split(' ')).to.have.length(2);
     const expired = delivery({ previousSecret: 'old-secret-0123456789', previousSecretExpiresAt: new Date(Date.now() - 1).toISOString() });
     expect(signingSecrets(expired.config)).to.deep.equal(['new-secret-0123456789']);
     expect(buildHeaders(expired, body)['x-svc-signature']).to.not.contain(',');
+  });
+});
+
+describe('x-svc-signature during a rotation', () => {
+  it('is one value, the HMAC of the body with the current secret, as the spec defines it', () => {
+    const rotating = delivery({
+      previousSecret: 'old-secret-0123456789',
+      previousSecretExpiresAt: new Date(Date.now() + 60_000).toISOString(),
+    });
+    expect(buildHeaders(rotating, body)['x-svc-signature']).to.equal(
+      `sha256=${createHmac('sha256', 'new-secret-0123456789').update(body).digest('hex')}`,
+    );
   });
 });
 

@@ -13,7 +13,6 @@ import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, selectList } from './delivery.c
 import type { CapturedConfig, Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
-import { LEASE_MS } from './dispatcher.js';
 
 export const CONSUMER_NAME = 'webhooks';
 
@@ -34,7 +33,8 @@ const SUBSCRIPTIONS_SQL = `select ${selectList(SUBSCRIPTION_COLUMNS, CAPTURED)}
          from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`;
 
 /**
- * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds);
+ * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds,
+ * `$6` the dispatcher that holds it);
  * every other column of the entity is bound per row, as the type it is defined with.
  */
 const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
@@ -42,6 +42,7 @@ const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
   attemptCount: '0',
   nextAttemptAt: '$1::timestamptz',
   leaseUntil: 'case when leased then now() + make_interval(secs => $5::float8) end',
+  leaseOwner: 'case when leased then $6::uuid end',
   createdAt: '$1::timestamptz',
   updatedAt: '$1::timestamptz',
   completedAt: 'null',
@@ -50,7 +51,7 @@ const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW
 const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
 const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
 /** Bound parameters before the rows'. */
-const LEADING_PARAMS = 5;
+const LEADING_PARAMS = 6;
 
 /** The columns of a subscription that a delivery captures. */
 interface SubscriptionRow {
@@ -80,10 +81,16 @@ export interface DeliveryOutlet {
   room(maxWaitMs: number): Promise<number>;
   /** Up to `wanted` local slots for deliveries about to be leased as they are inserted. */
   reserve(wanted: number): number;
-  /** The deliveries leased under those slots, to send now; `queued`: others were left in Postgres for a claim. */
-  deliver(reserved: number, leased: Delivery[], queued: boolean): void;
+  /**
+   * The deliveries leased under those slots, to send now; `queued`: others were left in Postgres for a claim;
+   * `leasedAt`: when the leasing statement was sent (performance.now()).
+   */
+  deliver(reserved: number, leased: Delivery[], queued: boolean, leasedAt: number): void;
   /** Per subscription, how many of its deliveries may be leased at once over every replica. */
   readonly perSubscription: number;
+  /** The name leases to the outlet are held under (lease_owner), and how long one lasts unless renewed. */
+  readonly owner: string;
+  readonly leaseMs: number;
 }
 
 /**
@@ -304,6 +311,7 @@ export class EventConsumer {
     const reserved = this.outlet.reserve(chunk.length);
     let leased: Delivery[] = [];
     let queued = false;
+    const leasedAt = performance.now();
     try {
       // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
       // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
@@ -331,7 +339,8 @@ export class EventConsumer {
           [...new Set(chunk.map((d) => d.subscriptionId))],
           this.outlet.perSubscription,
           reserved,
-          LEASE_MS / 1000,
+          this.outlet.leaseMs / 1000,
+          this.outlet.owner,
           // jsonb goes as its JSON text, like every other text parameter.
           ...chunk.flatMap((d) =>
             PER_ROW.map((c) => {
@@ -348,7 +357,7 @@ export class EventConsumer {
       queued = leased.length < rows.length;
       return rows.length;
     } finally {
-      this.outlet.deliver(reserved, leased, queued);
+      this.outlet.deliver(reserved, leased, queued, leasedAt);
     }
   }
 }

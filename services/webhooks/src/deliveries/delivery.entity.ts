@@ -31,6 +31,8 @@ export const Delivery = defineEntity({
     maxRetries: p.integer(),
     nextAttemptAt: p.datetime().nullable(),
     leaseUntil: p.datetime().nullable(),
+    /** The process holding the lease (its Dispatcher's id): only it renews the lease and records the attempt. */
+    leaseOwner: p.uuid().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     completedAt: p.datetime().nullable(),

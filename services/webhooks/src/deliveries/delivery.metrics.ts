@@ -12,6 +12,8 @@ export interface DeliveryMetrics {
   outcomes: Counter<'result' | 'status_class'>;
   /** From the commit of the event's outbox row to the receiver's 2xx. */
   latency: Histogram;
+  /** Deliveries this process held whose lease another replica took (it stalled past the lease): not sent or not recorded here. */
+  leasesLost: Counter;
 }
 
 /** What the Postgres-backed gauges read at each scrape. */
@@ -46,13 +48,13 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
     }),
     statements: new Counter({
       name: 'webhook_delivery_statements_total',
-      help: 'Delivery statements run (issue, claim, record)',
+      help: 'Delivery statements run (issue, claim, record, renew)',
       labelNames: ['kind'],
       registers,
     }),
     statementRows: new Counter({
       name: 'webhook_delivery_statement_rows_total',
-      help: 'Deliveries carried by the delivery statements (issue, claim, record)',
+      help: 'Deliveries carried by the delivery statements (issue, claim, record, renew)',
       labelNames: ['kind'],
       registers,
     }),
@@ -66,6 +68,11 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
       name: 'webhook_delivery_commit_to_success_seconds',
       help: "From the commit of the event to the receiver's 2xx, retries included",
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+      registers,
+    }),
+    leasesLost: new Counter({
+      name: 'webhook_leases_lost_total',
+      help: 'Deliveries whose lease ran out in this process and may be with another replica: not sent, or their attempt not recorded, here',
       registers,
     }),
   };

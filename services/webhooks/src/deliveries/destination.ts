@@ -1,6 +1,8 @@
 import dns from 'node:dns';
 import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';
+import { CLOUD_METADATA, IPV4_SPECIAL, IPV6_SPECIAL, type SpecialBlock } from './special-addresses.js';
 
 /** The attempt error of a delivery refused because of where it would connect. */
 export const DESTINATION_NOT_ALLOWED = 'destination address not allowed';
@@ -21,104 +23,91 @@ export class DestinationNotAllowedError extends Error {
   }
 }
 
-const CLOUD_METADATA = 'cloud metadata';
+const METADATA = 'cloud metadata';
 
-type V4Range = [network: number, bits: number, label: string];
-type V6Range = [network: bigint, bits: number, label: string];
+type Parsed = ipaddr.IPv4 | ipaddr.IPv6;
+type Block = { range: [Parsed, number]; label: string; global: boolean };
 
-const v4 = (text: string): number => text.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+const blocks = (table: SpecialBlock[]): Block[] =>
+  table
+    .map(([cidr, label, global]) => ({ range: ipaddr.parseCIDR(cidr), label, global }))
+    // Most specific first: the first match decides.
+    .sort((a, b) => b.range[1] - a.range[1]);
+const V4_BLOCKS = blocks(IPV4_SPECIAL);
+const V6_BLOCKS = blocks(IPV6_SPECIAL);
+const METADATA_ADDRESSES = new Set(CLOUD_METADATA.map(([a]) => ipaddr.parse(a).toNormalizedString()));
+const GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
 
-/** Checked in order: the first match names the range (metadata before the link-local or private range holding it). */
-const V4_RANGES: V4Range[] = (
-  [
-    ['169.254.169.254', 32, CLOUD_METADATA],
-    ['169.254.170.2', 32, CLOUD_METADATA],
-    ['100.100.100.200', 32, CLOUD_METADATA],
-    ['0.0.0.0', 8, 'unspecified'],
-    ['10.0.0.0', 8, 'private'],
-    ['100.64.0.0', 10, 'carrier-grade NAT'],
-    ['127.0.0.0', 8, 'loopback'],
-    ['169.254.0.0', 16, 'link-local'],
-    ['172.16.0.0', 12, 'private'],
-    ['192.0.0.0', 24, 'reserved'],
-    ['192.168.0.0', 16, 'private'],
-    ['198.18.0.0', 15, 'reserved'],
-    ['224.0.0.0', 4, 'multicast'],
-    ['240.0.0.0', 4, 'reserved'],
-  ] as const
-).map(([a, bits, label]) => [v4(a), bits, label]);
+const v4Of = (bytes: number[]) => new ipaddr.IPv4(bytes);
+const cidr = (text: string) => ipaddr.parseCIDR(text) as [ipaddr.IPv6, number];
+const MAPPED = cidr('::ffff:0:0/96');
+const TRANSLATED = cidr('::ffff:0:0:0/96');
+const NAT64 = cidr('64:ff9b::/96');
+const LOCAL_NAT64 = cidr('64:ff9b:1::/48');
+const SIX_TO_FOUR = cidr('2002::/16');
+const TEREDO = cidr('2001::/32');
 
-function v6(text: string): bigint {
-  let s = text;
-  const zone = s.indexOf('%');
-  if (zone >= 0) s = s.slice(0, zone);
-  const [head = '', tail] = s.split('::');
-  const groups = (part: string) =>
-    part
-      ? part.split(':').flatMap((g) => {
-          if (!g.includes('.')) return [Number.parseInt(g, 16)];
-          const n = v4(g);
-          return [Math.floor(n / 65536), n % 65536];
-        })
-      : [];
-  const h = groups(head);
-  const t = tail === undefined ? [] : groups(tail);
-  const all = tail === undefined ? h : [...h, ...new Array(8 - h.length - t.length).fill(0), ...t];
-  return all.reduce((n, g) => (n << 16n) | BigInt(g), 0n);
+/**
+ * The IPv4 addresses an IPv6 address carries, where a packet to it may really go, and whether the IPv6 address is
+ * only a way of writing them (`wholly`: judged by them alone). Wholly: IPv4-mapped and SIIT-translated
+ * (::ffff:0:0/96, ::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16), Teredo (2001::/32: its server, and its
+ * client stored inverted). Also carried: IPv4-compatible (::/96, deprecated), local-use NAT64 (64:ff9b:1::/48, at
+ * every position RFC 6052 allows, its prefix length being unknown) and ISATAP interface identifiers.
+ */
+function embeddedV4(a: ipaddr.IPv6): { wholly: boolean; carried: ipaddr.IPv4[] } {
+  const b = a.toByteArray();
+  const low = v4Of(b.slice(12, 16));
+  const at = (...i: number[]) => v4Of(i.map((k) => b[k]!));
+  if (a.match(MAPPED) || a.match(TRANSLATED) || a.match(NAT64)) return { wholly: true, carried: [low] };
+  if (a.match(SIX_TO_FOUR)) return { wholly: true, carried: [at(2, 3, 4, 5)] };
+  if (a.match(TEREDO)) return { wholly: true, carried: [at(4, 5, 6, 7), v4Of(b.slice(12, 16).map((x) => x ^ 0xff))] };
+  if (a.match(LOCAL_NAT64)) return { wholly: false, carried: [at(6, 7, 9, 10), at(7, 9, 10, 11), at(9, 10, 11, 12), low] };
+  if (b.slice(0, 12).every((x) => x === 0)) return { wholly: false, carried: [low] };
+  if ((b[8] === 0 || b[8] === 2) && b[9] === 0 && b[10] === 0x5e && b[11] === 0xfe) return { wholly: false, carried: [low] };
+  return { wholly: false, carried: [] };
 }
 
-const V6_RANGES: V6Range[] = (
-  [
-    ['fd00:ec2::254', 128, CLOUD_METADATA],
-    ['::', 128, 'unspecified'],
-    ['::1', 128, 'loopback'],
-    ['::', 96, 'reserved'],
-    ['100::', 64, 'reserved'],
-    ['fc00::', 7, 'private'],
-    ['fe80::', 10, 'link-local'],
-    ['fec0::', 10, 'private'],
-    ['ff00::', 8, 'multicast'],
-  ] as const
-).map(([a, bits, label]) => [v6(a), bits, label]);
+function rangeOfV4(a: ipaddr.IPv4): string | null {
+  if (METADATA_ADDRESSES.has(a.toNormalizedString())) return METADATA;
+  const block = V4_BLOCKS.find((k) => a.match(k.range));
+  return block && !block.global ? block.label : null;
+}
 
-/** IPv6 forms that carry an IPv4 address the packet really goes to: mapped, NAT64 and 6to4. */
-const V6_EMBEDDING: [network: bigint, bits: number, shift: bigint][] = [
-  [v6('::ffff:0:0'), 96, 0n],
-  [v6('64:ff9b::'), 96, 0n],
-  [v6('2002::'), 16, 80n],
-];
-
-const inV4 = (addr: number, [network, bits]: V4Range) =>
-  bits === 0 || Math.floor(addr / 2 ** (32 - bits)) === Math.floor(network / 2 ** (32 - bits));
-const inV6 = (addr: bigint, network: bigint, bits: number) => addr >> BigInt(128 - bits) === network >> BigInt(128 - bits);
+function rangeOfV6(a: ipaddr.IPv6): string | null {
+  if (METADATA_ADDRESSES.has(a.toNormalizedString())) return METADATA;
+  const block = V6_BLOCKS.find((k) => a.match(k.range));
+  // :: and ::1 sit inside the IPv4-compatible block but are themselves.
+  if (block?.range[1] === 128) return block.global ? null : block.label;
+  const { wholly, carried } = embeddedV4(a);
+  const ranges = carried.map(rangeOfV4);
+  if (ranges.includes(METADATA)) return METADATA;
+  const carriedSpecial = ranges.find((r) => r !== null) ?? null;
+  if (wholly) return carriedSpecial;
+  if (block && !block.global) return block.label;
+  if (carriedSpecial) return carriedSpecial;
+  if (block) return null;
+  return a.match(GLOBAL_UNICAST) ? null : 'reserved';
+}
 
 /**
  * The special-purpose range an IP address belongs to ('loopback', 'private', 'cloud metadata', ...), or null
  * for a public address. Not an IP address: null (host names are checked once resolved).
  */
 export function specialRange(address: string): string | null {
-  const family = net.isIP(address);
-  if (family === 4) {
-    const n = v4(address);
-    return V4_RANGES.find((r) => inV4(n, r))?.[2] ?? null;
-  }
-  if (family !== 6) return null;
-  const n = v6(address);
-  for (const [network, bits, shift] of V6_EMBEDDING) {
-    if (inV6(n, network, bits)) {
-      const embedded = Number((n >> shift) & 0xffffffffn);
-      const text = [24, 16, 8, 0].map((s) => (embedded >>> s) & 255).join('.');
-      return specialRange(text);
-    }
-  }
-  return V6_RANGES.find(([network, bits]) => inV6(n, network, bits))?.[2] ?? null;
+  const zone = address.indexOf('%');
+  const text = zone >= 0 ? address.slice(0, zone) : address;
+  const family = net.isIP(text);
+  if (family === 4) return rangeOfV4(ipaddr.IPv4.parse(text));
+  // Written in hexadecimal groups first (the URL standard's form): ipaddr.js reads ::a.b.c.d as ::ffff:a.b.c.d.
+  if (family === 6) return rangeOfV6(ipaddr.IPv6.parse(new URL(`http://[${text}]/`).hostname.slice(1, -1)));
+  return null;
 }
 
 /** Why the policy refuses this IP address, or null when it may be connected to. */
 export function refusedRange(address: string, policy: DestinationPolicy): string | null {
   const range = specialRange(address);
   if (range === null) return null;
-  if (range === CLOUD_METADATA) return range;
+  if (range === METADATA) return range;
   return policy.allowPrivateNetworks ? null : range;
 }
 

@@ -1,14 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
 import { ATTEMPT_COLUMNS, attemptColumn, deliveryColumn, deliveryOfRow } from './delivery.columns.js';
 import type { Delivery } from './delivery.entity.js';
 import { type DeliveryMetrics, eventIdTime, statusClass } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
-import { type AttemptResult, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
+import { type AttemptResult, LEASE_LOST, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
-// Longer than one attempt (30 s) can take, so a live sender never loses its lease; a dead one delays a delivery this long.
-export const LEASE_MS = 40_000;
+// Short, and renewed by its holder every RENEW_EVERY of it while the attempt runs (one may take 30 s): a replica that
+// stops making progress, paused or dead, holds its deliveries this long at most (decision 0156).
+export const LEASE_MS = 6_000;
+const RENEW_EVERY = 1 / 4;
 
 interface DispatcherOptions {
   /** Deliveries in flight in this process. */
@@ -24,7 +27,18 @@ interface DispatcherOptions {
   idlePollMs?: number;
   /** How long a finished attempt waits for others to be recorded with it, when few are waiting (default 2 ms). */
   recordLingerMs?: number;
+  /** How long a lease lasts unless its holder renews it (LEASE_MS). */
+  leaseMs?: number;
   metrics: DeliveryMetrics;
+}
+
+/** A delivery this process holds the lease of, from its launch until its attempt is recorded (or given up). */
+interface Held {
+  /** When the lease runs out unless renewed (performance.now() time, never later than Postgres's lease_until). */
+  leaseEnd: number;
+  /** Renewing found the lease with another process, or the delivery no longer pending: nothing is recorded here. */
+  lost: boolean;
+  cancel: AbortController;
 }
 
 /** A finished attempt waiting to be recorded (with the others that finished meanwhile). */
@@ -56,18 +70,32 @@ const ATTEMPT_VALUES = RECORD_ROW.slice(0, ATTEMPT_COLUMNS.length)
   .map((c) => c.as)
   .join(', ');
 const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
-const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
-const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2];
+const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('leaseOwner')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
+const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM, OWNER_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2, RECORD_ROW.length + 3];
+
+/** The delivery signed with the secrets its subscription has now (the claim's `current_*` columns), when it still exists. */
+function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
+  if (typeof r.current_secret !== 'string') return d;
+  const expires = r.current_previous_secret_expires_at as Date | string | null;
+  d.config = {
+    ...d.config,
+    secret: r.current_secret,
+    previousSecret: (r.current_previous_secret as string | null) ?? null,
+    previousSecretExpiresAt: expires ? new Date(expires).toISOString() : null,
+  };
+  return d;
+}
 
 /**
  * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
  * `deliver`); the others (retries, redeliveries, those issued while this process had no room, and those whose
  * process died holding their lease) are claimed from Postgres: when one is known to be waiting, when a retry
- * falls due here, and every `idlePollMs` for what other replicas left. A delivery is leased while it is in flight,
- * so a crashed process only delays it until the lease runs out. The attempts that finished meanwhile are recorded
- * together: one transaction holds their attempt rows, their results and the subscriptions' health counters, so a
- * delivery's result and attempt are always committed together (and a failed transaction leaves them all leased, to
- * be sent again when the lease runs out: at least once, never lost).
+ * falls due here, and every `idlePollMs` for what other replicas left. A delivery is leased to this process (by its
+ * `owner` id) while it is in flight, the lease short and renewed while the attempt runs, so a crashed or stalled
+ * process only delays it until the lease runs out, and only the lease's holder records its attempt (decision 0156).
+ * The attempts that finished meanwhile are recorded together: one transaction holds their attempt rows, their results
+ * and the subscriptions' health counters, so a delivery's result and attempt are always committed together (and a
+ * failed transaction leaves them all leased, to be sent again when the lease runs out: at least once, never lost).
  */
 export class Dispatcher {
   private running = false;
@@ -90,12 +118,20 @@ export class Dispatcher {
   private retries: number[] = [];
   private retryAt = Number.POSITIVE_INFINITY;
   private retryTimer: NodeJS.Timeout | undefined;
+  /** This process's name on the leases it holds (lease_owner). */
+  readonly owner = randomUUID();
+  readonly leaseMs: number;
+  private readonly held = new Map<string, Held>();
+  private renewTimer: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
 
   constructor(
     private readonly ctx: ServiceContext,
     private readonly sender: WebhookSender,
     private readonly o: DispatcherOptions,
-  ) {}
+  ) {
+    this.leaseMs = o.leaseMs ?? LEASE_MS;
+  }
 
   get perSubscription(): number {
     return this.o.perSubscription;
@@ -104,6 +140,11 @@ export class Dispatcher {
   start(): void {
     this.running = true;
     this.loop = this.run();
+    this.renewTimer = setInterval(() => {
+      this.renewing ??= this.renew().finally(() => {
+        this.renewing = undefined;
+      });
+    }, this.leaseMs * RENEW_EVERY);
   }
 
   /** Deliveries may be waiting in Postgres (a redelivery, a retry now due): claim them. */
@@ -119,7 +160,10 @@ export class Dispatcher {
     this.woken = true;
     this.wakeUp?.();
     await this.loop;
+    // The attempts still running keep their leases renewed until they are recorded.
     await Promise.all(this.sends);
+    clearInterval(this.renewTimer);
+    await this.renewing;
   }
 
   private free(): number {
@@ -156,12 +200,13 @@ export class Dispatcher {
 
   /**
    * Sends the deliveries the consumer leased under `reserved` slots (committed: the lease is in Postgres), and
-   * gives the rest of the slots back. `queued`: some of its deliveries were inserted without a lease.
+   * gives the rest of the slots back. `queued`: some of its deliveries were inserted without a lease. `leasedAt`:
+   * when the statement that leased them was sent (performance.now()).
    */
-  deliver(reserved: number, leased: Delivery[], queued: boolean): void {
+  deliver(reserved: number, leased: Delivery[], queued: boolean, leasedAt: number): void {
     this.reserved -= reserved;
     if (leased.length) this.o.metrics.attemptsStarted.inc({ source: 'issued' }, leased.length);
-    for (const d of leased) this.launch(d);
+    for (const d of leased) this.launch(d, leasedAt);
     if (queued) this.wake();
   }
 
@@ -176,6 +221,7 @@ export class Dispatcher {
         this.claimable = false;
         lastClaim = performance.now();
         let claimed: Delivery[] = [];
+        const claimedAt = performance.now();
         try {
           claimed = await this.claim(free);
         } catch (err) {
@@ -183,7 +229,7 @@ export class Dispatcher {
           this.ctx.logger.warn({ err: (err as Error).message }, 'could not claim deliveries');
         }
         if (claimed.length) this.o.metrics.attemptsStarted.inc({ source: 'claimed' }, claimed.length);
-        for (const d of claimed) this.launch(d);
+        for (const d of claimed) this.launch(d, claimedAt);
         // A full claim may have left more behind.
         if (claimed.length && claimed.length === free) this.claimable = true;
       }
@@ -201,11 +247,21 @@ export class Dispatcher {
     }
   }
 
-  private launch(d: Delivery): void {
+  private launch(d: Delivery, leasedAt: number): void {
+    const holding = this.held.get(d.id);
+    if (holding && !holding.lost) {
+      // Claimed again while its attempt runs here (this process stalled past the lease and nobody took it): the
+      // claim renewed the lease, the running attempt goes on.
+      holding.leaseEnd = Math.max(holding.leaseEnd, leasedAt + this.leaseMs);
+      return;
+    }
+    const held: Held = { leaseEnd: leasedAt + this.leaseMs, lost: false, cancel: new AbortController() };
+    this.held.set(d.id, held);
     this.sending++;
-    const p = this.send(d);
+    const p = this.send(d, held);
     this.sends.add(p);
     p.finally(() => {
+      if (this.held.get(d.id) === held) this.held.delete(d.id);
       this.sending--;
       this.sends.delete(p);
       this.roomWaiter?.();
@@ -252,20 +308,68 @@ export class Dispatcher {
     // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
     // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
     // keeps per connection.
+    // With each its subscription's secrets as they are now: a retry of a delivery issued before a rotation is signed
+    // so that the receiver's current secret verifies it (decision 0157).
     const pool = await nativePool(this.ctx.orm);
     const { rows } = await pool.query({
       name: 'webhooks-claim-deliveries',
-      text: 'select * from claim_deliveries($1, $2, $3)',
-      values: [this.o.perSubscription, limit, LEASE_MS / 1000],
+      text: `with claimed as materialized (select * from claim_deliveries($1, $2, $3, $4))
+             select c.*, s.secret as current_secret, s.previous_secret as current_previous_secret,
+                    s.previous_secret_expires_at as current_previous_secret_expires_at
+               from claimed c left join subscriptions s on s.id = c.subscription_id`,
+      values: [this.o.perSubscription, limit, this.leaseMs / 1000, this.owner],
     });
     this.o.metrics.statements.inc({ kind: 'claim' });
     this.o.metrics.statementRows.inc({ kind: 'claim' }, rows.length);
-    return rows.map(deliveryOfRow);
+    return rows.map((r) => withCurrentSecrets(deliveryOfRow(r), r));
   }
 
-  /** One attempt; resolves once its result is recorded (or could not be: the lease then runs out). */
-  private async send(delivery: Delivery): Promise<void> {
-    const result = await this.sender.attempt(delivery);
+  /**
+   * Extends the leases of the deliveries held here, so a live process keeps them however long their attempts take.
+   * Those it no longer holds (another replica took them while this process stalled past their lease) are cancelled.
+   */
+  private async renew(): Promise<void> {
+    const entries = [...this.held];
+    if (!entries.length) return;
+    const sentAt = performance.now();
+    try {
+      const pool = await nativePool(this.ctx.orm);
+      const { rows } = await pool.query<{ id: string }>({
+        name: 'webhooks-renew-leases',
+        text: `update deliveries set ${deliveryCol('leaseUntil')} = now() + make_interval(secs => $3::float8)
+                where id = any($1::uuid[]) and ${deliveryCol('leaseOwner')} = $2 and status = 'pending'
+                returning id`,
+        values: [entries.map(([id]) => id), this.owner, this.leaseMs / 1000],
+      });
+      this.o.metrics.statements.inc({ kind: 'renew' });
+      this.o.metrics.statementRows.inc({ kind: 'renew' }, entries.length);
+      const kept = new Set(rows.map((r) => r.id));
+      for (const [id, held] of entries) {
+        if (kept.has(id)) held.leaseEnd = Math.max(held.leaseEnd, sentAt + this.leaseMs);
+        // Gone from the map: recorded meanwhile (which released the lease), nothing to stop.
+        else if (this.held.get(id) === held) {
+          held.lost = true;
+          held.cancel.abort();
+        }
+      }
+    } catch (err) {
+      // The leases run out unless the next renewal succeeds; attempts not yet started past it are not sent.
+      this.ctx.logger.warn({ err: (err as Error).message }, 'could not renew delivery leases');
+    }
+  }
+
+  /**
+   * One attempt; resolves once its result is recorded (or could not be: the lease then runs out). Not sent, or not
+   * recorded, once its lease is known to be lost: another replica may be sending it.
+   */
+  private async send(delivery: Delivery, held: Held): Promise<void> {
+    // The lease ran out before the attempt could start (this process stalled): another replica may have it.
+    if (performance.now() >= held.leaseEnd) return void this.o.metrics.leasesLost.inc();
+    const result = await this.sender.attempt(delivery, {
+      signal: held.cancel.signal,
+      held: () => !held.lost && performance.now() < held.leaseEnd,
+    });
+    if (held.lost || result.error === LEASE_LOST) return void this.o.metrics.leasesLost.inc();
     await new Promise<void>((done) => {
       this.finished.push({ delivery, result, at: new Date(), done });
       this.recording ??= this.recordAll();
@@ -351,34 +455,47 @@ export class Dispatcher {
     // Subscriptions whose ended deliveries in this batch all succeeded: reset their run, in the same statement.
     const onlySucceeded = [...ended].filter(([, list]) => list.every((e) => e.succeeded));
     const withFailures = [...ended].filter(([, list]) => !list.every((e) => e.succeeded));
+    // Only the deliveries whose lease this process still holds are recorded, with their attempts: one taken over by
+    // another replica (this process stalled past its lease) is that replica's to record (decision 0156).
     const statement = {
       name: 'webhooks-record-attempts',
       text: `with v as (select * from unnest(${RECORD_UNNEST}) as v(${RECORD_AS})),
-             attempts as (insert into delivery_attempts (${ATTEMPT_LIST}) select ${ATTEMPT_VALUES} from v),
+             commit_mode as (select set_config('synchronous_commit', $${COMMIT_MODE_PARAM}, true)),
+             recorded as (
+               update deliveries d set ${RESULT_SET}
+                 from v, commit_mode
+                where d.id = v.${attemptColumn('deliveryId').column} and d.${deliveryCol('leaseOwner')} = $${OWNER_PARAM}::uuid
+                returning d.id),
+             attempts as (
+               insert into delivery_attempts (${ATTEMPT_LIST})
+               select ${ATTEMPT_VALUES} from v join recorded r on r.id = v.${attemptColumn('deliveryId').column}),
              health as (
                -- Most successes change nothing; the condition keeps the subscription row free of writes.
                update subscriptions set consecutive_failures = 0, failing_since = null
-                where id = any($${SUBSCRIPTIONS_PARAM}::uuid[]) and (consecutive_failures <> 0 or failing_since is not null)),
-             commit_mode as (select set_config('synchronous_commit', $${COMMIT_MODE_PARAM}, true))
-           update deliveries d set ${RESULT_SET}
-             from v, commit_mode where d.id = v.${attemptColumn('deliveryId').column}`,
+                where id = any($${SUBSCRIPTIONS_PARAM}::uuid[]) and (consecutive_failures <> 0 or failing_since is not null))
+           select id from recorded`,
       // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
       // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
       // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.
-      values: [...columns, onlySucceeded.map(([id]) => id), withFailures.length ? 'on' : 'off'],
+      values: [...columns, onlySucceeded.map(([id]) => id), withFailures.length ? 'on' : 'off', this.owner],
     };
     const pool = await nativePool(this.ctx.orm);
+    let recorded: Set<string>;
     // One statement is one transaction: attempts, results and health counters commit together.
-    if (!withFailures.length) await pool.query(statement);
+    if (!withFailures.length) recorded = new Set((await pool.query<{ id: string }>(statement)).rows.map((r) => r.id));
     else
-      await inTransaction(pool, async (client) => {
-        await client.query(statement);
-        for (const [subscriptionId, list] of withFailures)
-          await recordHealth(client, subscriptionId, list, this.o.health, this.ctx.logger, this.ctx.outbox);
+      recorded = await inTransaction(pool, async (client) => {
+        const ids = new Set((await client.query<{ id: string }>(statement)).rows.map((r) => r.id));
+        for (const [subscriptionId, list] of withFailures) {
+          const own = list.filter((e) => ids.has(e.delivery.id));
+          if (own.length) await recordHealth(client, subscriptionId, own, this.o.health, this.ctx.logger, this.ctx.outbox);
+        }
+        return ids;
       });
     this.o.metrics.statements.inc({ kind: 'record' });
     this.o.metrics.statementRows.inc({ kind: 'record' }, batch.length);
     this.countOutcomes(batch, results);
+    if (recorded.size < batch.length) this.o.metrics.leasesLost.inc(batch.length - recorded.size);
     if (retries.length) this.scheduleRetries(retries);
   }
 

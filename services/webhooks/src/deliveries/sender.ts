@@ -1,6 +1,6 @@
 import { renderPrivateFileUrls } from '@svc/platform/files/signed-url';
 import { SpanKind, SpanStatusCode, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import type { Delivery } from './delivery.entity.js';
 import { DESTINATION_NOT_ALLOWED, DestinationNotAllowedError, type DestinationPolicy, guardedConnector } from './destination.js';
 import { signingSecrets, standardSignature, svcSignature } from './signing.js';
@@ -32,6 +32,38 @@ export interface AttemptResult {
 
 const RETRYABLE = new Set([408, 409, 425, 429]);
 
+/** The attempt error of an attempt not sent because its delivery's lease ran out first (decision 0156). */
+export const LEASE_LOST = 'lease lost';
+class LeaseLostError extends Error {}
+
+/** What an attempt needs of its delivery's lease: a signal that cancels it, and whether it is still held now. */
+export interface AttemptLease {
+  signal: AbortSignal;
+  held: () => boolean;
+}
+
+/**
+ * Checks the lease when undici is about to write the request, which may be long after the attempt began: queued
+ * behind the origin's connections, or in a process that was stopped meanwhile. A lost lease aborts the request
+ * before any byte of it is written.
+ */
+const leaseCheck: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+  const held = (opts as { leaseHeld?: () => boolean }).leaseHeld;
+  if (!held) return dispatch(opts, handler);
+  return dispatch(opts, {
+    onRequestStart: (controller, context) => {
+      if (!held()) return controller.abort(new LeaseLostError(LEASE_LOST));
+      return handler.onRequestStart?.(controller, context);
+    },
+    onRequestUpgrade: (controller, statusCode, headers, socket) => handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
+    onResponseStart: (controller, statusCode, headers, statusMessage) =>
+      handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
+    onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
+    onResponseEnd: (controller, trailers) => handler.onResponseEnd?.(controller, trailers),
+    onResponseError: (controller, error) => handler.onResponseError?.(controller, error),
+  });
+};
+
 /**
  * Subscription headers and authentication first, then the spec's headers and the Standard Webhooks headers,
  * which win on a repeated name (header names compare case-insensitively). `body` is the exact bytes sent.
@@ -50,7 +82,7 @@ export function buildHeaders(delivery: Delivery, body: string | Buffer, now = Da
   put('user-agent', USER_AGENT);
   put('x-svc-event', delivery.eventKey);
   put('x-svc-event-id', delivery.eventId);
-  put('x-svc-signature', svcSignature(secrets, body));
+  put('x-svc-signature', svcSignature(delivery.config.secret, body));
   put('webhook-id', delivery.eventId);
   put('webhook-timestamp', String(timestamp));
   put('webhook-signature', standardSignature(secrets, delivery.eventId, timestamp, body));
@@ -67,7 +99,7 @@ function parseRetryAfter(value: string | string[] | undefined): number | null {
 
 /** One attempt: POST the captured body, read at most 1 MB of the answer, classify the outcome. */
 export class WebhookSender {
-  private readonly agent: Agent;
+  private readonly agent: Dispatcher;
   /**
    * Attempts in flight and when each must end. One timer aborts those past their deadline (within 250 ms), instead
    * of an AbortSignal.timeout per attempt, whose timer and bookkeeping cost as much as signing.
@@ -89,29 +121,33 @@ export class WebhookSender {
     destinations: DestinationPolicy = { allowPrivateNetworks: false },
     private readonly timeoutMs = ATTEMPT_TIMEOUT_MS,
   ) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) });
+    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 64, pipelining: 1, connect: guardedConnector(destinations) }).compose(
+      leaseCheck,
+    );
   }
 
   /**
-   * One attempt. A delivery of a traced event is attempted in a client span, child of the consumer's, whose
-   * `traceparent` the subscriber receives: its POST is part of the integrator's trace (decision 0200).
+   * One attempt. `lease`: the delivery's lease, checked when the request is written; its signal cancels the attempt.
+   * A delivery of a traced event is attempted in a client span, child of the consumer's, whose `traceparent` the
+   * subscriber receives: its POST is part of the integrator's trace (decision 0200).
    */
-  async attempt(delivery: Delivery): Promise<AttemptResult> {
+  async attempt(delivery: Delivery, lease?: AttemptLease): Promise<AttemptResult> {
     const tracer = delivery.traceparent ? tracerOf(SERVICE) : undefined;
-    if (!tracer) return this.post(delivery);
+    if (!tracer) return this.post(delivery, lease);
     const span = startSpan(tracer, `webhook POST ${delivery.eventKey}`, SpanKind.CLIENT, delivery.traceparent, {
       'http.request.method': 'POST',
       'webhook.delivery_id': delivery.id,
       'webhook.attempt': delivery.attemptCount + 1,
     });
-    const result = await this.post(delivery, traceparentOf(span));
+    const result = await this.post(delivery, lease, traceparentOf(span));
     if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
     if (result.outcome !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? '' });
     span.end();
     return result;
   }
 
-  private async post(delivery: Delivery, traceparent?: string): Promise<AttemptResult> {
+  private async post(delivery: Delivery, lease?: AttemptLease, traceparent?: string): Promise<AttemptResult> {
+    const cancel = lease?.signal;
     // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send. Encoded once
     // for both signatures and the request.
     const body = Buffer.from(this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body);
@@ -119,6 +155,9 @@ export class WebhookSender {
     const elapsed = () => Math.round(performance.now() - started);
     const controller = new AbortController();
     this.deadlines.set(controller, started + this.timeoutMs);
+    const onCancel = () => controller.abort(new DOMException('the lease was lost', 'AbortError'));
+    if (cancel?.aborted) onCancel();
+    cancel?.addEventListener('abort', onCancel, { once: true });
     try {
       const res = await request(delivery.url, {
         method: 'POST',
@@ -129,6 +168,7 @@ export class WebhookSender {
         bodyTimeout: this.timeoutMs,
         signal: controller.signal,
         maxRedirections: 0,
+        leaseHeld: lease?.held,
       } as Parameters<typeof request>[1]);
       let size = 0;
       let tooLarge = false;
@@ -167,6 +207,8 @@ export class WebhookSender {
       };
     } catch (err) {
       const e = err as Error & { code?: string };
+      if (e instanceof LeaseLostError)
+        return { statusCode: null, error: LEASE_LOST, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
       if (e instanceof DestinationNotAllowedError)
         return { statusCode: null, error: DESTINATION_NOT_ALLOWED, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'failed' };
       const message =
@@ -176,6 +218,7 @@ export class WebhookSender {
       return { statusCode: null, error: message, durationMs: elapsed(), retryAfterSeconds: null, outcome: 'retry' };
     } finally {
       this.deadlines.delete(controller);
+      cancel?.removeEventListener('abort', onCancel);
     }
   }
 

@@ -11,10 +11,10 @@ export function signingSecrets(config: CapturedConfig, now = Date.now()): string
 
 /**
  * `x-svc-signature`: `sha256=` and the lowercase hex HMAC-SHA256 of the exact body bytes, keyed with the
- * secret's UTF-8 bytes. During a secret rotation one value per secret, comma-separated, newest first.
+ * secret's UTF-8 bytes. One value, as the spec defines it: always the current secret, also during a rotation
+ * (only the Standard Webhooks header carries both).
  */
-export const svcSignature = (secrets: string | string[], body: string | Buffer) =>
-  (Array.isArray(secrets) ? secrets : [secrets]).map((s) => `sha256=${createHmac('sha256', s).update(body).digest('hex')}`).join(',');
+export const svcSignature = (secret: string, body: string | Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /**
  * Standard Webhooks (`webhook-signature`): `v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`, keyed

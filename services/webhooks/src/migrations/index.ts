@@ -5,6 +5,7 @@ import { Migration20261122055549 } from './Migration20261122055549.js';
 import { Migration20261122065950 } from './Migration20261122065950.js';
 import { Migration20261122081502 } from './Migration20261122081502.js';
 import { Migration20261126101846_subscriber_webhooks } from './Migration20261126101846_subscriber_webhooks.js';
+import { Migration20261126103954 } from './Migration20261126103954.js';
 import { Migration20261126111155_traceparent } from './Migration20261126111155_traceparent.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
@@ -14,5 +15,6 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261122065950,
   Migration20261122081502,
   Migration20261126101846_subscriber_webhooks,
+  Migration20261126103954,
   Migration20261126111155_traceparent,
 ];
