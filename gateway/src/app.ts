@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { PassThrough } from 'node:stream';
-import { AppError, errorBody, unauthorized, unavailable } from '@svc/platform/errors';
+import { AppError, errorBody, errorBodyOf, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody, readBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
@@ -77,7 +77,8 @@ function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
   if (!(err instanceof AppError)) logger.error({ err, request_id: idOf(res) }, 'gateway error');
   else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind, request_id: idOf(res) }, 'upstream failed');
-  const body = errorBody(e.kind, e.message);
+  // A 400 the gateway answers itself (a batch body it read) lists its fields like the services' (decision 0163).
+  const body = errorBodyOf(e);
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 

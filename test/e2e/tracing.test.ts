@@ -100,7 +100,17 @@ describe('tracing: one trace from the integratorâ€™s request to the subscriberâ€
       expect(sent, String(post!.headers.traceparent)).to.not.equal(null);
       expect(sent![1]).to.equal(caller.traceId);
 
-      const spans = await traceOf(caller.traceId, (s) => s.some((x) => x.kind === KIND.CLIENT && x.service === 'webhooks'));
+      // Each process exports on its own schedule: wait for the span of every hop, the gateway's included.
+      const hops: [string, number][] = [
+        ['gateway', KIND.SERVER],
+        ['crm', KIND.SERVER],
+        ['crm', KIND.PRODUCER],
+        ['webhooks', KIND.CONSUMER],
+        ['webhooks', KIND.CLIENT],
+      ];
+      const spans = await traceOf(caller.traceId, (s) =>
+        hops.every(([service, kind]) => s.some((x) => x.service === service && x.kind === kind)),
+      );
       const gateway = one(spans, 'gateway', KIND.SERVER, 'gateway POST');
       const crm = one(spans, 'crm', KIND.SERVER, 'http POST');
       const publish = one(spans, 'crm', KIND.PRODUCER, 'outbox publish lead.created');
