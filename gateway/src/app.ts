@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { PassThrough } from 'node:stream';
-import { AppError, errorBody, errorBodyOf, unauthorized, unavailable } from '@svc/platform/errors';
+import { AppError, errorBody, errorBodyOf, invalidField, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody, readBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
@@ -433,7 +433,13 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     return readBody(req, { limit: BATCH_BODY_LIMIT }).then(
       (body) => {
         if (body === undefined) return 1;
-        req[BATCH_BODY] = JSON.stringify(body);
+        try {
+          req[BATCH_BODY] = JSON.stringify(body);
+        } catch {
+          // Nesting deeper than the stack allows: refused as the services refuse it, once counted.
+          req[BATCH_ERROR] = invalidField('body', 'nested too deeply');
+          return 1;
+        }
         const items = (body as { items?: unknown }).items;
         return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
       },

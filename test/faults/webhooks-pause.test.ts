@@ -13,8 +13,8 @@ const LEADS = 100;
 const CONNECTIONS = 64;
 
 /** A replica's count of deliveries whose lease it found taken by another (webhook_leases_lost_total). */
-async function leasesLost(httpUrl: string): Promise<number> {
-  const text = await (await fetch(`${httpUrl}/metrics`)).text();
+async function leasesLost(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(`${metricsUrl}/metrics`)).text();
   return Number(/^webhook_leases_lost_total(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1] ?? 0);
 }
 
@@ -114,7 +114,7 @@ describe('fault: a paused webhooks replica loses its deliveries to the other', (
     // Resumed: it finds every lease taken, records none of its attempts and sends nothing again.
     paused.proc.kill('SIGCONT');
     paused = undefined;
-    await eventually(async () => (await leasesLost(first.httpUrl)) === LEADS, 30_000);
+    await eventually(async () => (await leasesLost(first.metricsUrl)) === LEADS, 30_000);
     for (const d of await deliveries()) {
       expect(d.status, d.event_id).to.equal('succeeded');
       expect(d.attempts, d.event_id).to.equal(1);

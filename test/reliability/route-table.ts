@@ -124,6 +124,20 @@ export const ROUTES: RouteRow[] = [
   { method: 'GET', path: '/leads/{lead}', permission: 'crm/lead.read' },
   { method: 'PUT', path: '/leads/{lead}', permission: 'crm/lead.update', body: updateBody, bodyIds: updateBodyIds },
   { method: 'POST', path: '/deals', permission: 'crm/deal.create', body: leadBody, bodyIds: leadBodyIds },
+  // A batch answers 200 with a result per item (an item's foreign id fails that item, decision 0181): its id cases
+  // are the single route's; here its envelope and permission.
+  {
+    method: 'POST',
+    path: '/leads/batch',
+    permission: 'crm/lead.create',
+    body: () => ({ mode: 'create', items: [{ title: 'Batch probe' }] }),
+  },
+  {
+    method: 'POST',
+    path: '/deals/batch',
+    permission: 'crm/deal.create',
+    body: () => ({ mode: 'create', items: [{ title: 'Batch probe' }] }),
+  },
   {
     method: 'GET',
     path: '/deals',

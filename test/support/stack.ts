@@ -54,6 +54,9 @@ export interface StackOptions {
   postgresUrl?: string;
 }
 
+/** Ports already handed out: a port is chosen before its process binds it, so the next choice must not take it. */
+const handedOut = new Set<number>();
+
 /**
  * A free TCP port on loopback, for a child process that must keep its address across restarts. Chosen below the
  * ephemeral range (32768–60999): a port the kernel hands out for port 0 may be given to an outgoing connection
@@ -69,6 +72,8 @@ export async function freePort(): Promise<number> {
     });
     if (!bound) continue;
     await new Promise((r) => server.close(r));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
     return port;
   }
   throw new Error('no free port between 20000 and 32000 on 127.0.0.1');
@@ -76,6 +81,8 @@ export async function freePort(): Promise<number> {
 
 export interface ServiceProcess {
   httpUrl: string;
+  /** Where its /metrics is served (a port of its own, decision 0190). */
+  metricsUrl: string;
   child: Child;
   /** The environment it runs with, its ports aside (for a test that starts another replica). */
   env: Record<string, string>;
@@ -87,10 +94,11 @@ export interface ServiceProcess {
 async function spawnService(name: ServiceName, env: Record<string, string>): Promise<ServiceProcess> {
   // A port the stack chose before (chat's gRPC port, which crm is told at its start) is kept.
   const grpcPort = env.GRPC_PORT && env.GRPC_PORT !== '0' ? env.GRPC_PORT : String(await freePort());
-  const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: grpcPort };
+  const ports = { HTTP_PORT: String(await freePort()), GRPC_PORT: grpcPort, METRICS_PORT: String(await freePort()) };
   const httpUrl = `http://127.0.0.1:${ports.HTTP_PORT}`;
   const handle: ServiceProcess = {
     httpUrl,
+    metricsUrl: `http://127.0.0.1:${ports.METRICS_PORT}`,
     env,
     child: spawnEntry(`services/${name}/src/main.ts`, { ...env, ...ports }),
     restart: async () => {
