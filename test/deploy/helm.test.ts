@@ -14,7 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { parse, parseAllDocuments } from 'yaml';
-import { unknownFields } from './k8s-fields.js';
+import { KUBERNETES_TYPES_VERSION, unknownFields } from './k8s-fields.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const deployDir = join(repoRoot, 'deploy');
@@ -667,6 +667,16 @@ describe('deploy: Helm charts', function () {
       const volume = { name: 'data', emptyDir: {}, hostPth: '/x' };
       const pod = only(render('files', ['--set-json', `extraVolumes=[${JSON.stringify(volume)}]`]), 'Deployment');
       expect(unknownFields(pod)).to.deep.equal(['spec.template.spec.volumes[1].hostPth']);
+      // The definitions are those of the declared floor: a field a later Kubernetes added (pod-level resources, 1.32)
+      // would be dropped by a 1.30 API server, so it is refused here.
+      expect(KUBERNETES_TYPES_VERSION).to.equal('1.30.0');
+      for (const name of DEPLOYABLES) {
+        const chart = parse(readFileSync(join(deployDir, 'charts', name, 'Chart.yaml'), 'utf8'));
+        expect(chart.kubeVersion, name).to.equal('>=1.30.0-0');
+      }
+      const later = structuredClone(only(render('crm'), 'Deployment'));
+      later.spec.template.spec.resources = { limits: { cpu: '1' } };
+      expect(unknownFields(later)).to.deep.equal(['spec.template.spec.resources']);
     });
   });
 
