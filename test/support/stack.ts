@@ -184,9 +184,17 @@ export async function startStack(overrides: StackOptions = {}): Promise<Stack> {
     ...overrides.all,
     ...overrides.gateway,
   };
-  const gateway = await startGateway(gatewayEnv);
   const services = { crm, tasks, chat, files, webhooks };
   const running = [tasks, chat, files, webhooks].filter((s): s is RunningService => s !== undefined);
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway(gatewayEnv);
+  } catch (err) {
+    // A stack that cannot be completed leaves no process behind (a test's `after` never sees it).
+    await Promise.all([...running.map((s) => s.stop()), ...Object.values(processes).map((p) => p.stop())]);
+    await crm.stop();
+    throw err;
+  }
   return {
     gatewayUrl: gateway.url,
     adminToken,
