@@ -5,10 +5,10 @@ import { eventually, TEST_NATS_URL } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import { seedTenant, type Tenant } from '../support/fixtures.js';
 import { REPO_ROOT } from '../support/processes.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { backlog, type LeadReceiver, quiet, startLeadReceiver } from './helpers.js';
+import { backlog, type LeadReceiver, quiet, subscribedLeadReceiver } from './helpers.js';
 
 /** `npm run events:replay -- …` as an operator runs it, against this stack's Postgres and NATS. */
 async function replayCommand(stack: Stack, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -56,13 +56,9 @@ describe('fault: events lost on JetStream are recovered by events:replay', () =>
     this.timeout(240_000);
     stack = await startStack({ processes: ['webhooks'] });
     const call = client(stack.gatewayUrl).call;
-    const admin = adminOf(call, stack.adminToken);
     const subscribe = async (t: Tenant) => {
-      const r = await startLeadReceiver();
+      const r = await subscribedLeadReceiver(call, stack!.adminToken, t.company.id);
       receivers.push(r);
-      const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: r.url, events: ['lead.created'] });
-      expect(sub.status, sub.text).to.equal(201);
-      r.secret = sub.body.secret;
       return r;
     };
     const lead = async (t: Tenant, title: string) => {

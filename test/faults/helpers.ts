@@ -3,8 +3,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connectNats } from '@svc/platform/events/nats';
 import { createLogger } from '@svc/platform/logging';
+import { expect } from 'chai';
 import pg from 'pg';
 import type { client } from '../support/client.js';
+import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import type { Stack } from '../support/stack.js';
 
 type Call = ReturnType<typeof client>['call'];
@@ -85,6 +87,21 @@ export async function startLeadReceiver(fail: (request: number) => boolean = () 
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return r;
+}
+
+/** A lead receiver subscribed to lead.created for company `companyId` through the admin API, checking signatures. */
+export async function subscribedLeadReceiver(call: Call, adminToken: string, companyId: string, fail?: (request: number) => boolean) {
+  const receiver = await startLeadReceiver(fail);
+  const sub = await adminOf(call, adminToken)('POST', `/companies/${companyId}/webhooks`, { url: receiver.url, events: ['lead.created'] });
+  expect(sub.status, sub.text).to.equal(201);
+  receiver.secret = sub.body.secret;
+  return receiver;
+}
+
+/** A tenant with a limit no burst reaches, and a receiver subscribed to its lead.created. */
+export async function burstTenant(call: Call, adminToken: string): Promise<{ t: Tenant; receiver: LeadReceiver }> {
+  const t = await seedTenant(call, adminToken, { rate_limit_per_minute: 1_000_000 });
+  return { t, receiver: await subscribedLeadReceiver(call, adminToken, t.company.id) };
 }
 
 export interface Burst {

@@ -1,10 +1,9 @@
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { client } from '../support/client.js';
-import { adminOf, seedTenant } from '../support/fixtures.js';
 import { type OwnNats, startOwnNats } from '../support/servers.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { backlog, type LeadReceiver, leadBurst, quiet, startLeadReceiver, summary } from './helpers.js';
+import { backlog, burstTenant, type LeadReceiver, leadBurst, quiet, summary } from './helpers.js';
 
 const BURST = 600;
 /** Leads created (answered 201) when NATS is killed, once each. */
@@ -32,14 +31,9 @@ describe('fault: NATS killed and restarted during a burst loses no event', () =>
     nats = await startOwnNats();
     stack = await startStack({ natsUrl: nats.url });
     const call = client(stack.gatewayUrl).call;
-    const t = await seedTenant(call, stack.adminToken, { rate_limit_per_minute: 1_000_000 });
-    receiver = await startLeadReceiver();
-    const sub = await adminOf(call, stack.adminToken)('POST', `/companies/${t.company.id}/webhooks`, {
-      url: receiver.url,
-      events: ['lead.created'],
-    });
-    expect(sub.status, sub.text).to.equal(201);
-    receiver.secret = sub.body.secret;
+    const setup = await burstTenant(call, stack.adminToken);
+    const t = setup.t;
+    receiver = setup.receiver;
 
     const burst = leadBurst(call, t.key.key, { total: BURST, concurrency: 8 });
     const pids = [nats.pid()];

@@ -1,10 +1,9 @@
 import { eventually, TEST_NATS_URL } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { client } from '../support/client.js';
-import { adminOf, seedTenant } from '../support/fixtures.js';
 import { type OwnPostgres, startOwnPostgres } from '../support/servers.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { backlog, type LeadReceiver, leadBurst, quiet, startLeadReceiver, summary } from './helpers.js';
+import { backlog, burstTenant, type LeadReceiver, leadBurst, quiet, summary } from './helpers.js';
 
 const BURST = 500;
 /** Leads created (answered 201) when Postgres is stopped, and how. */
@@ -35,14 +34,9 @@ describe('fault: Postgres restarted during a burst loses nothing committed', () 
     postgres = await startOwnPostgres();
     stack = await startStack({ postgresUrl: postgres.url });
     const call = client(stack.gatewayUrl).call;
-    const t = await seedTenant(call, stack.adminToken, { rate_limit_per_minute: 1_000_000 });
-    receiver = await startLeadReceiver();
-    const sub = await adminOf(call, stack.adminToken)('POST', `/companies/${t.company.id}/webhooks`, {
-      url: receiver.url,
-      events: ['lead.created'],
-    });
-    expect(sub.status, sub.text).to.equal(201);
-    receiver.secret = sub.body.secret;
+    const setup = await burstTenant(call, stack.adminToken);
+    const t = setup.t;
+    receiver = setup.receiver;
 
     const burst = leadBurst(call, t.key.key, { total: BURST, concurrency: 8 });
     for (const [at, mode] of STOPS) {

@@ -5,9 +5,8 @@ import { eventually, TEST_NATS_URL } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
 import { client } from '../support/client.js';
-import { adminOf, seedTenant } from '../support/fixtures.js';
 import { type Stack, startStack } from '../support/stack.js';
-import { backlog, type LeadReceiver, leadBurst, quiet, startLeadReceiver } from './helpers.js';
+import { backlog, burstTenant, type LeadReceiver, leadBurst, quiet } from './helpers.js';
 
 const BURST = 200;
 /** How many of the rows the crashed relay had published before it died (the rest it never reached). */
@@ -36,14 +35,9 @@ describe('fault: the outbox relay crashing between publish and mark delivers no 
     this.timeout(240_000);
     stack = await startStack();
     const call = client(stack.gatewayUrl).call;
-    const t = await seedTenant(call, stack.adminToken, { rate_limit_per_minute: 1_000_000 });
-    receiver = await startLeadReceiver();
-    const sub = await adminOf(call, stack.adminToken)('POST', `/companies/${t.company.id}/webhooks`, {
-      url: receiver.url,
-      events: ['lead.created'],
-    });
-    expect(sub.status, sub.text).to.equal(201);
-    receiver.secret = sub.body.secret;
+    const setup = await burstTenant(call, stack.adminToken);
+    const t = setup.t;
+    receiver = setup.receiver;
 
     // The relay is down while the leads are created: every event waits in the outbox.
     const relay = stack.services.crm.relay;

@@ -4,9 +4,8 @@ import { createLogger } from '@svc/platform/logging';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
-import { type LeadReceiver, startLeadReceiver, summary } from '../faults/helpers.js';
+import { burstTenant, type LeadReceiver, summary } from '../faults/helpers.js';
 import { client } from '../support/client.js';
-import { adminOf, seedTenant } from '../support/fixtures.js';
 import { type OwnNats, type OwnPostgres, startOwnNats, startOwnPostgres } from '../support/servers.js';
 import { type OwnRedis, startOwnRedis } from './support/redis.js';
 import { DEPLOYABLES, type System, startSystem } from './support/system.js';
@@ -96,14 +95,9 @@ describe('reliability: kill -9 of every deployable and restarts of NATS, Redis a
     [nats, postgres, redis] = await Promise.all([startOwnNats(), startOwnPostgres(), startOwnRedis()]);
     system = await startSystem({ natsUrl: nats.url, postgresUrl: postgres.url, redisUrl: redis.url, logLevel: 'warn' });
     const { call } = client(system.gatewayUrl);
-    const t = await seedTenant(call, system.adminToken, { rate_limit_per_minute: 1_000_000 });
-    receiver = await startLeadReceiver();
-    const sub = await adminOf(call, system.adminToken)('POST', `/companies/${t.company.id}/webhooks`, {
-      url: receiver.url,
-      events: ['lead.created'],
-    });
-    expect(sub.status, sub.text).to.equal(201);
-    receiver.secret = sub.body.secret;
+    const setup = await burstTenant(call, system.adminToken);
+    const t = setup.t;
+    receiver = setup.receiver;
 
     const run = randomBytes(4).toString('hex');
     let current = 'steady';
@@ -199,7 +193,7 @@ describe('reliability: kill -9 of every deployable and restarts of NATS, Redis a
     // The faults make every process log its errors (a warn-level run): none of them carries a secret of the run.
     const logs = system.logs();
     console.log(`      ${logs.split('\n').filter(Boolean).length} log lines scanned for the key, the admin token and the webhook secret`);
-    for (const secret of [t.key.key, system.adminToken, sub.body.secret])
+    for (const secret of [t.key.key, system.adminToken, receiver.secret])
       expect(logs.includes(secret), 'a secret in the logs').to.equal(false);
   });
 });
