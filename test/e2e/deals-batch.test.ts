@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type pg from 'pg';
 import type { client } from '../support/client.js';
-import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import type { adminOf, Tenant } from '../support/fixtures.js';
 import { adminCreator, expect400, outboxKeysOf, salesRoutes, seedSalesReferences } from '../support/sales.js';
-import { openStack } from '../support/session.js';
+import { openTenants } from '../support/session.js';
 import type { Stack } from '../support/stack.js';
 
 /** Deal external ids and POST /deals/batch (issue 22 items 1-3) through the gateway: the lead's rules on deals. */
@@ -32,9 +32,7 @@ describe('deal external ids and batches', () => {
   const ext = () => `erp-${randomUUID()}`;
 
   before(async () => {
-    ({ stack, call, admin, db } = await openStack());
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     Object.assign(
       ref,
       await seedSalesReferences(

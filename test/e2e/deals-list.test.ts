@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import pg from 'pg';
-import { client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import type pg from 'pg';
+import type { client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { adminCreator, expect400, salesRoutes } from '../support/sales.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { openTenants } from '../support/session.js';
+import type { Stack } from '../support/stack.js';
 
 type Page = { total: number; records: any[]; next_cursor: string | null };
 
@@ -41,13 +42,7 @@ describe('GET /integrations/external/deals', () => {
   };
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     const make = adminCreator(admin, () => t);
     ref.source = await make('lead-sources', { name: 'Fair' });
     ref.tag = await make('tags', { name: 'Hot' });

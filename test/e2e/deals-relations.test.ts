@@ -10,6 +10,7 @@ import {
   deliveredPayload,
   deliveriesOf,
   expect400,
+  expectSeededRelations,
   outboxKeysOf,
   salesRoutes,
   seedSalesReferences,
@@ -87,18 +88,7 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
     });
     const d = await deals.detail(deal.id);
     expect(d).to.include.all.keys(...DEAL_SNAPSHOT_FIELDS, 'pipeline_stages', 'stage_durations', 'associations_count');
-    expect(d.tags).to.deep.equal([
-      { id: ref.cold.id, name: 'Cold', color: { background: null, foreground: null } },
-      { id: ref.hot.id, name: 'Hot', color: { background: '#f00', foreground: '#fff' } },
-    ]);
-    expect(d.participants).to.have.length(1);
-    expect(d.participants[0]).to.include({ main: true, role: null, notes: null });
-    expect(d.participants[0].person).to.deep.equal({
-      id: ref.ana.id,
-      name: 'Ana',
-      contacts: [{ id: ref.ana.contacts[0].id, type: 1, value: 'ana@example.test', primary: true }],
-    });
-    expect(d.organization).to.deep.equal({ id: ref.acme.id, name: 'Acme', logo: null });
+    expectSeededRelations(d, ref);
     expect(d.stage_durations.map((s: any) => s.stage_name)).to.deep.equal(['New']);
     expect(d.associations_count).to.include({ notes: 0, deals: 0 });
     expect(await rows('select tag_id from crm.deal_tags where deal_id = $1', [deal.id])).to.have.length(2);

@@ -3,8 +3,8 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import type { CallResult, client } from '../support/client.js';
 import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { adminCreator, seedSalesReferences } from '../support/sales.js';
-import { openStack } from '../support/session.js';
+import { adminCreator, expectSeededRelations, seedSalesReferences } from '../support/sales.js';
+import { openTenants } from '../support/session.js';
 import type { Stack } from '../support/stack.js';
 
 /** POST /leads: every body field of the spec's table, its seven rules, and idempotency, through the gateway. */
@@ -56,9 +56,7 @@ describe('POST /integrations/external/leads: the full contract', () => {
   };
 
   before(async () => {
-    ({ stack, call, admin, db } = await openStack());
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     Object.assign(
       ref,
       await seedSalesReferences(
@@ -182,18 +180,7 @@ describe('POST /integrations/external/leads: the full contract', () => {
       const d = await detail(lead.id);
       expect(d.visibility).to.equal(1);
       expect(d.quality_rating).to.equal(3);
-      expect(d.tags).to.deep.equal([
-        { id: ref.cold.id, name: 'Cold', color: { background: null, foreground: null } },
-        { id: ref.hot.id, name: 'Hot', color: { background: '#f00', foreground: '#fff' } },
-      ]);
-      expect(d.participants).to.have.length(1);
-      expect(d.participants[0]).to.include({ main: true, role: null, notes: null });
-      expect(d.participants[0].person).to.deep.equal({
-        id: ref.ana.id,
-        name: 'Ana',
-        contacts: [{ id: ref.ana.contacts[0].id, type: 1, value: 'ana@example.test', primary: true }],
-      });
-      expect(d.organization).to.deep.equal({ id: ref.acme.id, name: 'Acme', logo: null });
+      expectSeededRelations(d, ref);
     });
     it('an organization object creates the organization', async () => {
       const lead = await created({ organization: { name: 'NewCo', document: '123', email: 'hi@newco.test' } });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import type pg from 'pg';
 import type { client } from '../support/client.js';
-import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
-import { openStack } from '../support/session.js';
+import type { adminOf, Tenant } from '../support/fixtures.js';
+import { openTenants } from '../support/session.js';
 import type { Stack } from '../support/stack.js';
 
 /**
@@ -46,9 +46,7 @@ describe('POST /leads marketing tracking, origin and consent; GET /leads/{id} le
     );
 
   before(async () => {
-    ({ stack, call, admin, db } = await openStack());
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     for (const [name, logo] of [
       ['Google Ads', 'https://cdn.example.test/google.png'],
       ['Partner Event', null],

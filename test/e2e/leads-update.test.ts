@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type pg from 'pg';
 import type { client } from '../support/client.js';
-import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import type { adminOf, Tenant } from '../support/fixtures.js';
 import { expect400 } from '../support/sales.js';
-import { openStack } from '../support/session.js';
+import { openTenants } from '../support/session.js';
 import type { Stack } from '../support/stack.js';
 
 describe('PUT /integrations/external/leads/{id}', () => {
@@ -36,9 +36,7 @@ describe('PUT /integrations/external/leads/{id}', () => {
   const leadRow = async (id: string) => (await db.query('select * from crm.leads where id = $1', [id])).rows[0];
 
   before(async () => {
-    ({ stack, call, admin, db } = await openStack());
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     ref.ana = await adminCreate('persons', { name: 'Ana', contacts: [{ type: 1, value: 'ana@example.test' }] });
     ref.bruno = await adminCreate('persons', { name: 'Bruno', contacts: [] });
     ref.acme = await adminCreate('organizations', { name: 'Acme' });

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import pg from 'pg';
-import { client } from '../support/client.js';
-import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
+import type pg from 'pg';
+import type { client } from '../support/client.js';
+import { type adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { expect400, salesRoutes } from '../support/sales.js';
-import { type Stack, startStack } from '../support/stack.js';
+import { openTenants } from '../support/session.js';
+import type { Stack } from '../support/stack.js';
 
 /** The spec's "Proposal summary", the fields of every item of a lead's or deal's `proposals`. */
 const SUMMARY_FIELDS = [
@@ -53,13 +54,7 @@ describe('proposals: /integrations/external/proposals', () => {
   ];
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    db = new pg.Client({ connectionString: stack.db.url });
-    await db.connect();
-    t = await seedTenant(call, stack.adminToken);
-    other = await seedTenant(call, stack.adminToken);
+    ({ stack, call, admin, db, t, other } = await openTenants());
     leads = salesRoutes(call, 'leads', () => t);
     deals = salesRoutes(call, 'deals', () => t);
     lead = await leads.created({ title: 'Proposal lead' });

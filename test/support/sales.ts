@@ -185,3 +185,19 @@ export async function seedSalesReferences(make: ReturnType<typeof adminCreator>,
     colleague: await make('users', { name: 'Colleague', email: `colleague-${randomUUID()}@example.test` }),
   };
 }
+
+/** The detail of a record linked to seedSalesReferences' tags Hot and Cold, person Ana and organization Acme. */
+export function expectSeededRelations(d: any, ref: Record<string, any>) {
+  expect(d.tags).to.deep.equal([
+    { id: ref.cold.id, name: 'Cold', color: { background: null, foreground: null } },
+    { id: ref.hot.id, name: 'Hot', color: { background: '#f00', foreground: '#fff' } },
+  ]);
+  expect(d.participants).to.have.length(1);
+  expect(d.participants[0]).to.include({ main: true, role: null, notes: null });
+  expect(d.participants[0].person).to.deep.equal({
+    id: ref.ana.id,
+    name: 'Ana',
+    contacts: [{ id: ref.ana.contacts[0].id, type: 1, value: 'ana@example.test', primary: true }],
+  });
+  expect(d.organization).to.deep.equal({ id: ref.acme.id, name: 'Acme', logo: null });
+}
