@@ -1,7 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { APP_SECRET, chatsApi, openChatStack } from '../support/chats.js';
+import { chatsApi, deliverWhatsApp, openChatStack, whatsappCallback } from '../support/chats.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 describe('inbound messages and statuses (provider webhook and admin inbound), chat.message_received', function () {
@@ -15,34 +14,8 @@ describe('inbound messages and statuses (provider webhook and admin inbound), ch
     s.tenant.admin('POST', `/companies/${s.tenant.company.id}/chats/${chatId}/inbound`, body);
   const received = () => receiver.on(route).filter((r) => r.body.event_key === 'chat.message_received');
 
-  const callback = (value: Record<string, unknown>) =>
-    JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: s.graph.businessAccountId,
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '551140000000', phone_number_id: s.graph.phoneNumberIds[0] },
-                ...value,
-              },
-            },
-          ],
-        },
-      ],
-    });
-  const deliver = (raw: string) =>
-    fetch(`${s.stack.gatewayUrl}/providers/whatsapp/webhook`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`,
-      },
-      body: raw,
-    });
+  const callback = (value: Record<string, unknown>) => whatsappCallback(s, value);
+  const deliver = (raw: string) => deliverWhatsApp(s, raw);
 
   before(async () => {
     s = await openChatStack();

@@ -1,7 +1,6 @@
-import { createHmac } from 'node:crypto';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { APP_SECRET, chatsApi, openChatStack } from '../support/chats.js';
+import { chatsApi, deliverWhatsApp, openChatStack, whatsappCallback } from '../support/chats.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -17,34 +16,7 @@ describe('chat.message_status_updated: provider status callbacks reach subscribe
   let route: string;
   let chat: any;
 
-  const deliver = (statuses: Record<string, unknown>[]) => {
-    const raw = JSON.stringify({
-      object: 'whatsapp_business_account',
-      entry: [
-        {
-          id: s.graph.businessAccountId,
-          changes: [
-            {
-              field: 'messages',
-              value: {
-                messaging_product: 'whatsapp',
-                metadata: { display_phone_number: '551140000000', phone_number_id: s.graph.phoneNumberIds[0] },
-                statuses,
-              },
-            },
-          ],
-        },
-      ],
-    });
-    return fetch(`${s.stack.gatewayUrl}/providers/whatsapp/webhook`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`,
-      },
-      body: raw,
-    });
-  };
+  const deliver = (statuses: Record<string, unknown>[]) => deliverWhatsApp(s, whatsappCallback(s, { statuses }));
   /** A status object as the Cloud API sends it (`timestamp` in Unix seconds, a conversation and pricing on sends). */
   const status = (wamid: string, st: string, at: number, extra: Record<string, unknown> = {}) => ({
     id: wamid,

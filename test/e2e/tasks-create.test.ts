@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import { client } from '../support/client.js';
+import type { client } from '../support/client.js';
 import { adminOf, seedTenant } from '../support/fixtures.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { seedTaskTenant, TASK_FIELDS, type TaskTenant, tasksApi } from '../support/tasks.js';
+import type { Stack } from '../support/stack.js';
+import { openTaskTenants, seedTaskTenant, TASK_FIELDS, type TaskTenant, type tasksApi } from '../support/tasks.js';
 
 const MISSING = '00000000-0000-7000-8000-000000000000';
 const START = '2026-12-01T13:00:00.000Z';
@@ -29,12 +29,7 @@ describe('POST /integrations/external/tasks: every rule of the spec`s Tasks tabl
   };
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    a = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
-    b = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
-    api = tasksApi(call, () => a.key.key);
+    ({ stack, call, admin, a, b, api } = await openTaskTenants());
   });
   after(() => stack?.stop());
 

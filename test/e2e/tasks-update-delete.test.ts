@@ -1,14 +1,12 @@
 import { expect } from 'chai';
-import { client } from '../support/client.js';
-import { adminOf } from '../support/fixtures.js';
-import { type Stack, startStack } from '../support/stack.js';
-import { seedTaskTenant, type TaskTenant, tasksApi } from '../support/tasks.js';
+import type { adminOf } from '../support/fixtures.js';
+import type { Stack } from '../support/stack.js';
+import { openTaskTenants, type TaskTenant, type tasksApi } from '../support/tasks.js';
 
 const START = '2026-12-01T13:00:00.000Z';
 
 describe('PUT and DELETE /integrations/external/tasks/{id}', () => {
   let stack: Stack;
-  let call: ReturnType<typeof client>['call'];
   let admin: ReturnType<typeof adminOf>;
   let a: TaskTenant;
   let b: TaskTenant;
@@ -25,12 +23,7 @@ describe('PUT and DELETE /integrations/external/tasks/{id}', () => {
   };
 
   before(async () => {
-    stack = await startStack();
-    call = client(stack.gatewayUrl).call;
-    admin = adminOf(call, stack.adminToken);
-    a = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
-    b = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
-    api = tasksApi(call, () => a.key.key);
+    ({ stack, admin, a, b, api } = await openTaskTenants());
   });
   after(() => stack?.stop());
 

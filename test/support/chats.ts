@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { FakeGraph } from '@svc/chat/providers/testing';
 import { randomSuffix } from '@svc/platform/testing';
 import { expect } from 'chai';
@@ -139,3 +140,37 @@ export async function openChatStack(chatEnv: Record<string, string> = {}) {
     },
   };
 }
+
+type ChatStack = Awaited<ReturnType<typeof openChatStack>>;
+
+/** A WhatsApp Cloud API callback for the fake business account and first number of `s`, as raw JSON. */
+export const whatsappCallback = (s: ChatStack, value: Record<string, unknown>) =>
+  JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: s.graph.businessAccountId,
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '551140000000', phone_number_id: s.graph.phoneNumberIds[0] },
+              ...value,
+            },
+          },
+        ],
+      },
+    ],
+  });
+
+/** POSTs a raw callback to the gateway's WhatsApp route, signed with the app secret as Meta signs it. */
+export const deliverWhatsApp = (s: ChatStack, raw: string) =>
+  fetch(`${s.stack.gatewayUrl}/providers/whatsapp/webhook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': `sha256=${createHmac('sha256', APP_SECRET).update(raw).digest('hex')}`,
+    },
+    body: raw,
+  });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import type { CallResult } from './client.js';
+import { type CallResult, client } from './client.js';
 import { adminOf, seedTenant, type Tenant } from './fixtures.js';
+import { startStack } from './stack.js';
 
 type Call = <T = any>(
   method: string,
@@ -160,3 +161,12 @@ export const TASK_FIELDS = [
   'meeting_recorder_sessions',
   'comments',
 ];
+
+/** A stack with two task tenants, `a` (the one a test works as, through `api`) and `b`, whose tasks `a` must not see. */
+export async function openTaskTenants() {
+  const stack = await startStack();
+  const call = client(stack.gatewayUrl).call;
+  const a = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
+  const b = await seedTaskTenant(call, stack.adminToken, { rate_limit_per_minute: 100_000 });
+  return { stack, call, admin: adminOf(call, stack.adminToken), a, b, api: tasksApi(call, () => a.key.key) };
+}
