@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { chatsApi, openChatStack } from '../support/chats.js';
+import { chatsApi, openAndClosedChats, openChatStack } from '../support/chats.js';
 import { type Part, postMultipart } from '../support/files.js';
 import { seedTenant } from '../support/fixtures.js';
 
@@ -28,13 +28,7 @@ describe('scheduled messages with attachments: stored until the send, the window
       SCHEDULED_FILES_GRACE_MS: '60000',
     });
     api = chatsApi(s.call, () => s.tenant.key.key);
-    open = await s.tenant.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: s.tenant.number.id,
-      wa_contact_id: '5511987654321',
-      last_customer_msg_at: new Date(Date.now() - 3600_000).toISOString(),
-    });
-    closed = await s.tenant.chat({ channel_type: 'WHATSAPP', whatsapp_number_id: s.tenant.number.id, wa_contact_id: '5511900001111' });
+    ({ open, closed } = await openAndClosedChats(s));
   });
   after(async () => {
     await s?.stop();

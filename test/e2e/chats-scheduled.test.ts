@@ -2,7 +2,7 @@ import { chatService } from '@svc/chat';
 import { type RunningService, startService } from '@svc/platform/service';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { chatsApi, openChatStack } from '../support/chats.js';
+import { chatsApi, openAndClosedChats, openChatStack } from '../support/chats.js';
 import { seedTenant } from '../support/fixtures.js';
 
 describe('scheduled messages: rules, cancel, list and the scheduler with two chat replicas', function () {
@@ -26,13 +26,7 @@ describe('scheduled messages: rules, cancel, list and the scheduler with two cha
       SCHEDULER_INTERVAL_MS: '100',
     });
     api = chatsApi(s.call, () => s.tenant.key.key);
-    open = await s.tenant.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: s.tenant.number.id,
-      wa_contact_id: '5511987654321',
-      last_customer_msg_at: new Date(Date.now() - 3600_000).toISOString(),
-    });
-    closed = await s.tenant.chat({ channel_type: 'WHATSAPP', whatsapp_number_id: s.tenant.number.id, wa_contact_id: '5511900001111' });
+    ({ open, closed } = await openAndClosedChats(s));
   });
   after(async () => {
     await replica?.stop();

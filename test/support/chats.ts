@@ -174,3 +174,15 @@ export const deliverWhatsApp = (s: ChatStack, raw: string) =>
     },
     body: raw,
   });
+
+/** Two WhatsApp chats of the tenant of `s`: `open`, whose customer wrote an hour ago (its 24-hour window is open), and `closed`. */
+export async function openAndClosedChats(s: ChatStack): Promise<{ open: any; closed: any }> {
+  const open = await s.tenant.chat({
+    channel_type: 'WHATSAPP',
+    whatsapp_number_id: s.tenant.number.id,
+    wa_contact_id: '5511987654321',
+    last_customer_msg_at: new Date(Date.now() - 3600_000).toISOString(),
+  });
+  const closed = await s.tenant.chat({ channel_type: 'WHATSAPP', whatsapp_number_id: s.tenant.number.id, wa_contact_id: '5511900001111' });
+  return { open, closed };
+}

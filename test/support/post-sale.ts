@@ -1,10 +1,9 @@
 import { EVENT_KEYS } from '@svc/platform/events/catalog';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
-import { client } from './client.js';
-import { adminOf, seedTenant, type Tenant } from './fixtures.js';
-import { startReceiver } from './receiver.js';
-import { type StackOptions, startStack } from './stack.js';
+import type { Tenant } from './fixtures.js';
+import { subscribedStack } from './session.js';
+import type { StackOptions } from './stack.js';
 
 /** The DeliverySnapshot fields the spec lists (Delivery payloads). */
 export const DELIVERY_SNAPSHOT_FIELDS = [
@@ -45,13 +44,7 @@ const subjectOf = (key: string, payload: any) => {
  * delivery, contract or satisfaction test makes (admin actions under the tenant's company, events waited for).
  */
 export async function postSaleStack(keys: string[], options: StackOptions = {}) {
-  const stack = await startStack(options);
-  const { call } = client(stack.gatewayUrl);
-  const admin = adminOf(call, stack.adminToken);
-  const receiver = await startReceiver();
-  const t = await seedTenant(call, stack.adminToken);
-  const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: keys });
-  expect(sub.status, sub.text).to.equal(201);
+  const { stack, call, admin, receiver, t } = await subscribedStack(keys, options);
   const deliveriesOf = (key: string, id: string) =>
     receiver.received.filter((r) => r.body?.event_key === key && subjectOf(key, r.body.payload)?.id === id);
   return {

@@ -1,9 +1,6 @@
 import { expect } from 'chai';
-import { client } from './client.js';
-import { adminOf, seedTenant } from './fixtures.js';
-import { startReceiver } from './receiver.js';
 import { DEAL_SNAPSHOT_FIELDS, deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from './sales.js';
-import { startStack } from './stack.js';
+import { subscribedStack } from './session.js';
 
 type Kind = 'lead' | 'deal';
 
@@ -19,13 +16,7 @@ export const stageSummaryOf = (pipeline: { id: string; name: string; stages: { i
  * `keys` points at a loopback receiver, and the calls such a test makes on the tenant's records and events.
  */
 export async function salesEventsStack(keys: string[]) {
-  const stack = await startStack();
-  const { call } = client(stack.gatewayUrl);
-  const admin = adminOf(call, stack.adminToken);
-  const receiver = await startReceiver();
-  const t = await seedTenant(call, stack.adminToken);
-  const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: keys });
-  expect(sub.status, sub.text).to.equal(201);
+  const { stack, call, admin, receiver, t } = await subscribedStack(keys);
   const kindOf = (key: string) => key.split('.')[0] as Kind;
   const create = async (kind: Kind, body: Record<string, unknown>) => {
     const res = await call('POST', `/integrations/external/${kind}s`, { token: t.key.key, body: { title: 'Evented', ...body } });

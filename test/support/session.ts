@@ -1,7 +1,9 @@
+import { expect } from 'chai';
 import pg from 'pg';
 import { client } from './client.js';
 import { adminOf, seedTenant, type Tenant } from './fixtures.js';
-import { type Stack, startStack } from './stack.js';
+import { startReceiver } from './receiver.js';
+import { type Stack, type StackOptions, startStack } from './stack.js';
 
 /** The stack, a client of its gateway, its admin API and a connection to its database (the test ends both). */
 export async function openStack(): Promise<{
@@ -23,4 +25,16 @@ export async function openTenants(): Promise<Awaited<ReturnType<typeof openStack
   const t = await seedTenant(opened.call, opened.stack.adminToken);
   const other = await seedTenant(opened.call, opened.stack.adminToken);
   return { ...opened, t, other };
+}
+
+/** A stack and a tenant whose webhook subscription to `keys` points at a loopback receiver (path `/<company id>`). */
+export async function subscribedStack(keys: string[], options: StackOptions = {}) {
+  const stack = await startStack(options);
+  const { call } = client(stack.gatewayUrl);
+  const admin = adminOf(call, stack.adminToken);
+  const receiver = await startReceiver();
+  const t = await seedTenant(call, stack.adminToken);
+  const sub = await admin('POST', `/companies/${t.company.id}/webhooks`, { url: receiver.url(`/${t.company.id}`), events: keys });
+  expect(sub.status, sub.text).to.equal(201);
+  return { stack, call, admin, receiver, t };
 }
