@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
+import { archivedChat, type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
 import { openStack } from '../support/session.js';
 
 describe('the chat fields of the lead detail, asked of chat over gRPC and gated by crm/chats.read', function () {
@@ -20,13 +20,7 @@ describe('the chat fields of the lead detail, asked of chat over gRPC and gated 
     expect(res.status, res.text).to.equal(201);
     lead = res.body;
     ({ wa, ig } = await seedPersonChats(t));
-    await t.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: t.number.id,
-      wa_contact_id: '5511900000001',
-      person_id: t.person.id,
-      archived: true,
-    });
+    await archivedChat(t);
   });
   after(async () => {
     await s?.db.end();

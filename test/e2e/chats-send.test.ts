@@ -16,6 +16,14 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
   let closed: any;
   let lead: any;
 
+  /** A multipart send to the open chat through the gateway. */
+  const postForm = (form: FormData) =>
+    fetch(`${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${s.tenant.key.key}` },
+      body: form,
+    });
+
   before(async () => {
     s = await openChatStack();
     const t = s.tenant;
@@ -169,11 +177,7 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     form.append('body', 'see attached');
     form.append('file', new Blob([image], { type: 'image/jpeg' }), 'photo.jpg');
     form.append('file', new Blob([Buffer.from('%PDF-1.4 hello')], { type: 'application/pdf' }), 'doc.pdf');
-    const res = await fetch(`${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.tenant.key.key}` },
-      body: form,
-    });
+    const res = await postForm(form);
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).to.equal(201);
     expect(body.records.map((r: any) => [r.type, r.status])).to.deep.equal([
@@ -235,11 +239,7 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
   it('keeps an audio file over 16 MB as a failed record while the answer stays 201', async () => {
     const form = new FormData();
     form.append('file', new Blob([Buffer.alloc(16 * 1024 * 1024 + 10, 1)], { type: 'audio/ogg' }), 'voice.ogg');
-    const res = await fetch(`${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.tenant.key.key}` },
-      body: form,
-    });
+    const res = await postForm(form);
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).to.equal(201);
     expect(body.records).to.have.length(1);

@@ -11,6 +11,7 @@ import {
   deliveriesOf,
   expect400,
   expectSeededRelations,
+  expectSizeSetTo12,
   outboxKeysOf,
   salesRoutes,
   seedSalesReferences,
@@ -328,14 +329,7 @@ describe('POST /integrations/external/deals: relations, their rules and the deta
     });
     const payload = await deliveredPayload(receiver, 'deal', deal.id, 'deal.created');
     expect(payload).to.have.all.keys('deal', 'custom_fields_changed');
-    expect(payload.custom_fields_changed).to.have.length(1);
-    expect(payload.custom_fields_changed[0]).to.deep.include({
-      field_id: ref.size.id,
-      field_name: 'Size',
-      field_type: 2,
-      previous_answers: [],
-    });
-    expect(payload.custom_fields_changed[0].answers[0]).to.include({ value: '12', option_id: null });
+    expectSizeSetTo12(payload, ref);
     const { pipeline_stages: _p, stage_durations: _s, associations_count: _a, ...detail } = await deals.detail(deal.id);
     expect(payload.deal).to.deep.equal(detail);
     expect(payload.deal.tags.map((x: any) => x.id)).to.deep.equal([ref.hot.id]);

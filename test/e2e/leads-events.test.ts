@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { client } from '../support/client.js';
 import { adminOf, seedTenant, type Tenant } from '../support/fixtures.js';
 import { startReceiver } from '../support/receiver.js';
-import { deliveredPayload, deliveriesOf, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
+import { deliveredPayload, deliveriesOf, expectSizeSetTo12, LEAD_SNAPSHOT_FIELDS, salesEventKeys } from '../support/sales.js';
 import { type Stack, startStack } from '../support/stack.js';
 
 /** Every lead.* event of the catalog, seen by a real receiver through the outbox, JetStream and webhooks. */
@@ -74,14 +74,7 @@ describe('lead events: every trigger of the catalog, delivered with its payload'
     expectSnapshot(payload.lead, lead.id);
     expect(payload.lead.code).to.equal(lead.code);
     expect(payload).to.include({ previous_quality: null, previous_quality_reason: null, new_quality: 4, new_quality_reason: 'Good fit' });
-    expect(payload.custom_fields_changed).to.have.length(1);
-    expect(payload.custom_fields_changed[0]).to.deep.include({
-      field_id: ref.size.id,
-      field_name: 'Size',
-      field_type: 2,
-      previous_answers: [],
-    });
-    expect(payload.custom_fields_changed[0].answers[0]).to.include({ value: '12', option_id: null });
+    expectSizeSetTo12(payload, ref);
     const d = await detail(lead.id);
     for (const field of LEAD_SNAPSHOT_FIELDS) expect(payload.lead[field], field).to.deep.equal(d[field]);
     expect(payload.lead.tags).to.deep.equal([{ id: ref.hot.id, name: 'Hot', color: { background: '#f00', foreground: '#fff' } }]);

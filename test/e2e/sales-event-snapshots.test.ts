@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
+import { archivedChat, type ChatTenant, seedChatTenant, seedPersonChats } from '../support/chats.js';
 import { client } from '../support/client.js';
 import { startReceiver } from '../support/receiver.js';
 import { deliveredPayload, salesEventKeys } from '../support/sales.js';
@@ -79,13 +79,7 @@ describe('lead and deal event snapshots: proposals from crm, chats from the chat
       status: 'RESOLVED',
       last_activity_at: new Date(Date.now() - 120_000).toISOString(),
     });
-    await t.chat({
-      channel_type: 'WHATSAPP',
-      whatsapp_number_id: t.number.id,
-      wa_contact_id: '5511900000001',
-      person_id: t.person.id,
-      archived: true,
-    });
+    await archivedChat(t);
     // Another company's open chat, pointed at this company's person in chat's own table: it must never show.
     foreign = await other.chat({ channel_type: 'WHATSAPP', whatsapp_number_id: other.number.id, wa_contact_id: '5511900000009' });
     const c = new pg.Client({ connectionString: stack.db.url });

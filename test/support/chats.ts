@@ -186,3 +186,13 @@ export async function openAndClosedChats(s: ChatStack): Promise<{ open: any; clo
   const closed = await s.tenant.chat({ channel_type: 'WHATSAPP', whatsapp_number_id: s.tenant.number.id, wa_contact_id: '5511900001111' });
   return { open, closed };
 }
+
+/** An archived WhatsApp chat of the tenant's person, which lists of the person's chats leave out. */
+export const archivedChat = (t: ChatTenant) =>
+  t.chat({
+    channel_type: 'WHATSAPP',
+    whatsapp_number_id: t.number.id,
+    wa_contact_id: '5511900000001',
+    person_id: t.person.id,
+    archived: true,
+  });

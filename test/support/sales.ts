@@ -201,3 +201,15 @@ export function expectSeededRelations(d: any, ref: Record<string, any>) {
   });
   expect(d.organization).to.deep.equal({ id: ref.acme.id, name: 'Acme', logo: null });
 }
+
+/** A creation's `custom_fields_changed`: the one number field Size of seedSalesReferences, set to '12'. */
+export function expectSizeSetTo12(payload: any, ref: Record<string, any>) {
+  expect(payload.custom_fields_changed).to.have.length(1);
+  expect(payload.custom_fields_changed[0]).to.deep.include({
+    field_id: ref.size.id,
+    field_name: 'Size',
+    field_type: 2,
+    previous_answers: [],
+  });
+  expect(payload.custom_fields_changed[0].answers[0]).to.include({ value: '12', option_id: null });
+}
