@@ -1,7 +1,7 @@
 /**
  * `npm run events:replay -- --service <name> --company <uuid> --since <ISO time> [--until <ISO time>]`:
  * runs that service's replay entry (`services/<name>/src/replay.ts`), which publishes the company's
- * outbox events of the range to JetStream again. See README, "Operations: replaying events".
+ * outbox events of the range to JetStream again. See docs/operations/replaying-events.md.
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';

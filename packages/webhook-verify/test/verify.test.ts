@@ -5,7 +5,7 @@ import { verifyWebhook, WebhookVerificationError } from '../src/index.js';
 const secret = 'subscription-secret-0123';
 const body = JSON.stringify({ event_id: 'evt_1', event_key: 'lead.created', payload: { lead: { id: 'l1' } } });
 
-/** Signs as the documented formats say (README, Webhooks), independently of the sender's code. */
+/** Signs as the documented formats say (docs/webhooks.md), independently of the sender's code. */
 function signed(opts: { at?: number; secrets?: string[]; text?: string } = {}) {
   const at = Math.floor((opts.at ?? Date.now()) / 1000);
   const text = opts.text ?? body;
