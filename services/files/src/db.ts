@@ -1,4 +1,10 @@
-import type { DbDefinition } from '@svc/platform/service';
-import { filesService } from './service.js';
+import { nativePool } from '@svc/platform/db/native';
+import type { Orm } from '@svc/platform/db/orm';
+import { type DbDefinition, platformEntities } from '@svc/platform/service';
+import { FileBatch, StoredFile } from './files/file.entity.js';
+import { migrations } from './migrations/index.js';
 
-export const dbDefinition: DbDefinition = filesService.db;
+export const dbDefinition: DbDefinition = { schema: 'files', entities: [...platformEntities, StoredFile, FileBatch], migrations };
+
+/** The pg pool under the service's MikroORM, which the stores' statements run on. */
+export const poolOf = (orm: Orm) => () => nativePool(orm);

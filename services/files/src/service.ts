@@ -1,16 +1,14 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
 import { askPlan } from '@svc/platform/events/plan';
 import { fileUrlSecret } from '@svc/platform/files/signed-url';
 import { CrmPeer } from '@svc/platform/peers/crm';
-import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
+import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
-import { FileBatch, StoredFile } from './files/file.entity.js';
+import { dbDefinition, poolOf } from './db.js';
 import { fileRoutes, publicFileRoute } from './files/file.http.js';
 import { FilePurger } from './files/file.purge.js';
 import { FileService } from './files/file.service.js';
 import { CrmRecords } from './links/crm-records.js';
-import { migrations } from './migrations/index.js';
 import { LocalStorage } from './storage/local.js';
 import { S3Storage } from './storage/s3.js';
 import type { FileStorage } from './storage/storage.js';
@@ -86,13 +84,13 @@ export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
   name: 'files',
   configSchema: filesConfig,
   defaults: { HTTP_PORT: '8084', GRPC_PORT: '9084', METRICS_PORT: '9184' },
-  db: { schema: 'files', entities: [...platformEntities, StoredFile, FileBatch], migrations },
+  db: dbDefinition,
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     const records = new CrmRecords(ctx.config.CRM_GRPC_URL);
     const storage = storageOf(ctx.config);
     const files = new FileService({
-      pool: () => nativePool(ctx.orm),
+      pool: poolOf(ctx.orm),
       storage,
       crm: records,
       maxBytes: ctx.config.FILES_MAX_BYTES,
@@ -101,7 +99,7 @@ export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
         secret: fileUrlSecret(ctx.config.FILE_URL_SIGNING_SECRET, ctx.config.IDENTITY_TOKEN_SECRET),
       },
     });
-    const purger = new FilePurger(() => nativePool(ctx.orm), storage, {
+    const purger = new FilePurger(poolOf(ctx.orm), storage, {
       retentionDays: ctx.config.FILES_PURGE_AFTER_DAYS,
       intervalMs: ctx.config.FILES_PURGE_INTERVAL_MS,
       batch: ctx.config.FILES_PURGE_BATCH,

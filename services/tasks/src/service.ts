@@ -1,19 +1,16 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
 import { askPlan } from '@svc/platform/events/plan';
 import { CrmPeer } from '@svc/platform/peers/crm';
-import { platformEntities, type ServiceDefinition } from '@svc/platform/service';
+import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
-import { TaskStage, TaskType } from './catalog/catalog.entity.js';
 import { taskCatalogAdminRoutes } from './catalog/catalog.http.js';
 import { TaskCatalog } from './catalog/catalog.service.js';
+import { dbDefinition, poolOf } from './db.js';
 import { CrmRecords } from './links/crm-records.js';
-import { migrations } from './migrations/index.js';
-import { SeriesMaterializer } from './recurrence/materializer.js';
 import { taskEvents } from './tasks/task.contract.js';
-import { Task, TaskRecurrence } from './tasks/task.entity.js';
 import { taskCountGrpc } from './tasks/task.grpc.js';
 import { taskRoutes } from './tasks/task.http.js';
+import { SeriesMaterializer } from './tasks/task.materializer.js';
 import { TaskService } from './tasks/task.service.js';
 
 const tasksConfig = serviceConfigSchema.extend({
@@ -36,15 +33,15 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
   name: 'tasks',
   configSchema: tasksConfig,
   defaults: { HTTP_PORT: '8082', GRPC_PORT: '9082', METRICS_PORT: '9182' },
-  db: { schema: 'tasks', entities: [...platformEntities, TaskType, TaskStage, Task, TaskRecurrence], migrations },
+  db: dbDefinition,
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     const records = new CrmRecords(ctx.config.CRM_GRPC_URL);
-    const pool = () => nativePool(ctx.orm);
+    const pool = poolOf(ctx.orm);
     return {
       crm,
       records,
-      catalog: new TaskCatalog(crm),
+      catalog: new TaskCatalog(pool, crm),
       tasks: new TaskService({ pool, crm, records, outbox: ctx.outbox, horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS }),
       materializer: new SeriesMaterializer(pool, {
         horizonDays: ctx.config.RECURRENCE_HORIZON_DAYS,
@@ -54,13 +51,13 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
     };
   },
   http:
-    (ctx, { catalog }) =>
+    (_ctx, { catalog }) =>
     (app) => {
-      app.use('/admin/v1', taskCatalogAdminRoutes(ctx, catalog));
+      app.use('/admin/v1', taskCatalogAdminRoutes(catalog));
     },
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
   // crm asks for the number of tasks of a lead or deal (associations_count.tasks of its detail).
-  grpc: (ctx) => [taskCountGrpc(() => nativePool(ctx.orm), ctx.logger)],
+  grpc: (ctx) => [taskCountGrpc(poolOf(ctx.orm), ctx.logger)],
   events: taskEvents,
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),

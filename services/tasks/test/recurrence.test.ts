@@ -6,9 +6,9 @@ import type { TestDatabase } from '@svc/platform/testing';
 import { serviceTestEnv } from '@svc/platform/testing-suite';
 import { expect } from 'chai';
 import pg from 'pg';
-import { SeriesMaterializer } from '../src/recurrence/materializer.js';
 import { nextOccurrences, nextStart, type RecurrenceRule } from '../src/recurrence/recurrence.rule.js';
 import { tasksService } from '../src/service.js';
+import { SeriesMaterializer } from '../src/tasks/task.materializer.js';
 
 const DAY_MS = 86_400_000;
 const rule = (r: Partial<RecurrenceRule>): RecurrenceRule => ({

@@ -1,4 +1,15 @@
-import type { DbDefinition } from '@svc/platform/service';
-import { webhooksService } from './service.js';
+import { nativePool } from '@svc/platform/db/native';
+import type { Orm } from '@svc/platform/db/orm';
+import { type DbDefinition, platformEntities } from '@svc/platform/service';
+import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
+import { migrations } from './migrations/index.js';
+import { Subscription } from './subscriptions/subscription.entity.js';
 
-export const dbDefinition: DbDefinition = webhooksService.db;
+export const dbDefinition: DbDefinition = {
+  schema: 'webhooks',
+  entities: [...platformEntities, Subscription, Delivery, DeliveryAttempt],
+  migrations,
+};
+
+/** The pg pool under the service's MikroORM, which the stores' statements run on. */
+export const poolOf = (orm: Orm) => () => nativePool(orm);

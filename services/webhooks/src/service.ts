@@ -1,20 +1,19 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { fileUrlSecret } from '@svc/platform/files/signed-url';
 import { CrmPeer } from '@svc/platform/peers/crm';
-import { platformEntities, type ServiceContext, type ServiceDefinition } from '@svc/platform/service';
+import type { ServiceContext, ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
+import { dbDefinition, poolOf } from './db.js';
 import { EventConsumer } from './deliveries/consumer.js';
-import { Delivery, DeliveryAttempt } from './deliveries/delivery.entity.js';
 import { type DeliveryCounts, type DeliveryMetrics, deliveryMetrics, deliveryStateMetrics } from './deliveries/delivery.metrics.js';
 import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
-import { migrations } from './migrations/index.js';
 import { subscriptionApiRoutes } from './subscriptions/subscription.api.js';
 import { webhookEvents } from './subscriptions/subscription.contract.js';
-import { Subscription } from './subscriptions/subscription.entity.js';
 import { webhookAdminRoutes } from './subscriptions/subscription.http.js';
 import { SubscriptionService } from './subscriptions/subscription.service.js';
+import { activeSubscriptionsOf } from './subscriptions/subscription.store.js';
 
 interface Components {
   crm: CrmPeer;
@@ -89,7 +88,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
   name: 'webhooks',
   configSchema: webhooksConfig,
   defaults: { HTTP_PORT: '8085', GRPC_PORT: '9085', METRICS_PORT: '9185' },
-  db: { schema: 'webhooks', entities: [...platformEntities, Subscription, Delivery, DeliveryAttempt], migrations },
+  db: dbDefinition,
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     const destinations = { allowPrivateNetworks: ctx.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS };
@@ -132,7 +131,10 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       );
     },
   workers: async (ctx, { crm, sender, dispatcher, metrics }) => {
-    const consumer = new EventConsumer(ctx, crm, dispatcher, metrics);
+    const pool = poolOf(ctx.orm);
+    const consumer = new EventConsumer(ctx, crm, dispatcher, metrics, async (companyIds) =>
+      activeSubscriptionsOf(await pool(), companyIds),
+    );
     dispatcher.start();
     await consumer.start();
     return async () => {

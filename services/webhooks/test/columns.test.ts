@@ -1,9 +1,10 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { DefinedColumn } from '@svc/platform/db/native';
 import { expect } from 'chai';
-import { ATTEMPT_COLUMNS, DELIVERY_COLUMNS, deliveryOfRow, SUBSCRIPTION_COLUMNS } from '../src/deliveries/delivery.columns.js';
+import { ATTEMPT_COLUMNS, DELIVERY_COLUMNS, deliveryOfRow } from '../src/deliveries/delivery.columns.js';
 import { Delivery, DeliveryAttempt } from '../src/deliveries/delivery.entity.js';
 import { Subscription } from '../src/subscriptions/subscription.entity.js';
+import { SUBSCRIPTION_COLUMNS } from '../src/subscriptions/subscription.store.js';
 
 /**
  * The consumer's and dispatcher's statements take their column lists and bound types from the entities' definitions

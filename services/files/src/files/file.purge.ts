@@ -2,6 +2,7 @@ import { inTransaction } from '@svc/platform/db/native';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
 import type { FileStorage } from '../storage/storage.js';
+import { claimPurgeBatch, markFilesPurged } from './file.store.js';
 
 export interface PurgeOptions {
   /** Days the bytes of a removed file are kept after its removal. */
@@ -77,29 +78,17 @@ export class FilePurger {
   async purgeBatch(): Promise<number> {
     let failure: unknown;
     const purged = await inTransaction(await this.pool(), async (client) => {
-      const { rows } = await client.query<{ id: string; storage_key: string }>({
-        name: 'files_purge_claim',
-        text: `select id, storage_key from files
-          where deleted_at is not null and purged_at is null and deleted_at < now() - make_interval(days => $1::int)
-          order by deleted_at limit $2 for update skip locked`,
-        values: [this.o.retentionDays, this.o.batch],
-      });
+      const rows = await claimPurgeBatch(client, this.o.retentionDays, this.o.batch);
       const done: string[] = [];
       for (let i = 0; i < rows.length && failure === undefined; i += DELETES_IN_FLIGHT) {
         const slice = rows.slice(i, i + DELETES_IN_FLIGHT);
-        const results = await Promise.allSettled(slice.map((r) => this.storage.delete(r.storage_key)));
+        const results = await Promise.allSettled(slice.map((r) => this.storage.delete(r.storageKey)));
         results.forEach((result, j) => {
           if (result.status === 'fulfilled') done.push(slice[j]!.id);
           else failure ??= result.reason;
         });
       }
-      if (done.length > 0) {
-        await client.query({
-          name: 'files_purge_mark',
-          text: 'update files set purged_at = now() where id = any($1::uuid[])',
-          values: [done],
-        });
-      }
+      if (done.length > 0) await markFilesPurged(client, done);
       return done.length;
     });
     if (failure !== undefined) throw failure;

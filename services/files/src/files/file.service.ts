@@ -13,10 +13,11 @@ import {
   addToBatch,
   batchExists,
   countOf,
-  type FileRow,
+  type FileRead,
   insertFile,
   listFiles,
   lockRecordFiles,
+  newFile,
   readFile,
   readFileForDownload,
   removeFile,
@@ -77,16 +78,16 @@ export interface Download {
 
 /** What a file belongs to: a lead or deal (counted in crm), or a proposal (an attachment of it in crm). */
 type Owner = RecordRef | { kind: 'proposal'; id: string };
-const ownerOf = (row: FileRow): Owner | null =>
-  row.crm_lead_id
-    ? { kind: 'lead', id: row.crm_lead_id }
-    : row.crm_deal_id
-      ? { kind: 'deal', id: row.crm_deal_id }
-      : row.crm_proposal_id
-        ? { kind: 'proposal', id: row.crm_proposal_id }
+const ownerOf = (f: FileRead): Owner | null =>
+  f.crmLeadId
+    ? { kind: 'lead', id: f.crmLeadId }
+    : f.crmDealId
+      ? { kind: 'deal', id: f.crmDealId }
+      : f.crmProposalId
+        ? { kind: 'proposal', id: f.crmProposalId }
         : null;
 
-const encodeCursor = (row: FileRow) => Buffer.from(JSON.stringify([row.created_at, row.id])).toString('base64url');
+const encodeCursor = (f: FileRead) => Buffer.from(JSON.stringify([f.createdAtMicros, f.id])).toString('base64url');
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
@@ -146,17 +147,22 @@ export class FileService {
         const batch = batchId ?? uuidv7();
         if (!(await addToBatch(client, actor.companyId, batch, received.size, batchId === undefined)))
           throw invalidField('batch_id', 'batch not found');
-        await insertFile(client, {
-          id,
-          companyId: actor.companyId,
-          record: ref,
-          batchId: batch,
-          fileName: received.fileName,
-          mimeType: received.mimeType,
-          size: received.size,
-          storageKey,
-          createdById: actor.userId,
-        });
+        await insertFile(
+          client,
+          newFile(
+            {
+              id,
+              companyId: actor.companyId,
+              batchId: batch,
+              fileName: received.fileName,
+              mimeType: received.mimeType,
+              fileSize: received.size,
+              storageKey,
+              createdById: actor.userId,
+            },
+            ref,
+          ),
+        );
         await this.syncCount(client, actor.companyId, ref);
       });
     } catch (err) {
@@ -188,14 +194,22 @@ export class FileService {
         const batch = uuidv7();
         await addToBatch(client, actor.companyId, batch, received.size, true);
         const file = { id, fileName: received.fileName, mimeType: received.mimeType, size: received.size };
-        await insertFile(client, {
-          ...file,
-          companyId: actor.companyId,
-          record: { kind: 'proposal', id: proposalId },
-          batchId: batch,
-          storageKey,
-          createdById: actor.userId,
-        });
+        await insertFile(
+          client,
+          newFile(
+            {
+              id,
+              fileName: file.fileName,
+              mimeType: file.mimeType,
+              fileSize: file.size,
+              companyId: actor.companyId,
+              batchId: batch,
+              storageKey,
+              createdById: actor.userId,
+            },
+            { kind: 'proposal', id: proposalId },
+          ),
+        );
         return this.o.crm.attachProposalFile(actor.companyId, actor.userId, proposalId, file);
       });
     } catch (err) {
@@ -260,26 +274,26 @@ export class FileService {
   async download(id: string, expires: string | null, signature: string | null): Promise<Download> {
     if (!verifyFileUrl(this.o.signing.secret, id, expires, signature)) throw notFound('File');
     const row = await readFileForDownload(await this.o.pool(), requireUuid(id, 'File'));
-    const body = row && (await this.o.storage.get(row.storage_key));
+    const body = row && (await this.o.storage.get(row.storageKey));
     if (!row || !body) throw notFound('File');
-    return { body, fileName: row.file_name, mimeType: row.mime_type, size: Number(row.file_size) };
+    return { body, fileName: row.fileName, mimeType: row.mimeType, size: row.fileSize };
   }
 
-  private view(row: FileRow): FileView {
+  private view(f: FileRead): FileView {
     const expiresAt = new Date(Math.floor((Date.now() + PRIVATE_FILE_URL_TTL_MS) / 1000) * 1000);
     return {
-      id: row.id,
-      file_name: row.file_name,
-      mime_type: row.mime_type,
-      file_size: Number(row.file_size),
-      crm_lead_id: row.crm_lead_id,
-      crm_deal_id: row.crm_deal_id,
-      crm_proposal_id: row.crm_proposal_id,
-      batch: { id: row.batch_id, files_count: row.batch_files_count, total_size: Number(row.batch_total_size) },
-      url: signFileUrl(this.o.signing.baseUrl, this.o.signing.secret, row.id, expiresAt),
+      id: f.id,
+      file_name: f.fileName,
+      mime_type: f.mimeType,
+      file_size: f.fileSize,
+      crm_lead_id: f.crmLeadId ?? null,
+      crm_deal_id: f.crmDealId ?? null,
+      crm_proposal_id: f.crmProposalId ?? null,
+      batch: { id: f.batchId, files_count: f.batch.filesCount, total_size: f.batch.totalSize },
+      url: signFileUrl(this.o.signing.baseUrl, this.o.signing.secret, f.id, expiresAt),
       url_expires_at: expiresAt.toISOString(),
-      created_by: { id: row.created_by_id },
-      created_at: new Date(row.created_at).toISOString(),
+      created_by: { id: f.createdById },
+      created_at: f.createdAt.toISOString(),
     };
   }
 }

@@ -1,129 +1,184 @@
+import { type DefinedColumn, definedColumns, run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import type { RecordRef } from '../links/crm-records.js';
+import { FileBatch, StoredFile } from './file.entity.js';
 
-/** A file's row with its batch's totals, as the API shows them. */
-export interface FileRow {
-  id: string;
-  company_id: string;
-  crm_lead_id: string | null;
-  crm_deal_id: string | null;
-  crm_proposal_id: string | null;
-  batch_id: string;
-  file_name: string;
-  mime_type: string;
-  file_size: string;
-  storage_key: string;
-  created_by_id: string;
-  /** The creation time to the microsecond, ISO 8601 in UTC (what list cursors carry). */
-  created_at: string;
-  batch_files_count: number;
-  batch_total_size: string;
+/**
+ * The statements of files and their batches (decision 0201): column lists from the entities' definitions, results
+ * typed by them.
+ */
+
+type Db = Pool | PoolClient;
+type FileProperty = Exclude<keyof StoredFile, symbol>;
+
+const FILE_COLUMNS = definedColumns(StoredFile) as (DefinedColumn & { property: FileProperty })[];
+const BATCH_COLUMNS = definedColumns(FileBatch);
+const fileColumn = (property: FileProperty) => FILE_COLUMNS.find((c) => c.property === property)?.column as string;
+
+/** A live file as the API shows it, with its batch's totals. */
+export type FileRead = Pick<
+  StoredFile,
+  | 'id'
+  | 'companyId'
+  | 'crmLeadId'
+  | 'crmDealId'
+  | 'crmProposalId'
+  | 'batchId'
+  | 'fileName'
+  | 'mimeType'
+  | 'fileSize'
+  | 'storageKey'
+  | 'createdById'
+  | 'createdAt'
+> & {
+  batch: Pick<FileBatch, 'filesCount' | 'totalSize'>;
+  /** The creation time to the microsecond, ISO 8601 in UTC (what list cursors carry; a Date keeps milliseconds). */
+  createdAtMicros: string;
+};
+
+const SHOWN: FileProperty[] = ['id', 'companyId', 'crmLeadId', 'crmDealId', 'crmProposalId', 'batchId', 'fileName', 'mimeType', 'fileSize'];
+// Bigints as float8, so pg returns numbers.
+const expr = (alias: string, c: DefinedColumn) => (c.pgType === 'int8' ? `${alias}.${c.column}::float8` : `${alias}.${c.column}`);
+const selectAs = (alias: string, columns: DefinedColumn[], prefix = '') =>
+  columns.map((c) => `${expr(alias, c)} as "${prefix}${c.property}"`).join(', ');
+
+const READ_COLUMNS = `${selectAs(
+  'f',
+  FILE_COLUMNS.filter((c) => [...SHOWN, 'storageKey', 'createdById'].includes(c.property)),
+)}, to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as "createdAtMicros",
+  ${selectAs(
+    'b',
+    BATCH_COLUMNS.filter((c) => c.property === 'filesCount' || c.property === 'totalSize'),
+    'batch.',
+  )}`;
+const FROM = 'from files f join file_batches b on b.company_id = f.company_id and b.id = f.batch_id';
+
+function fileRead(r: Record<string, unknown>): FileRead {
+  const { 'batch.filesCount': filesCount, 'batch.totalSize': totalSize, total: _total, ...file } = r;
+  const createdAtMicros = r.createdAtMicros as string;
+  return {
+    ...(file as Omit<FileRead, 'batch' | 'createdAt'>),
+    createdAt: new Date(createdAtMicros),
+    batch: { filesCount: filesCount as number, totalSize: totalSize as number },
+  };
 }
 
-const FILE_COLUMNS = `f.id, f.company_id, f.crm_lead_id, f.crm_deal_id, f.crm_proposal_id, f.batch_id, f.file_name, f.mime_type,
-  f.file_size, f.storage_key, f.created_by_id, to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created_at, b.files_count as batch_files_count, b.total_size as batch_total_size`;
+const recordProperty = (kind: 'lead' | 'deal' | 'proposal'): FileProperty =>
+  kind === 'lead' ? 'crmLeadId' : kind === 'deal' ? 'crmDealId' : 'crmProposalId';
+const recordColumn = (kind: 'lead' | 'deal' | 'proposal') => fileColumn(recordProperty(kind));
 
-export interface NewFile {
-  id: string;
-  companyId: string;
-  record: RecordRef | { kind: 'proposal'; id: string };
-  batchId: string;
-  fileName: string;
-  mimeType: string;
-  size: number;
-  storageKey: string;
-  createdById: string;
+/** An insert of every column but the timestamps named, which take the transaction's time. */
+function insertText(table: string, columns: DefinedColumn[], atNow: string[]): string {
+  const bound = columns.filter((c) => !atNow.includes(c.property));
+  const names = [...bound, ...columns.filter((c) => atNow.includes(c.property))].map((c) => c.column);
+  const values = [...bound.map((c, i) => `$${i + 1}::${c.pgType}`), ...atNow.map(() => 'now()')];
+  return `insert into ${table} (${names.join(', ')}) values (${values.join(', ')})`;
 }
 
-const recordColumn = (kind: 'lead' | 'deal' | 'proposal') =>
-  kind === 'lead' ? 'crm_lead_id' : kind === 'deal' ? 'crm_deal_id' : 'crm_proposal_id';
+const lockRecord = statement('files_lock_record', `select pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 7))`);
 
 /**
  * Serialises the changes of one record's files (uploads and removals) until the transaction ends, so the live count
  * read after a change and the version taken with it go to crm in the order of the changes.
  */
 export async function lockRecordFiles(client: PoolClient, companyId: string, recordId: string): Promise<void> {
-  await client.query({
-    name: 'files_lock_record',
-    text: `select pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 7))`,
-    values: [companyId, recordId],
-  });
+  await run(client, lockRecord, [companyId, recordId]);
 }
+
+const BATCH_BOUND = BATCH_COLUMNS.filter((c) => c.property !== 'createdAt' && c.property !== 'updatedAt');
+const insertBatch = statement('files_batch_insert', insertText('file_batches', BATCH_COLUMNS, ['createdAt', 'updatedAt']));
+const addToBatchSt = statement(
+  'files_batch_add',
+  `update file_batches set files_count = files_count + 1, total_size = total_size + $3, updated_at = now()
+    where company_id = $1 and id = $2`,
+);
 
 /** Adds a file to a batch of the company (or a new batch): false when `batchId` names another company's or no batch. */
 export async function addToBatch(client: PoolClient, companyId: string, batchId: string, size: number, isNew: boolean): Promise<boolean> {
   if (isNew) {
-    await client.query({
-      name: 'files_batch_insert',
-      text: `insert into file_batches (id, company_id, files_count, total_size, created_at, updated_at) values ($1, $2, 1, $3, now(), now())`,
-      values: [batchId, companyId, size],
-    });
+    const batch: Omit<FileBatch, 'createdAt' | 'updatedAt'> = { id: batchId, companyId, filesCount: 1, totalSize: size };
+    await run(
+      client,
+      insertBatch,
+      BATCH_BOUND.map((c) => batch[c.property as keyof typeof batch]),
+    );
     return true;
   }
-  const r = await client.query({
-    name: 'files_batch_add',
-    text: `update file_batches set files_count = files_count + 1, total_size = total_size + $3, updated_at = now()
-      where company_id = $1 and id = $2`,
-    values: [companyId, batchId, size],
-  });
+  const r = await client.query({ name: addToBatchSt.name, text: addToBatchSt.text, values: [companyId, batchId, size] });
   return r.rowCount === 1;
 }
 
-export async function batchExists(db: Pool | PoolClient, companyId: string, batchId: string): Promise<boolean> {
-  const r = await db.query({
-    name: 'files_batch_exists',
-    text: 'select 1 from file_batches where company_id = $1 and id = $2',
-    values: [companyId, batchId],
-  });
-  return (r.rowCount ?? 0) > 0;
+const batchExistsSt = statement('files_batch_exists', 'select 1 from file_batches where company_id = $1 and id = $2');
+
+export async function batchExists(db: Db, companyId: string, batchId: string): Promise<boolean> {
+  return (await run(db, batchExistsSt, [companyId, batchId])).length > 0;
+}
+
+/** A new file: every column but its creation time (the transaction's) and what only a removal or a purge sets. */
+export type NewFile = Omit<StoredFile, 'createdAt' | 'deletedAt' | 'deletedById' | 'purgedAt'>;
+const FILE_BOUND = FILE_COLUMNS.filter((c) => !['createdAt', 'deletedAt', 'deletedById', 'purgedAt'].includes(c.property));
+const insertFileSt = statement(
+  'files_insert',
+  insertText(
+    'files',
+    FILE_COLUMNS.filter((c) => !['deletedAt', 'deletedById', 'purgedAt'].includes(c.property)),
+    ['createdAt'],
+  ),
+);
+
+/** The new file of a lead, deal or proposal: its other two links are null. */
+export function newFile(
+  f: Omit<NewFile, 'crmLeadId' | 'crmDealId' | 'crmProposalId'>,
+  owner: RecordRef | { kind: 'proposal'; id: string },
+): NewFile {
+  return { ...f, crmLeadId: null, crmDealId: null, crmProposalId: null, [recordProperty(owner.kind)]: owner.id };
 }
 
 export async function insertFile(client: PoolClient, f: NewFile): Promise<void> {
-  const column = recordColumn(f.record.kind);
-  await client.query({
-    name: `files_insert_${column}`,
-    text: `insert into files (id, company_id, ${column}, batch_id, file_name, mime_type, file_size, storage_key, created_by_id, created_at)
-      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now())`,
-    values: [f.id, f.companyId, f.record.id, f.batchId, f.fileName, f.mimeType, f.size, f.storageKey, f.createdById],
-  });
+  await run(
+    client,
+    insertFileSt,
+    FILE_BOUND.map((c) => f[c.property as keyof NewFile]),
+  );
 }
+
+const countStatements = new Map(
+  (['lead', 'deal'] as const).map((kind) => [
+    kind,
+    statement(
+      `files_count_${recordColumn(kind)}`,
+      `select (select count(*)::int from files where company_id = $1 and ${recordColumn(kind)} = $2 and deleted_at is null) as count,
+        nextval('file_count_versions') as version`,
+    ),
+  ]),
+);
 
 /** The live files of a lead or deal, and a fresh version for the count (a sequence value: never reused). */
 export async function countOf(client: PoolClient, companyId: string, ref: RecordRef): Promise<{ count: number; version: number }> {
-  const column = recordColumn(ref.kind);
-  const r = await client.query<{ count: number; version: string }>({
-    name: `files_count_${column}`,
-    text: `select (select count(*)::int from files where company_id = $1 and ${column} = $2 and deleted_at is null) as count,
-      nextval('file_count_versions') as version`,
-    values: [companyId, ref.id],
-  });
-  const row = r.rows[0]!;
-  return { count: row.count, version: Number(row.version) };
+  const [row] = await run<{ count: number; version: string }>(client, countStatements.get(ref.kind)!, [companyId, ref.id]);
+  return { count: row!.count, version: Number(row!.version) };
 }
 
-export async function readFile(db: Pool | PoolClient, companyId: string, id: string, forUpdate = false): Promise<FileRow | null> {
-  const r = await db.query<FileRow>({
-    name: forUpdate ? 'files_read_for_update' : 'files_read',
-    text: `select ${FILE_COLUMNS} from files f join file_batches b on b.company_id = f.company_id and b.id = f.batch_id
-      where f.company_id = $1 and f.id = $2 and f.deleted_at is null${forUpdate ? ' for update of f' : ''}`,
-    values: [companyId, id],
-  });
-  return r.rows[0] ?? null;
+const readWhere = 'where f.company_id = $1 and f.id = $2 and f.deleted_at is null';
+const read = statement('files_read', `select ${READ_COLUMNS} ${FROM} ${readWhere}`);
+const readForUpdate = statement('files_read_for_update', `select ${READ_COLUMNS} ${FROM} ${readWhere} for update of f`);
+
+export async function readFile(db: Db, companyId: string, id: string, forUpdate = false): Promise<FileRead | null> {
+  const [row] = await run(db, forUpdate ? readForUpdate : read, [companyId, id]);
+  return row ? fileRead(row) : null;
 }
+
+const remove = statement('files_remove', 'update files set deleted_at = now(), deleted_by_id = $3 where company_id = $1 and id = $2');
+const removeFromBatch = statement(
+  'files_batch_remove',
+  `update file_batches set files_count = files_count - 1, total_size = total_size - $3, updated_at = now()
+    where company_id = $1 and id = $2`,
+);
 
 /** Marks a live file removed and takes it out of its batch's totals. */
-export async function removeFile(client: PoolClient, file: FileRow, userId: string): Promise<void> {
-  await client.query({
-    name: 'files_remove',
-    text: `update files set deleted_at = now(), deleted_by_id = $3 where company_id = $1 and id = $2`,
-    values: [file.company_id, file.id, userId],
-  });
-  await client.query({
-    name: 'files_batch_remove',
-    text: `update file_batches set files_count = files_count - 1, total_size = total_size - $3, updated_at = now()
-      where company_id = $1 and id = $2`,
-    values: [file.company_id, file.batch_id, file.file_size],
-  });
+export async function removeFile(client: PoolClient, file: FileRead, userId: string): Promise<void> {
+  await run(client, remove, [file.companyId, file.id, userId]);
+  await run(client, removeFromBatch, [file.companyId, file.batchId, file.fileSize]);
 }
 
 export interface ListPage {
@@ -136,37 +191,72 @@ export interface ListPage {
   after?: { createdAt: string; id: string };
 }
 
-export async function listFiles(pool: Pool, page: ListPage): Promise<{ total: number; rows: FileRow[] }> {
+export async function listFiles(pool: Pool, page: ListPage): Promise<{ total: number; rows: FileRead[] }> {
   const column = recordColumn(page.kind);
   const where = `f.company_id = $1 and f.${column} = $2 and f.deleted_at is null`;
   const after = page.after ? ` and (f.created_at, f.id) < ($5::timestamptz, $6::uuid)` : '';
   const values: unknown[] = [page.companyId, page.recordId, page.take, page.after ? 0 : page.skip];
   if (page.after) values.push(page.after.createdAt, page.after.id);
-  const r = await pool.query<FileRow & { total: number }>({
-    name: `files_list_${column}${page.after ? '_after' : ''}`,
-    text: `select ${FILE_COLUMNS}, (select count(*)::int from files f where ${where}) as total
-      from files f join file_batches b on b.company_id = f.company_id and b.id = f.batch_id
-      where ${where}${after} order by f.created_at desc, f.id desc limit $3 offset $4`,
+  const rows = await run<Record<string, unknown> & { total: number }>(
+    pool,
+    statement(
+      `files_list_${column}${page.after ? '_after' : ''}`,
+      `select ${READ_COLUMNS}, (select count(*)::int from files f where ${where}) as total
+        ${FROM} where ${where}${after} order by f.created_at desc, f.id desc limit $3 offset $4`,
+    ),
     values,
-  });
-  if (r.rows.length > 0) return { total: r.rows[0]!.total, rows: r.rows };
-  const c = await pool.query<{ total: number }>({
-    name: `files_total_${column}`,
-    text: `select count(*)::int as total from files f where ${where}`,
-    values: [page.companyId, page.recordId],
-  });
-  return { total: c.rows[0]!.total, rows: [] };
+  );
+  if (rows.length > 0) return { total: rows[0]!.total, rows: rows.map(fileRead) };
+  const [count] = await run<{ total: number }>(
+    pool,
+    statement(`files_total_${column}`, `select count(*)::int as total from files f where ${where}`),
+    [page.companyId, page.recordId],
+  );
+  return { total: count!.total, rows: [] };
 }
+
+const DOWNLOAD: FileProperty[] = ['fileName', 'mimeType', 'fileSize', 'storageKey'];
+const readDownload = statement(
+  'files_read_download',
+  `select ${selectAs(
+    'f',
+    FILE_COLUMNS.filter((c) => DOWNLOAD.includes(c.property)),
+  )} from files f where f.id = $1 and f.deleted_at is null`,
+);
 
 /** A live file by id in any company (signed downloads carry only the id). */
 export async function readFileForDownload(
   pool: Pool,
   id: string,
-): Promise<Pick<FileRow, 'file_name' | 'mime_type' | 'file_size' | 'storage_key'> | null> {
-  const r = await pool.query({
-    name: 'files_read_download',
-    text: `select file_name, mime_type, file_size, storage_key from files where id = $1 and deleted_at is null`,
-    values: [id],
-  });
-  return r.rows[0] ?? null;
+): Promise<Pick<StoredFile, 'fileName' | 'mimeType' | 'fileSize' | 'storageKey'> | null> {
+  const [row] = await run<Pick<StoredFile, 'fileName' | 'mimeType' | 'fileSize' | 'storageKey'>>(pool, readDownload, [id]);
+  return row ?? null;
+}
+
+const claimPurge = statement(
+  'files_purge_claim',
+  `select ${selectAs(
+    'f',
+    FILE_COLUMNS.filter((c) => c.property === 'id' || c.property === 'storageKey'),
+  )} from files f
+    where f.deleted_at is not null and f.purged_at is null and f.deleted_at < now() - make_interval(days => $1::int)
+    order by f.deleted_at limit $2 for update skip locked`,
+);
+
+/**
+ * Claims up to `limit` removed files whose retention has passed and whose bytes are still stored, locked for the
+ * transaction; replicas skip the rows another holds.
+ */
+export async function claimPurgeBatch(
+  client: PoolClient,
+  retentionDays: number,
+  limit: number,
+): Promise<Pick<StoredFile, 'id' | 'storageKey'>[]> {
+  return run(client, claimPurge, [retentionDays, limit]);
+}
+
+const markPurged = statement('files_purge_mark', 'update files set purged_at = now() where id = any($1::uuid[])');
+
+export async function markFilesPurged(client: PoolClient, ids: string[]): Promise<void> {
+  await run(client, markPurged, [ids]);
 }

@@ -1,9 +1,10 @@
-import type { EntityManager } from '@svc/platform/db/orm';
 import { requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import { TaskStage, TaskType } from './catalog.entity.js';
+import type { TaskStage, TaskType } from './catalog.entity.js';
+import { insertTaskStage, insertTaskType } from './catalog.store.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 
@@ -46,11 +47,14 @@ export const taskStageView = (s: TaskStage) => ({
 });
 
 export class TaskCatalog {
-  constructor(private readonly crm: CrmPeer) {}
+  constructor(
+    private readonly pool: () => Promise<Pool>,
+    private readonly crm: CrmPeer,
+  ) {}
 
-  async createType(em: EntityManager, companyId: string, body: z.infer<typeof createTaskTypeBody>) {
+  async createType(companyId: string, body: z.infer<typeof createTaskTypeBody>) {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
-    const type = em.create(TaskType, {
+    const type: TaskType = {
       id: uuidv7(),
       companyId,
       name: body.name,
@@ -58,31 +62,24 @@ export class TaskCatalog {
       isMeeting: body.is_meeting ?? false,
       defaultDurationMinutes: body.default_duration_minutes ?? null,
       createdAt: new Date(),
-    });
-    await em.flush();
+    };
+    await insertTaskType(await this.pool(), type);
     return taskTypeView(type);
   }
 
   /** Without a position the stage goes last. */
-  async createStage(em: EntityManager, companyId: string, body: z.infer<typeof createTaskStageBody>) {
+  async createStage(companyId: string, body: z.infer<typeof createTaskStageBody>) {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
-    return em.transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`task-stages:${companyId}`]);
-      const [row] = await tx.execute<{ max: number | null }[]>('select max(position) as max from task_stages where company_id = ?', [
-        companyId,
-      ]);
-      const stage = tx.create(TaskStage, {
-        id: uuidv7(),
-        companyId,
-        name: body.name,
-        color: body.color ?? null,
-        isCompletion: body.is_completion ?? false,
-        position: body.position ?? (row?.max ?? 0) + 1,
-        active: body.active ?? true,
-        createdAt: new Date(),
-      });
-      await tx.flush();
-      return taskStageView(stage);
+    const stage = await insertTaskStage(await this.pool(), {
+      id: uuidv7(),
+      companyId,
+      name: body.name,
+      color: body.color ?? null,
+      isCompletion: body.is_completion ?? false,
+      position: body.position ?? null,
+      active: body.active ?? true,
+      createdAt: new Date(),
     });
+    return taskStageView(stage);
   }
 }

@@ -4,8 +4,7 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
  * A task. Links to crm records (lead, deal, delivery, person, organization, customer), its responsible and
  * creator, and its tags are ids of crm's records, checked with crm over gRPC, never foreign keys. Tags,
  * reminders and meeting participants are arrays on the row: a task is written and read in one statement.
- * The hot paths read and write this table with SQL through the pg pool (task.store.ts); the entity is the
- * schema the migrations are generated from.
+ * task.store.ts reads and writes it; the entity is the schema the migrations and its column lists come from.
  */
 export const Task = defineEntity({
   name: 'Task',
@@ -65,37 +64,3 @@ export const Task = defineEntity({
   ],
 });
 export type Task = InferEntity<typeof Task>;
-
-/**
- * A recurring series: the rule, the template its later occurrences are copied from, and how far it has been
- * materialized. Its id is the `recurrence_series_id` of every occurrence.
- */
-export const TaskRecurrence = defineEntity({
-  name: 'TaskRecurrence',
-  tableName: 'task_recurrences',
-  properties: {
-    id: p.uuid().primary(),
-    companyId: p.uuid(),
-    pattern: p.string().length(20),
-    interval: p.integer(),
-    weekDays: p.array().columnType('text[]'),
-    endType: p.string().length(20),
-    untilDate: p.datetime().nullable(),
-    occurrences: p.integer().nullable(),
-    /** The UTC offset of start_date as sent: week days and month days are those of this offset. */
-    utcOffsetMinutes: p.integer(),
-    /** The first occurrence's start and end: every occurrence keeps its time of day and duration. */
-    startDate: p.datetime(),
-    endDate: p.datetime().nullable(),
-    /** The fields every new occurrence is created with (the first occurrence as it was created). */
-    template: p.json<Record<string, unknown>>(),
-    /** How many occurrences exist so far (the next one's index), and the start of the last one. */
-    materializedCount: p.integer(),
-    lastStart: p.datetime(),
-    /** The start of the next occurrence to create; null once the end rule is reached. */
-    nextStart: p.datetime().nullable(),
-    createdAt: p.datetime(),
-  },
-  indexes: [{ name: 'task_recurrences_next_idx', properties: ['nextStart'], where: 'next_start is not null' }],
-});
-export type TaskRecurrence = InferEntity<typeof TaskRecurrence>;

@@ -1,8 +1,9 @@
 import { invalidField } from '@svc/platform/errors';
 import { type RecurrenceRule, WEEK_DAYS, type WeekDay, weekDayOf } from '../recurrence/recurrence.rule.js';
+import type { Task } from './task.entity.js';
 import { normalizedText, sanitizeDescription, sanitizeMeetingDescription } from './task.html.js';
-import { LINK_FIELDS, type RecurrenceBody, type UpdateTaskBody } from './task.schema.js';
-import { TASK_COLUMNS, type TaskRow, type TaskStageRow, type TaskTypeRow, type WriteCatalog } from './task.store.js';
+import { LINK_FIELDS, type LinkField, type RecurrenceBody, type UpdateTaskBody } from './task.schema.js';
+import { TASK_COLUMNS, type TaskStageSummary, type TaskTypeSummary, type WriteCatalog } from './task.store.js';
 import { NATIVE_ORIGIN } from './task.view.js';
 
 /**
@@ -15,9 +16,9 @@ export const MEETING_DESCRIPTION_MAX_TEXT = 5000;
 const MINUTE_MS = 60_000;
 
 export interface Composed {
-  row: TaskRow;
-  type: TaskTypeRow;
-  stage: TaskStageRow;
+  row: Task;
+  type: TaskTypeSummary;
+  stage: TaskStageSummary;
   /** The task becomes completed with this write (task.completed fires). */
   completedNow: boolean;
   /** A series starts with this task (POST or PUT with `recurrence`). */
@@ -30,7 +31,7 @@ export interface ComposeInput {
   actorId: string;
   now: Date;
   /** The stored task (PUT), null on POST. */
-  current: TaskRow | null;
+  current: Task | null;
   body: UpdateTaskBody;
   catalog: WriteCatalog;
 }
@@ -43,45 +44,55 @@ export function checkOneLink(body: UpdateTaskBody): void {
 
 const unique = <T>(xs: T[]) => [...new Set(xs)];
 
-function blankTask(input: ComposeInput): TaskRow {
+/** The task's property of each link field of the API. */
+export const LINK_PROPERTY = {
+  crm_lead_id: 'crmLeadId',
+  crm_deal_id: 'crmDealId',
+  crm_delivery_id: 'crmDeliveryId',
+  crm_person_id: 'crmPersonId',
+  crm_organization_id: 'crmOrganizationId',
+  crm_customer_id: 'crmCustomerId',
+} as const satisfies Record<LinkField, keyof Task>;
+
+function blankTask(input: ComposeInput): Task {
   return {
     id: input.id,
-    company_id: input.companyId,
+    companyId: input.companyId,
     title: '',
     description: null,
-    is_personal: false,
+    isPersonal: false,
     priority: 1,
-    task_type_id: '',
-    task_stage_id: '',
-    crm_lead_id: null,
-    crm_deal_id: null,
-    crm_delivery_id: null,
-    crm_person_id: null,
-    crm_organization_id: null,
-    crm_customer_id: null,
-    responsible_id: input.actorId,
-    created_by_id: input.actorId,
-    completed_at: null,
-    completed_by_id: null,
-    start_date: null,
-    end_date: null,
-    has_time: true,
-    meeting_outcome: null,
-    meeting_outcome_notes: null,
-    meeting_provider: null,
-    meeting_mode: null,
-    meeting_location: null,
-    meeting_description: null,
-    meeting_participants: [],
-    reminders_minutes: [],
-    tag_ids: [],
-    parent_task_id: null,
-    recurrence_series_id: null,
-    recurrence_index: null,
-    recurrence_is_exception: false,
+    taskTypeId: '',
+    taskStageId: '',
+    crmLeadId: null,
+    crmDealId: null,
+    crmDeliveryId: null,
+    crmPersonId: null,
+    crmOrganizationId: null,
+    crmCustomerId: null,
+    responsibleId: input.actorId,
+    createdById: input.actorId,
+    completedAt: null,
+    completedById: null,
+    startDate: null,
+    endDate: null,
+    hasTime: true,
+    meetingOutcome: null,
+    meetingOutcomeNotes: null,
+    meetingProvider: null,
+    meetingMode: null,
+    meetingLocation: null,
+    meetingDescription: null,
+    meetingParticipants: [],
+    remindersMinutes: [],
+    tagIds: [],
+    parentTaskId: null,
+    recurrenceSeriesId: null,
+    recurrenceIndex: null,
+    recurrenceIsException: false,
     origin: NATIVE_ORIGIN,
-    created_at: input.now,
-    updated_at: input.now,
+    createdAt: input.now,
+    updatedAt: input.now,
   };
 }
 
@@ -89,21 +100,21 @@ function blankTask(input: ComposeInput): TaskRow {
  * The columns whose change makes an occurrence of a series an exception: every column but identity, stage and
  * completion, authorship, the series bookkeeping and the timestamps (a column added later counts as content).
  */
-const NOT_CONTENT: ReadonlySet<keyof TaskRow> = new Set<keyof TaskRow>([
+const NOT_CONTENT: ReadonlySet<keyof Task> = new Set<keyof Task>([
   'id',
-  'company_id',
-  'task_stage_id',
-  'completed_at',
-  'completed_by_id',
-  'created_by_id',
-  'recurrence_series_id',
-  'recurrence_index',
-  'recurrence_is_exception',
+  'companyId',
+  'taskStageId',
+  'completedAt',
+  'completedById',
+  'createdById',
+  'recurrenceSeriesId',
+  'recurrenceIndex',
+  'recurrenceIsException',
   'origin',
-  'created_at',
-  'updated_at',
+  'createdAt',
+  'updatedAt',
 ]);
-const CONTENT_COLUMNS = TASK_COLUMNS.filter((c) => !NOT_CONTENT.has(c));
+const CONTENT_PROPERTIES = TASK_COLUMNS.map((c) => c.property).filter((p) => !NOT_CONTENT.has(p));
 const same = (a: unknown, b: unknown) =>
   a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : JSON.stringify(a) === JSON.stringify(b);
 
@@ -113,25 +124,25 @@ export function composeTask(input: ComposeInput): Composed {
   const type = catalog.type;
   if (!type) throw invalidField('crm_task_type_id', 'task type not found');
 
-  const row: TaskRow = current ? { ...current } : blankTask(input);
-  row.task_type_id = type.id;
+  const row: Task = current ? { ...current } : blankTask(input);
+  row.taskTypeId = type.id;
   if (body.title !== undefined) row.title = body.title;
   if (body.description !== undefined) row.description = body.description === null ? null : sanitizeDescription(body.description);
-  if (body.is_personal !== undefined) row.is_personal = body.is_personal;
+  if (body.is_personal !== undefined) row.isPersonal = body.is_personal;
   if (body.priority !== undefined) row.priority = body.priority;
-  if (body.responsible_id !== undefined) row.responsible_id = body.responsible_id;
-  if (body.meeting_outcome !== undefined) row.meeting_outcome = body.meeting_outcome;
-  if (body.meeting_outcome_notes !== undefined) row.meeting_outcome_notes = body.meeting_outcome_notes || null;
-  if (body.meeting_provider !== undefined) row.meeting_provider = body.meeting_provider;
-  if (body.meeting_mode !== undefined) row.meeting_mode = body.meeting_mode;
-  if (body.meeting_location !== undefined) row.meeting_location = body.meeting_location;
-  if (body.meeting_participants !== undefined) row.meeting_participants = unique(body.meeting_participants);
-  if (body.reminders_minutes !== undefined) row.reminders_minutes = unique(body.reminders_minutes);
-  if (body.tags !== undefined) row.tag_ids = unique(body.tags);
-  if (body.parent_task_id !== undefined) row.parent_task_id = body.parent_task_id;
+  if (body.responsible_id !== undefined) row.responsibleId = body.responsible_id;
+  if (body.meeting_outcome !== undefined) row.meetingOutcome = body.meeting_outcome;
+  if (body.meeting_outcome_notes !== undefined) row.meetingOutcomeNotes = body.meeting_outcome_notes || null;
+  if (body.meeting_provider !== undefined) row.meetingProvider = body.meeting_provider;
+  if (body.meeting_mode !== undefined) row.meetingMode = body.meeting_mode;
+  if (body.meeting_location !== undefined) row.meetingLocation = body.meeting_location;
+  if (body.meeting_participants !== undefined) row.meetingParticipants = unique(body.meeting_participants);
+  if (body.reminders_minutes !== undefined) row.remindersMinutes = unique(body.reminders_minutes);
+  if (body.tags !== undefined) row.tagIds = unique(body.tags);
+  if (body.parent_task_id !== undefined) row.parentTaskId = body.parent_task_id;
   if (body.meeting_description !== undefined) {
-    row.meeting_description = body.meeting_description === null ? null : sanitizeMeetingDescription(body.meeting_description);
-    if (row.meeting_description !== null && normalizedText(row.meeting_description).length > MEETING_DESCRIPTION_MAX_TEXT) {
+    row.meetingDescription = body.meeting_description === null ? null : sanitizeMeetingDescription(body.meeting_description);
+    if (row.meetingDescription != null && normalizedText(row.meetingDescription).length > MEETING_DESCRIPTION_MAX_TEXT) {
       throw invalidField('meeting_description', `must be at most ${MEETING_DESCRIPTION_MAX_TEXT} characters of text`);
     }
   }
@@ -139,85 +150,84 @@ export function composeTask(input: ComposeInput): Composed {
   // A task has one link: the one sent replaces whatever the task pointed at.
   const linkSent = LINK_FIELDS.find((f) => body[f] !== undefined && body[f] !== null);
   for (const f of LINK_FIELDS) {
-    if (linkSent) row[f] = f === linkSent ? (body[f] as string) : null;
-    else if (body[f] === null) row[f] = null;
+    if (linkSent) row[LINK_PROPERTY[f]] = f === linkSent ? (body[f] as string) : null;
+    else if (body[f] === null) row[LINK_PROPERTY[f]] = null;
   }
 
   applyDates(row, body, current, type);
-  const linked = (['crm_lead_id', 'crm_deal_id'] as const).find((f) => row[f] !== null);
-  if (linked && !row.start_date) throw invalidField(`${linked}`, 'a lead or deal link requires start_date');
-  if (row.meeting_outcome !== null && !type.is_meeting) throw invalidField('meeting_outcome', 'only for tasks whose type is a meeting');
-  if (row.reminders_minutes.length && (!row.start_date || !row.has_time)) {
+  const linked = (['crm_lead_id', 'crm_deal_id'] as const).find((f) => row[LINK_PROPERTY[f]] != null);
+  if (linked && !row.startDate) throw invalidField(`${linked}`, 'a lead or deal link requires start_date');
+  if (row.meetingOutcome != null && !type.isMeeting) throw invalidField('meeting_outcome', 'only for tasks whose type is a meeting');
+  if (row.remindersMinutes.length && (!row.startDate || !row.hasTime)) {
     throw invalidField('reminders_minutes', 'only for a task with a start date and time (start_date, has_time true)');
   }
-  if (row.meeting_mode === 'in_person' && !row.meeting_location)
-    throw invalidField('meeting_location', 'required for an in_person meeting');
-  if (row.meeting_mode === 'online' && row.meeting_location) throw invalidField('meeting_location', 'not allowed for an online meeting');
+  if (row.meetingMode === 'in_person' && !row.meetingLocation) throw invalidField('meeting_location', 'required for an in_person meeting');
+  if (row.meetingMode === 'online' && row.meetingLocation) throw invalidField('meeting_location', 'not allowed for an online meeting');
 
   checkParent(row, input);
   const recurrence = composeRecurrence(row, body, current);
   const { stage, completed } = chooseStage(body, catalog, current);
-  row.task_stage_id = stage.id;
-  const wasCompleted = current?.completed_at != null;
+  row.taskStageId = stage.id;
+  const wasCompleted = current?.completedAt != null;
   let completedNow = false;
   if (completed && !wasCompleted) {
-    row.completed_at = now;
-    row.completed_by_id = input.actorId;
+    row.completedAt = now;
+    row.completedById = input.actorId;
     completedNow = true;
   } else if (!completed && wasCompleted) {
-    row.completed_at = null;
-    row.completed_by_id = null;
+    row.completedAt = null;
+    row.completedById = null;
   }
-  if (current?.recurrence_series_id && CONTENT_COLUMNS.some((c) => !same(current[c], row[c]))) row.recurrence_is_exception = true;
-  row.updated_at = now;
+  if (current?.recurrenceSeriesId && CONTENT_PROPERTIES.some((p) => !same(current[p], row[p]))) row.recurrenceIsException = true;
+  row.updatedAt = now;
   return { row, type, stage, completedNow, recurrence };
 }
 
-function applyDates(row: TaskRow, body: UpdateTaskBody, current: TaskRow | null, type: TaskTypeRow): void {
-  if (body.has_time !== undefined) row.has_time = body.has_time;
-  if (body.end_date && !row.has_time) throw invalidField('end_date', 'not accepted for a whole-day task (has_time false)');
-  if (body.start_date !== undefined) row.start_date = body.start_date?.at ?? null;
-  const start = row.start_date;
-  if (!row.has_time) row.end_date = null;
-  else if (body.end_date !== undefined) row.end_date = body.end_date?.at ?? null;
-  else if (!start) row.end_date = null;
-  else if (current?.start_date && current.end_date && current.has_time) {
+function applyDates(row: Task, body: UpdateTaskBody, current: Task | null, type: TaskTypeSummary): void {
+  if (body.has_time !== undefined) row.hasTime = body.has_time;
+  if (body.end_date && !row.hasTime) throw invalidField('end_date', 'not accepted for a whole-day task (has_time false)');
+  if (body.start_date !== undefined) row.startDate = body.start_date?.at ?? null;
+  const start = row.startDate;
+  if (!row.hasTime) row.endDate = null;
+  else if (body.end_date !== undefined) row.endDate = body.end_date?.at ?? null;
+  else if (!start) row.endDate = null;
+  else if (current?.startDate && current.endDate && current.hasTime) {
     // A moved task keeps its duration.
-    row.end_date = new Date(start.getTime() + (current.end_date.getTime() - current.start_date.getTime()));
-  } else if (type.default_duration_minutes) row.end_date = new Date(start.getTime() + type.default_duration_minutes * MINUTE_MS);
-  else row.end_date = null;
-  if (row.end_date && !start) throw invalidField('end_date', 'requires start_date');
-  if (row.end_date && start && row.end_date.getTime() < start.getTime()) throw invalidField('end_date', 'must not be before start_date');
+    row.endDate = new Date(start.getTime() + (current.endDate.getTime() - current.startDate.getTime()));
+  } else if (type.defaultDurationMinutes) row.endDate = new Date(start.getTime() + type.defaultDurationMinutes * MINUTE_MS);
+  else row.endDate = null;
+  if (row.endDate && !start) throw invalidField('end_date', 'requires start_date');
+  if (row.endDate && start && row.endDate.getTime() < start.getTime()) throw invalidField('end_date', 'must not be before start_date');
 }
 
-function checkParent(row: TaskRow, { body, catalog, current }: ComposeInput): void {
-  if (!row.parent_task_id) return;
+function checkParent(row: Task, { body, catalog, current }: ComposeInput): void {
+  if (!row.parentTaskId) return;
   if (body.recurrence) throw invalidField('recurrence', 'a subtask cannot have its own recurrence');
   if (body.parent_task_id === undefined) return;
-  if (row.parent_task_id === row.id) throw invalidField('parent_task_id', 'a task cannot be its own parent');
+  if (row.parentTaskId === row.id) throw invalidField('parent_task_id', 'a task cannot be its own parent');
   const parent = catalog.parent;
   if (!parent) throw invalidField('parent_task_id', 'task not found');
-  if (parent.parent_task_id) throw invalidField('parent_task_id', 'a subtask cannot have subtasks');
-  if (current && catalog.has_subtasks) throw invalidField('parent_task_id', 'a task with subtasks cannot become a subtask');
-  if (row.recurrence_series_id) throw invalidField('parent_task_id', 'a task of a recurring series cannot be a subtask');
+  if (parent.parentTaskId) throw invalidField('parent_task_id', 'a subtask cannot have subtasks');
+  if (current && catalog.hasSubtasks) throw invalidField('parent_task_id', 'a task with subtasks cannot become a subtask');
+  if (row.recurrenceSeriesId) throw invalidField('parent_task_id', 'a task of a recurring series cannot be a subtask');
 }
 
-function composeRecurrence(row: TaskRow, body: UpdateTaskBody, current: TaskRow | null): RecurrenceRule | null {
+function composeRecurrence(row: Task, body: UpdateTaskBody, current: Task | null): RecurrenceRule | null {
   const r: RecurrenceBody | null | undefined = body.recurrence;
   if (r === undefined) return null;
-  if (current?.recurrence_series_id) {
+  if (current?.recurrenceSeriesId) {
     throw invalidField(
       'recurrence',
       'the task already belongs to a series; delete the series (DELETE with scope=series) and create it again',
     );
   }
   if (r === null) return null;
-  if (!row.start_date) throw invalidField('recurrence', 'requires start_date');
+  if (!row.startDate) throw invalidField('recurrence', 'requires start_date');
   const offset = body.start_date?.offsetMinutes ?? 0;
   const endType = r.end_type ?? 'none';
   let weekDays: WeekDay[] = [];
   if (r.pattern === 'weekly') {
-    const startDay = weekDayOf(row.start_date, offset);
+    const startDay = weekDayOf(row.startDate, offset);
     weekDays = r.week_days ? WEEK_DAYS.filter((d) => r.week_days!.includes(d)) : [startDay];
     if (!weekDays.includes(startDay)) throw invalidField('recurrence.week_days', `must include the day of start_date (${startDay})`);
   } else if (r.week_days) throw invalidField('recurrence.week_days', 'only for the weekly pattern');
@@ -231,7 +241,7 @@ function composeRecurrence(row: TaskRow, body: UpdateTaskBody, current: TaskRow 
   if (r.until_date) {
     // A date alone means the whole of that day at the series' offset.
     untilDate = r.until_date.dateOnly ? new Date(r.until_date.at.getTime() + 86_400_000 - 1 - offset * MINUTE_MS) : r.until_date.at;
-    if (untilDate.getTime() < row.start_date.getTime()) throw invalidField('recurrence.until_date', 'must not be before start_date');
+    if (untilDate.getTime() < row.startDate.getTime()) throw invalidField('recurrence.until_date', 'must not be before start_date');
   }
   return {
     pattern: r.pattern,
@@ -249,30 +259,30 @@ function composeRecurrence(row: TaskRow, body: UpdateTaskBody, current: TaskRow 
  * is not a completion stage. A completion stage completes the task; `completed` (PUT) completes or reopens it,
  * moving it to the first active completion stage, or back to the first open one, when its stage says otherwise.
  */
-function chooseStage(body: UpdateTaskBody, catalog: WriteCatalog, current: TaskRow | null): { stage: TaskStageRow; completed: boolean } {
+function chooseStage(body: UpdateTaskBody, catalog: WriteCatalog, current: Task | null): { stage: TaskStageSummary; completed: boolean } {
   const sent = body.crm_task_stage_id !== undefined;
   if (sent) {
     const stage = catalog.stage;
     if (!stage) throw invalidField('crm_task_stage_id', 'task stage not found');
-    if (!stage.active && stage.id !== current?.task_stage_id) throw invalidField('crm_task_stage_id', 'the task stage is not active');
-    if (body.completed === false && stage.is_completion)
+    if (!stage.active && stage.id !== current?.taskStageId) throw invalidField('crm_task_stage_id', 'the task stage is not active');
+    if (body.completed === false && stage.isCompletion)
       throw invalidField('completed', 'false contradicts crm_task_stage_id, a completion stage');
-    return { stage, completed: body.completed ?? stage.is_completion };
+    return { stage, completed: body.completed ?? stage.isCompletion };
   }
   if (!current) {
-    const stage = catalog.open_stage;
+    const stage = catalog.openStage;
     if (!stage) throw invalidField('crm_task_stage_id', 'the company has no active task stage that is not a completion stage');
     return { stage, completed: false };
   }
   const stage = catalog.stage!;
-  const wasCompleted = current.completed_at !== null;
+  const wasCompleted = current.completedAt != null;
   if (body.completed === true && !wasCompleted) {
-    return { stage: stage.is_completion ? stage : (catalog.completion_stage ?? stage), completed: true };
+    return { stage: stage.isCompletion ? stage : (catalog.completionStage ?? stage), completed: true };
   }
   if (body.completed === false && wasCompleted) {
-    if (!stage.is_completion) return { stage, completed: false };
-    if (!catalog.open_stage) throw invalidField('completed', 'the company has no active open task stage to move the task to');
-    return { stage: catalog.open_stage, completed: false };
+    if (!stage.isCompletion) return { stage, completed: false };
+    if (!catalog.openStage) throw invalidField('completed', 'the company has no active open task stage to move the task to');
+    return { stage: catalog.openStage, completed: false };
   }
   return { stage, completed: wasCompleted };
 }

@@ -6,12 +6,23 @@ import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type CrmRecords, type LinkKind, type RecordIndex, RecordRefs } from '../links/crm-records.js';
-import { startSeries } from '../recurrence/series.js';
+import { deleteSeries } from '../recurrence/recurrence.store.js';
+import type { Task } from './task.entity.js';
 import { TASK_CHANGE_RULES, taskCompletedPayload } from './task.events.js';
 import { listTasks } from './task.list.js';
 import { type Composed, composeTask } from './task.rules.js';
 import { type CreateTaskBody, LINK_FIELDS, type LinkField, type ListTasksQuery, type UpdateTaskBody } from './task.schema.js';
-import { insertTasks, lockTask, readTaskFamily, readWriteCatalog, type TaskRead, type TaskRow, updateTask } from './task.store.js';
+import { startSeries } from './task.series.js';
+import {
+  deleteSeriesTasks,
+  deleteTaskFamily,
+  insertTasks,
+  lockTask,
+  readTaskFamily,
+  readWriteCatalog,
+  type TaskRead,
+  updateTask,
+} from './task.store.js';
 import { addRefsOf, type TaskView, taskSnapshot, taskView, type Viewer } from './task.view.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company, with the key's permissions. */
@@ -91,7 +102,7 @@ const readOf = (c: Composed, parent: TaskRead['parent'], series: TaskRead['serie
   task: c.row,
   type: c.type,
   stage: c.stage,
-  parent: c.row.parent_task_id ? parent : null,
+  parent: c.row.parentTaskId ? parent : null,
   series,
 });
 
@@ -105,7 +116,7 @@ export class TaskService {
   }
 
   private completedEvents(reads: TaskRead[], idx: RecordIndex) {
-    return reads.map((r) => ({ companyId: r.task.company_id, eventKey: 'task.completed' as const, payload: taskCompletedPayload(r, idx) }));
+    return reads.map((r) => ({ companyId: r.task.companyId, eventKey: 'task.completed' as const, payload: taskCompletedPayload(r, idx) }));
   }
 
   async create(actor: TaskActor, body: CreateTaskBody): Promise<TaskView> {
@@ -126,8 +137,8 @@ export class TaskService {
     const first = composed.row;
     let series: TaskRead['series'] = null;
     if (composed.recurrence) {
-      first.recurrence_series_id = uuidv7();
-      first.recurrence_index = 0;
+      first.recurrenceSeriesId = uuidv7();
+      first.recurrenceIndex = 0;
       series = this.seriesOf(first, composed);
     }
     const read = readOf(composed, parentSummary(catalog.parent), series);
@@ -136,7 +147,7 @@ export class TaskService {
     } else {
       await inTransaction(pool, async (tx) => {
         if (composed.recurrence) {
-          const openStageId = catalog.open_stage?.id ?? composed.stage.id;
+          const openStageId = catalog.openStage?.id ?? composed.stage.id;
           await startSeries(tx, first, composed.recurrence, openStageId, now, this.o.horizonDays);
         } else await insertTasks(tx, [first]);
         if (composed.completedNow) await this.o.outbox.write(tx, this.completedEvents([read], idx));
@@ -145,18 +156,18 @@ export class TaskService {
     return taskView(read, idx, viewerOf(actor, idx), []);
   }
 
-  private seriesOf(first: TaskRow, c: Composed): TaskRead['series'] {
+  private seriesOf(first: Task, c: Composed): TaskRead['series'] {
     const rule = c.recurrence!;
     return {
-      id: first.recurrence_series_id!,
+      id: first.recurrenceSeriesId!,
       pattern: rule.pattern,
       interval: rule.interval,
-      week_days: rule.weekDays,
-      end_type: rule.endType,
-      until_date: rule.untilDate,
+      weekDays: rule.weekDays,
+      endType: rule.endType,
+      untilDate: rule.untilDate,
       occurrences: rule.occurrences,
-      start_date: first.start_date!,
-      end_date: first.end_date,
+      startDate: first.startDate!,
+      endDate: first.endDate,
     };
   }
 
@@ -185,8 +196,8 @@ export class TaskService {
     );
   }
 
-  list(actor: TaskActor, query: ListTasksQuery) {
-    return listTasks(this.o.pool, actor, query, async (refs) => {
+  async list(actor: TaskActor, query: ListTasksQuery) {
+    return listTasks(await this.o.pool(), actor, query, async (refs) => {
       refs.add('user', actor.userId);
       const idx = await this.summaries(actor, refs);
       return { idx, viewer: viewerOf(actor, idx) };
@@ -207,8 +218,8 @@ export class TaskService {
       for (const r of family) addRefsOf(refs, r.task);
       const [catalog, idx] = await Promise.all([
         readWriteCatalog(tx, actor.companyId, {
-          typeId: body.crm_task_type_id ?? current.task.task_type_id,
-          stageId: body.crm_task_stage_id ?? current.task.task_stage_id,
+          typeId: body.crm_task_type_id ?? current.task.taskTypeId,
+          stageId: body.crm_task_stage_id ?? current.task.taskStageId,
           parentId: body.parent_task_id ?? null,
           taskId: id,
         }),
@@ -219,13 +230,13 @@ export class TaskService {
       const row = composed.row;
       let series = current.series;
       if (composed.recurrence) {
-        row.recurrence_series_id = uuidv7();
-        row.recurrence_index = 0;
+        row.recurrenceSeriesId = uuidv7();
+        row.recurrenceIndex = 0;
         series = this.seriesOf(row, composed);
       }
       await updateTask(tx, row);
       if (composed.recurrence) {
-        await startSeries(tx, row, composed.recurrence, catalog.open_stage?.id ?? composed.stage.id, now, this.o.horizonDays, true);
+        await startSeries(tx, row, composed.recurrence, catalog.openStage?.id ?? composed.stage.id, now, this.o.horizonDays, true);
       }
       const parent = body.parent_task_id === undefined ? current.parent : parentSummary(catalog.parent);
       const read = readOf(composed, parent, series);
@@ -252,33 +263,14 @@ export class TaskService {
     requireUuid(id, 'Task');
     const pool = await this.o.pool();
     return inTransaction(pool, async (tx) => {
-      const { rows } = await tx.query<{ recurrence_series_id: string | null }>({
-        name: 'tasks_lock_for_delete',
-        text: 'select recurrence_series_id from tasks where company_id = $1 and id = $2 for update',
-        values: [actor.companyId, id],
-      });
-      const task = rows[0];
+      const task = await lockTask(tx, actor.companyId, id);
       if (!task) throw notFound('Task');
-      if (scope === 'series' && task.recurrence_series_id) {
-        const deleted = await tx.query<{ id: string }>({
-          name: 'tasks_delete_series',
-          text: `delete from tasks where company_id = $1 and (recurrence_series_id = $2
-            or parent_task_id in (select id from tasks where company_id = $1 and recurrence_series_id = $2)) returning id`,
-          values: [actor.companyId, task.recurrence_series_id],
-        });
-        await tx.query({
-          name: 'task_recurrences_delete',
-          text: 'delete from task_recurrences where company_id = $1 and id = $2',
-          values: [actor.companyId, task.recurrence_series_id],
-        });
-        return { id, deleted_ids: deleted.rows.map((r) => r.id) };
+      if (scope === 'series' && task.recurrenceSeriesId) {
+        const deleted = await deleteSeriesTasks(tx, actor.companyId, task.recurrenceSeriesId);
+        await deleteSeries(tx, actor.companyId, task.recurrenceSeriesId);
+        return { id, deleted_ids: deleted };
       }
-      const deleted = await tx.query<{ id: string }>({
-        name: 'tasks_delete_family',
-        text: 'delete from tasks where company_id = $1 and (id = $2 or parent_task_id = $2) returning id',
-        values: [actor.companyId, id],
-      });
-      return { id, deleted_ids: deleted.rows.map((r) => r.id) };
+      return { id, deleted_ids: await deleteTaskFamily(tx, actor.companyId, id) };
     });
   }
 }

@@ -1,211 +1,179 @@
-import { definedColumns } from '@svc/platform/db/native';
-import type { PoolClient } from 'pg';
+import { type DefinedColumn, definedColumns, run, statement } from '@svc/platform/db/native';
+import type { Pool, PoolClient } from 'pg';
+import { TaskStage, TaskType } from '../catalog/catalog.entity.js';
+import { TaskRecurrence } from '../recurrence/recurrence.entity.js';
 import { Task } from './task.entity.js';
+import type { ListTasksQuery } from './task.schema.js';
 
 /**
- * Task statements, sent with bound parameters straight to the pg pool under the service's MikroORM (same
- * connections, DB_POOL_MAX, search_path `tasks` and broken-client handling): a task is written in one
- * statement and read with its type, stage, parent and series in one, where the ORM would take several round
- * trips and inline every value into the SQL text (services/platform/src/db/native.ts has the pool and transactions).
+ * The statements of tasks (decision 0201): a task is written in one statement and read with its type, stage, parent
+ * and series in one. Column lists and bound types come from the entities' definitions, results are typed by them.
  */
 
-export type Queryable = Pick<PoolClient, 'query'>;
+export type Db = Pool | PoolClient;
+type TaskProperty = Exclude<keyof Task, symbol>;
 
-/** A row of `tasks`, as pg returns it. */
-export interface TaskRow {
-  id: string;
-  company_id: string;
-  title: string;
-  description: string | null;
-  is_personal: boolean;
-  priority: number;
-  task_type_id: string;
-  task_stage_id: string;
-  crm_lead_id: string | null;
-  crm_deal_id: string | null;
-  crm_delivery_id: string | null;
-  crm_person_id: string | null;
-  crm_organization_id: string | null;
-  crm_customer_id: string | null;
-  responsible_id: string;
-  created_by_id: string;
-  completed_at: Date | null;
-  completed_by_id: string | null;
-  start_date: Date | null;
-  end_date: Date | null;
-  has_time: boolean;
-  meeting_outcome: number | null;
-  meeting_outcome_notes: string | null;
-  meeting_provider: string | null;
-  meeting_mode: string | null;
-  meeting_location: string | null;
-  meeting_description: string | null;
-  meeting_participants: string[];
-  reminders_minutes: number[];
-  tag_ids: string[];
-  parent_task_id: string | null;
-  recurrence_series_id: string | null;
-  recurrence_index: number | null;
-  recurrence_is_exception: boolean;
-  origin: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface TaskTypeRow {
-  id: string;
-  name: string;
-  icon: string | null;
-  is_meeting: boolean;
-  default_duration_minutes: number | null;
-}
-
-export interface TaskStageRow {
-  id: string;
-  name: string;
-  color: string | null;
-  is_completion: boolean;
-  position: number;
-  active: boolean;
-}
-
-export interface SeriesRow {
-  id: string;
-  pattern: string;
-  interval: number;
-  week_days: string[];
-  end_type: string;
-  until_date: Date | null;
-  occurrences: number | null;
-  start_date: Date;
-  end_date: Date | null;
-}
+export type TaskTypeSummary = Pick<TaskType, 'id' | 'name' | 'icon' | 'isMeeting' | 'defaultDurationMinutes'>;
+export type TaskStageSummary = Pick<TaskStage, 'id' | 'name' | 'color' | 'isCompletion' | 'position' | 'active'>;
+export type SeriesSummary = Pick<
+  TaskRecurrence,
+  'id' | 'pattern' | 'interval' | 'weekDays' | 'endType' | 'untilDate' | 'occurrences' | 'startDate' | 'endDate'
+>;
 
 /** A task with what it is shown with from this service's own tables. */
 export interface TaskRead {
-  task: TaskRow;
-  type: TaskTypeRow;
-  stage: TaskStageRow;
+  task: Task;
+  type: TaskTypeSummary;
+  stage: TaskStageSummary;
   parent: { id: string; title: string } | null;
-  series: SeriesRow | null;
+  series: SeriesSummary | null;
 }
 
-/** The columns of `tasks`, from the Task entity's definition (test/task.store.test.ts checks them against the ORM's). */
-const DEFINED = definedColumns(Task);
-export const TASK_COLUMNS = DEFINED.map((c) => c.column as keyof TaskRow);
+/** The columns of `tasks`, from the Task entity's definition (test/task-store.test.ts checks them against the ORM's). */
+export const TASK_COLUMNS = definedColumns(Task) as (DefinedColumn & { property: TaskProperty })[];
+const TYPE_COLUMNS = definedColumns(TaskType).filter((c) => c.property !== 'companyId' && c.property !== 'createdAt');
+const STAGE_COLUMNS = definedColumns(TaskStage).filter((c) => c.property !== 'companyId' && c.property !== 'createdAt');
+const SERIES_COLUMNS = definedColumns(TaskRecurrence).filter((c) =>
+  ['id', 'pattern', 'interval', 'weekDays', 'endType', 'untilDate', 'occurrences', 'startDate', 'endDate'].includes(c.property),
+);
+
+/** The pool is MikroORM's, which has pg hand timestamps over as text: they become Dates here. */
+export const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
+
+/** The properties of `columns` read from `row` under `prefix` + property name, timestamps as Dates. */
+function pick(row: Record<string, unknown>, columns: DefinedColumn[], prefix = ''): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const c of columns) {
+    const v = row[prefix + c.property];
+    out[c.property] = c.pgType === 'timestamptz' ? toDate(v) : v;
+  }
+  return out;
+}
+
+/** `a.col as "<prefix>prop", ...` */
+const selectAs = (alias: string, columns: DefinedColumn[], prefix = '') =>
+  columns.map((c) => `${alias}.${c.column} as "${prefix}${c.property}"`).join(', ');
+
+/** `json_build_object('prop', a.col, ...)` */
+const jsonOf = (alias: string, columns: DefinedColumn[]) =>
+  `json_build_object(${columns.map((c) => `'${c.property}', ${alias}.${c.column}`).join(', ')})`;
+
+/** A task keyed by column names (how a series stores its template), and back. */
+export const taskRow = (t: Task): Record<string, unknown> => Object.fromEntries(TASK_COLUMNS.map((c) => [c.column, t[c.property]]));
+export function taskOfRow(row: Record<string, unknown>): Task {
+  const t: Record<string, unknown> = {};
+  for (const c of TASK_COLUMNS) t[c.property] = c.pgType === 'timestamptz' ? toDate(row[c.column]) : row[c.column];
+  return t as Task;
+}
 
 // Per-row values of a multi-row insert travel as one array per column; the array-valued columns are the same
 // for every row of one insert (the occurrences of a series), so they are bound once.
-const ARRAYS = new Set<string>(DEFINED.filter((c) => c.pgType.endsWith('[]')).map((c) => c.column));
-const PER_ROW: readonly (keyof TaskRow)[] = TASK_COLUMNS.filter((c) => !ARRAYS.has(c));
-const PG_TYPE = new Map(DEFINED.map((c) => [c.column, c.pgType]));
-/** The Postgres type a column's values are bound as (each per-row column travels as an array of it). */
-export const pgTypeOf = (c: keyof TaskRow) => PG_TYPE.get(c) as string;
+const isArray = (c: DefinedColumn) => c.pgType.endsWith('[]');
+const PER_ROW = TASK_COLUMNS.filter((c) => !isArray(c));
+const SHARED = TASK_COLUMNS.filter(isArray);
 
-const INSERT_SQL = (() => {
-  const n = PER_ROW.length;
-  const unnest = PER_ROW.map((c, i) => `$${i + 1}::${pgTypeOf(c)}[]`).join(', ');
-  const arrays = TASK_COLUMNS.filter((c) => ARRAYS.has(c));
-  const select = TASK_COLUMNS.map((c) => (ARRAYS.has(c) ? `$${n + 1 + arrays.indexOf(c)}::${pgTypeOf(c)}` : `u.${c}`)).join(', ');
-  return `insert into tasks (${TASK_COLUMNS.join(', ')}) select ${select} from unnest(${unnest}) as u(${PER_ROW.join(', ')})`;
-})();
+const insert = statement(
+  'tasks_insert',
+  (() => {
+    const unnest = PER_ROW.map((c, i) => `$${i + 1}::${c.pgType}[]`).join(', ');
+    const select = TASK_COLUMNS.map((c) => (isArray(c) ? `$${PER_ROW.length + 1 + SHARED.indexOf(c)}::${c.pgType}` : `u.${c.column}`));
+    return `insert into tasks (${TASK_COLUMNS.map((c) => c.column).join(', ')}) select ${select.join(', ')}
+      from unnest(${unnest}) as u(${PER_ROW.map((c) => c.column).join(', ')})`;
+  })(),
+);
 
 /** Inserts tasks that share their array-valued columns (one task, or the occurrences of a series). */
-export async function insertTasks(db: Queryable, rows: TaskRow[]): Promise<void> {
-  const first = rows[0];
+export async function insertTasks(db: Db, tasks: Task[]): Promise<void> {
+  const first = tasks[0];
   if (!first) return;
-  const values: unknown[] = PER_ROW.map((c) => rows.map((r) => r[c]));
-  for (const c of TASK_COLUMNS) if (ARRAYS.has(c)) values.push(first[c]);
-  await db.query({ name: 'tasks_insert', text: INSERT_SQL, values });
+  const values: unknown[] = PER_ROW.map((c) => tasks.map((t) => t[c.property]));
+  for (const c of SHARED) values.push(first[c.property]);
+  await run(db, insert, values);
 }
 
-const UPDATABLE = TASK_COLUMNS.filter((c) => c !== 'id' && c !== 'company_id' && c !== 'created_by_id' && c !== 'created_at');
-const UPDATE_SQL = `update tasks set ${UPDATABLE.map((c, i) => `${c} = $${i + 3}`).join(', ')} where company_id = $1 and id = $2`;
+const UPDATABLE = TASK_COLUMNS.filter((c) => !['id', 'companyId', 'createdById', 'createdAt'].includes(c.property));
+const update = statement(
+  'tasks_update',
+  `update tasks set ${UPDATABLE.map((c, i) => `${c.column} = $${i + 3}`).join(', ')} where company_id = $1 and id = $2`,
+);
 
-export async function updateTask(db: Queryable, row: TaskRow): Promise<void> {
-  await db.query({ name: 'tasks_update', text: UPDATE_SQL, values: [row.company_id, row.id, ...UPDATABLE.map((c) => row[c])] });
+export async function updateTask(db: Db, t: Task): Promise<void> {
+  await run(db, update, [t.companyId, t.id, ...UPDATABLE.map((c) => t[c.property])]);
 }
 
 /** The joined read of tasks: `where` is appended (it names `t` for the task). */
 export const READ_SELECT = `
-select ${TASK_COLUMNS.map((c) => `t.${c}`).join(', ')},
-  ty.name as ty_name, ty.icon as ty_icon, ty.is_meeting as ty_is_meeting, ty.default_duration_minutes as ty_default_duration_minutes,
-  st.name as st_name, st.color as st_color, st.is_completion as st_is_completion, st.position as st_position, st.active as st_active,
-  pt.title as pt_title,
-  rs.pattern as rs_pattern, rs.interval as rs_interval, rs.week_days as rs_week_days, rs.end_type as rs_end_type,
-  rs.until_date as rs_until_date, rs.occurrences as rs_occurrences, rs.start_date as rs_start_date, rs.end_date as rs_end_date
+select ${selectAs('t', TASK_COLUMNS)}, ${selectAs('ty', TYPE_COLUMNS, 'type.')}, ${selectAs('st', STAGE_COLUMNS, 'stage.')},
+  pt.title as "parent.title", ${selectAs('rs', SERIES_COLUMNS, 'series.')}
 from tasks t
 join task_types ty on ty.id = t.task_type_id
 join task_stages st on st.id = t.task_stage_id
 left join tasks pt on pt.id = t.parent_task_id
 left join task_recurrences rs on rs.id = t.recurrence_series_id`;
 
-type JoinedRow = TaskRow & Record<string, unknown>;
-
-/** The pool is MikroORM's, which has pg hand timestamps over as text: they become Dates here. */
-export const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
-const DATE_COLUMNS = ['completed_at', 'start_date', 'end_date', 'created_at', 'updated_at'] as const;
-
-export function toTaskRead(r: JoinedRow): TaskRead {
-  const task = {} as Record<string, unknown>;
-  for (const c of TASK_COLUMNS) task[c] = r[c];
-  for (const c of DATE_COLUMNS) task[c] = toDate(r[c]);
+export function toTaskRead(r: Record<string, unknown>): TaskRead {
+  const task = pick(r, TASK_COLUMNS) as Task;
   return {
-    task: task as unknown as TaskRow,
-    type: {
-      id: r.task_type_id,
-      name: r.ty_name as string,
-      icon: r.ty_icon as string | null,
-      is_meeting: r.ty_is_meeting as boolean,
-      default_duration_minutes: r.ty_default_duration_minutes as number | null,
-    },
-    stage: {
-      id: r.task_stage_id,
-      name: r.st_name as string,
-      color: r.st_color as string | null,
-      is_completion: r.st_is_completion as boolean,
-      position: r.st_position as number,
-      active: r.st_active as boolean,
-    },
-    parent: r.parent_task_id ? { id: r.parent_task_id, title: r.pt_title as string } : null,
-    series: r.recurrence_series_id
-      ? {
-          id: r.recurrence_series_id,
-          pattern: r.rs_pattern as string,
-          interval: r.rs_interval as number,
-          week_days: r.rs_week_days as string[],
-          end_type: r.rs_end_type as string,
-          until_date: toDate(r.rs_until_date),
-          occurrences: r.rs_occurrences as number | null,
-          start_date: toDate(r.rs_start_date)!,
-          end_date: toDate(r.rs_end_date),
-        }
-      : null,
+    task,
+    type: pick(r, TYPE_COLUMNS, 'type.') as TaskTypeSummary,
+    stage: pick(r, STAGE_COLUMNS, 'stage.') as TaskStageSummary,
+    parent: task.parentTaskId ? { id: task.parentTaskId, title: r['parent.title'] as string } : null,
+    series: task.recurrenceSeriesId ? (pick(r, SERIES_COLUMNS, 'series.') as SeriesSummary) : null,
   };
 }
 
+const readFamily = statement(
+  'tasks_read_family',
+  `${READ_SELECT} where t.company_id = $1 and (t.id = $2 or t.parent_task_id = $2) order by t.start_date asc nulls last, t.id asc`,
+);
+
 /** A task and its subtasks, in the listing's order (the task itself among them). */
-export async function readTaskFamily(db: Queryable, companyId: string, id: string): Promise<TaskRead[]> {
-  const { rows } = await db.query<JoinedRow>({
-    name: 'tasks_read_family',
-    text: `${READ_SELECT} where t.company_id = $1 and (t.id = $2 or t.parent_task_id = $2) order by t.start_date asc nulls last, t.id asc`,
-    values: [companyId, id],
-  });
-  return rows.map(toTaskRead);
+export async function readTaskFamily(db: Db, companyId: string, id: string): Promise<TaskRead[]> {
+  return (await run(db, readFamily, [companyId, id])).map(toTaskRead);
 }
 
+const lock = statement(
+  'tasks_lock',
+  'select recurrence_series_id as "recurrenceSeriesId" from tasks where company_id = $1 and id = $2 for update',
+);
+
 /**
- * Locks a task row for the rest of the transaction; false when the company has no such task. Locked alone, not
- * in the joined read: a row locked through a join is re-checked against the join rows read before the wait, so
- * a concurrent change of its stage would make it vanish. The read that follows sees the latest committed row.
+ * Locks a task row for the rest of the transaction; null when the company has no such task. Locked alone, not in
+ * the joined read: a row locked through a join is re-checked against the join rows read before the wait, so a
+ * concurrent change of its stage would make it vanish. The read that follows sees the latest committed row.
  */
-export async function lockTask(db: Queryable, companyId: string, id: string): Promise<boolean> {
-  const { rowCount } = await db.query({
-    name: 'tasks_lock',
-    text: 'select 1 from tasks where company_id = $1 and id = $2 for update',
-    values: [companyId, id],
-  });
-  return rowCount === 1;
+export async function lockTask(db: Db, companyId: string, id: string): Promise<Pick<Task, 'recurrenceSeriesId'> | null> {
+  return (await run<Pick<Task, 'recurrenceSeriesId'>>(db, lock, [companyId, id]))[0] ?? null;
+}
+
+const deleteSeries = statement(
+  'tasks_delete_series',
+  `delete from tasks where company_id = $1 and (recurrence_series_id = $2
+    or parent_task_id in (select id from tasks where company_id = $1 and recurrence_series_id = $2)) returning id`,
+);
+const deleteFamily = statement(
+  'tasks_delete_family',
+  'delete from tasks where company_id = $1 and (id = $2 or parent_task_id = $2) returning id',
+);
+
+/** Deletes every occurrence of a series and their subtasks; returns their ids. */
+export async function deleteSeriesTasks(db: Db, companyId: string, seriesId: string): Promise<string[]> {
+  return (await run<Pick<Task, 'id'>>(db, deleteSeries, [companyId, seriesId])).map((r) => r.id);
+}
+
+/** Deletes a task and its subtasks; returns their ids. */
+export async function deleteTaskFamily(db: Db, companyId: string, id: string): Promise<string[]> {
+  return (await run<Pick<Task, 'id'>>(db, deleteFamily, [companyId, id])).map((r) => r.id);
+}
+
+const countOf = {
+  lead: statement('tasks_count_lead', 'select count(*)::int as n from tasks where company_id = $1 and crm_lead_id = $2'),
+  deal: statement('tasks_count_deal', 'select count(*)::int as n from tasks where company_id = $1 and crm_deal_id = $2'),
+};
+
+/** The number of tasks linked to a crm lead or deal. */
+export async function countRecordTasks(db: Db, companyId: string, kind: 'lead' | 'deal', recordId: string): Promise<number> {
+  return (await run<{ n: number }>(db, countOf[kind], [companyId, recordId]))[0]?.n ?? 0;
 }
 
 /**
@@ -213,39 +181,151 @@ export async function lockTask(db: Queryable, companyId: string, id: string): Pr
  * (first active non-completion stage), the first active completion stage, and the parent task.
  */
 export interface WriteCatalog {
-  type: TaskTypeRow | null;
-  stage: TaskStageRow | null;
-  open_stage: TaskStageRow | null;
-  completion_stage: TaskStageRow | null;
-  parent: { id: string; title: string; parent_task_id: string | null; recurrence_series_id: string | null } | null;
-  has_subtasks: boolean;
+  type: TaskTypeSummary | null;
+  stage: TaskStageSummary | null;
+  openStage: TaskStageSummary | null;
+  completionStage: TaskStageSummary | null;
+  parent: Pick<Task, 'id' | 'title' | 'parentTaskId' | 'recurrenceSeriesId'> | null;
+  hasSubtasks: boolean;
 }
 
-const STAGE_JSON = `json_build_object('id', s.id, 'name', s.name, 'color', s.color, 'is_completion', s.is_completion, 'position', s.position, 'active', s.active)`;
-const CATALOG_SQL = `
-select
-  (select json_build_object('id', y.id, 'name', y.name, 'icon', y.icon, 'is_meeting', y.is_meeting,
-          'default_duration_minutes', y.default_duration_minutes)
-     from task_types y where y.company_id = $1 and y.id = $2) as type,
-  (select ${STAGE_JSON} from task_stages s where s.company_id = $1 and s.id = $3) as stage,
+const TYPE_JSON = jsonOf('y', TYPE_COLUMNS);
+const STAGE_JSON = jsonOf('s', STAGE_COLUMNS);
+const PARENT_JSON = jsonOf(
+  'p',
+  TASK_COLUMNS.filter((c) => ['id', 'title', 'parentTaskId', 'recurrenceSeriesId'].includes(c.property)),
+);
+const writeCatalog = statement(
+  'tasks_write_catalog',
+  `select
+  (select ${TYPE_JSON} from task_types y where y.company_id = $1 and y.id = $2) as "type",
+  (select ${STAGE_JSON} from task_stages s where s.company_id = $1 and s.id = $3) as "stage",
   (select ${STAGE_JSON} from task_stages s where s.company_id = $1 and s.active and not s.is_completion
-     order by s.position, s.id limit 1) as open_stage,
+     order by s.position, s.id limit 1) as "openStage",
   (select ${STAGE_JSON} from task_stages s where s.company_id = $1 and s.active and s.is_completion
-     order by s.position, s.id limit 1) as completion_stage,
-  (select json_build_object('id', p.id, 'title', p.title, 'parent_task_id', p.parent_task_id,
-          'recurrence_series_id', p.recurrence_series_id)
-     from tasks p where p.company_id = $1 and p.id = $4) as parent,
-  exists (select 1 from tasks c where c.parent_task_id = $5) as has_subtasks`;
+     order by s.position, s.id limit 1) as "completionStage",
+  (select ${PARENT_JSON} from tasks p where p.company_id = $1 and p.id = $4) as "parent",
+  exists (select 1 from tasks c where c.parent_task_id = $5) as "hasSubtasks"`,
+);
 
 export async function readWriteCatalog(
-  db: Queryable,
+  db: Db,
   companyId: string,
   ids: { typeId: string; stageId: string | null; parentId: string | null; taskId: string | null },
 ): Promise<WriteCatalog> {
-  const { rows } = await db.query<WriteCatalog>({
-    name: 'tasks_write_catalog',
-    text: CATALOG_SQL,
-    values: [companyId, ids.typeId, ids.stageId, ids.parentId, ids.taskId],
-  });
-  return rows[0]!;
+  const [row] = await run<WriteCatalog>(db, writeCatalog, [companyId, ids.typeId, ids.stageId, ids.parentId, ids.taskId]);
+  return row as WriteCatalog;
+}
+
+/** A position in the listing's order: after the task with this start (null: none) and id. */
+export interface ListCursor {
+  s: string | null;
+  i: string;
+}
+
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown): string {
+    this.values.push(v);
+    return `$${this.values.length}`;
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+function filters(companyId: string, q: ListTasksQuery, p: Params): string {
+  const where = [`t.company_id = ${p.add(companyId)}`];
+  const eq = (column: string, value: string | undefined) => {
+    if (value) where.push(`t.${column} = ${p.add(value)}`);
+  };
+  eq('crm_lead_id', q.crm_lead_id);
+  eq('crm_deal_id', q.crm_deal_id);
+  eq('crm_delivery_id', q.crm_delivery_id);
+  eq('crm_person_id', q.crm_person_id);
+  eq('crm_organization_id', q.crm_organization_id);
+  eq('crm_customer_id', q.crm_customer_id);
+  eq('responsible_id', q.responsible_id);
+  eq('task_type_id', q.crm_task_type_id);
+  eq('task_stage_id', q.crm_task_stage_id);
+  eq('parent_task_id', q.parent_task_id);
+  eq('recurrence_series_id', q.recurrence_series_id);
+  if (q.tag_id) where.push(`t.tag_ids @> array[${p.add(q.tag_id)}]::uuid[]`);
+  if (q.completed !== undefined) where.push(`t.completed_at is ${q.completed ? 'not ' : ''}null`);
+  // date_from and date_to bound start_date, both inclusive; a date alone is its whole day (UTC).
+  if (q.date_from) where.push(`t.start_date >= ${p.add(q.date_from.at)}`);
+  if (q.date_to) where.push(`t.start_date <= ${p.add(q.date_to.dateOnly ? new Date(q.date_to.at.getTime() + DAY_MS - 1) : q.date_to.at)}`);
+  return where.join(' and ');
+}
+
+/** Rows after the cursor in the order (start_date asc nulls last, id asc), on the alias `a`. */
+function afterCursor(a: string, c: ListCursor, p: Params): string {
+  const id = p.add(c.i);
+  if (c.s === null) return `(${a}.start_date is null and ${a}.id > ${id}::uuid)`;
+  const s = p.add(c.s);
+  return `(${a}.start_date > ${s}::timestamptz or (${a}.start_date = ${s}::timestamptz and ${a}.id > ${id}::uuid) or ${a}.start_date is null)`;
+}
+
+const ORDER = (a: string) => `order by ${a}.start_date asc nulls last, ${a}.id asc`;
+
+export interface ListWindow {
+  cursor: ListCursor | null;
+  skip: number;
+  take: number;
+}
+
+/** A page of the matching tasks (one more than `take` when there are more), and how many match. */
+export async function listTaskPage(
+  db: Db,
+  companyId: string,
+  q: ListTasksQuery,
+  w: ListWindow,
+): Promise<{ reads: TaskRead[]; total: number }> {
+  const p = new Params();
+  const where = filters(companyId, q, p);
+  const countP = new Params();
+  const [page, count] = await Promise.all([
+    db.query(
+      `${READ_SELECT} where ${where}${w.cursor ? ` and ${afterCursor('t', w.cursor, p)}` : ''} ${ORDER('t')} limit ${p.add(w.take + 1)} offset ${p.add(w.skip)}`,
+      p.values,
+    ),
+    db.query<{ n: number }>(`select count(*)::int as n from tasks t where ${filters(companyId, q, countP)}`, countP.values),
+  ]);
+  return { reads: page.rows.map(toTaskRead), total: (count.rows[0] as { n: number }).n };
+}
+
+/**
+ * A page of the top level of the matching tasks (those whose parent does not match; one more than `take` when there
+ * are more), the matching subtasks of the page's tasks, and how many top-level tasks match.
+ */
+export async function listTaskGroups(
+  db: Db,
+  companyId: string,
+  q: ListTasksQuery,
+  w: ListWindow,
+): Promise<{ topIds: string[]; reads: TaskRead[]; total: number }> {
+  // m: every matching task; top: those whose parent is not among them.
+  const p = new Params();
+  const top = `with m as (select t.id, t.parent_task_id, t.start_date from tasks t where ${filters(companyId, q, p)}),
+    top as (select m.id, m.start_date from m where m.parent_task_id is null or not exists (select 1 from m x where x.id = m.parent_task_id))`;
+  const countP = new Params();
+  const countTop = `with m as (select t.id, t.parent_task_id from tasks t where ${filters(companyId, q, countP)})
+    select count(*)::int as n from m where m.parent_task_id is null or not exists (select 1 from m x where x.id = m.parent_task_id)`;
+  const [ids, count] = await Promise.all([
+    db.query<{ id: string }>(
+      `${top} select top.id from top${w.cursor ? ` where ${afterCursor('top', w.cursor, p)}` : ''} ${ORDER('top')} limit ${p.add(w.take + 1)} offset ${p.add(w.skip)}`,
+      p.values,
+    ),
+    db.query<{ n: number }>(countTop, countP.values),
+  ]);
+  const topIds = ids.rows.map((r) => r.id);
+  const total = (count.rows[0] as { n: number }).n;
+  const pageIds = topIds.slice(0, w.take);
+  if (!pageIds.length) return { topIds, reads: [], total };
+  const rp = new Params();
+  const idList = rp.add(pageIds);
+  const rows = await db.query(
+    `${READ_SELECT} where t.id = any(${idList}::uuid[]) or (t.parent_task_id = any(${idList}::uuid[]) and ${filters(companyId, q, rp)}) ${ORDER('t')}`,
+    rp.values,
+  );
+  return { topIds, reads: rows.rows.map(toTaskRead), total };
 }

@@ -20,14 +20,14 @@ export interface Viewer {
 
 /** The crm records a task points at, for the summaries asked of crm. */
 export function addRefsOf(refs: RecordRefs, t: TaskRead['task']): RecordRefs {
-  refs.add('user', t.responsible_id).add('user', t.created_by_id).add('user', t.completed_by_id);
-  refs.add('lead', t.crm_lead_id).add('deal', t.crm_deal_id).add('person', t.crm_person_id).add('organization', t.crm_organization_id);
-  refs.add('delivery', t.crm_delivery_id).add('customer', t.crm_customer_id);
-  for (const tag of t.tag_ids) refs.add('tag', tag);
+  refs.add('user', t.responsibleId).add('user', t.createdById).add('user', t.completedById);
+  refs.add('lead', t.crmLeadId).add('deal', t.crmDealId).add('person', t.crmPersonId).add('organization', t.crmOrganizationId);
+  refs.add('delivery', t.crmDeliveryId).add('customer', t.crmCustomerId);
+  for (const tag of t.tagIds) refs.add('tag', tag);
   return refs;
 }
 
-const userSummary = (idx: RecordIndex, id: string | null) => {
+const userSummary = (idx: RecordIndex, id: string | null | undefined) => {
   if (!id) return null;
   const u = idx.users.get(id);
   return u ? { id: u.id, name: u.name, avatar: u.avatar ?? null } : null;
@@ -38,70 +38,70 @@ export type TaskView = ReturnType<typeof taskSnapshot> & ReturnType<typeof actor
 /** The task as events carry it: everything but the fields that depend on who is looking. */
 export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
   const t = r.task;
-  const lead = t.crm_lead_id ? idx.leads.get(t.crm_lead_id) : undefined;
-  const deal = t.crm_deal_id ? idx.deals.get(t.crm_deal_id) : undefined;
-  const delivery = t.crm_delivery_id ? idx.deliveries.get(t.crm_delivery_id) : undefined;
-  const person = t.crm_person_id ? idx.persons.get(t.crm_person_id) : undefined;
-  const organization = t.crm_organization_id ? idx.organizations.get(t.crm_organization_id) : undefined;
-  const customer = t.crm_customer_id ? idx.customers.get(t.crm_customer_id) : undefined;
+  const lead = t.crmLeadId ? idx.leads.get(t.crmLeadId) : undefined;
+  const deal = t.crmDealId ? idx.deals.get(t.crmDealId) : undefined;
+  const delivery = t.crmDeliveryId ? idx.deliveries.get(t.crmDeliveryId) : undefined;
+  const person = t.crmPersonId ? idx.persons.get(t.crmPersonId) : undefined;
+  const organization = t.crmOrganizationId ? idx.organizations.get(t.crmOrganizationId) : undefined;
+  const customer = t.crmCustomerId ? idx.customers.get(t.crmCustomerId) : undefined;
   const s = r.series;
   return {
     id: t.id,
     title: t.title,
     description: t.description,
-    is_personal: t.is_personal,
+    is_personal: t.isPersonal,
     priority: t.priority,
-    start_date: iso(t.start_date),
-    end_date: iso(t.end_date),
-    completed_at: iso(t.completed_at),
-    created_at: iso(t.created_at),
-    updated_at: iso(t.updated_at),
-    has_time: t.has_time,
-    meeting_outcome: t.meeting_outcome,
-    meeting_outcome_notes: t.meeting_outcome_notes,
+    start_date: iso(t.startDate),
+    end_date: iso(t.endDate),
+    completed_at: iso(t.completedAt),
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+    has_time: t.hasTime,
+    meeting_outcome: t.meetingOutcome,
+    meeting_outcome_notes: t.meetingOutcomeNotes,
     ai_processed: false,
     ai_status: null,
     ai_error_log: null,
     ai_last_action: null,
     ai_generated: false,
-    crm_task_type_id: t.task_type_id,
-    crm_task_stage_id: t.task_stage_id,
-    crm_lead_id: t.crm_lead_id,
-    crm_deal_id: t.crm_deal_id,
-    crm_delivery_id: t.crm_delivery_id,
-    crm_person_id: t.crm_person_id,
-    crm_organization_id: t.crm_organization_id,
-    crm_customer_id: t.crm_customer_id,
-    responsible_id: t.responsible_id,
-    parent_task_id: t.parent_task_id,
-    recurrence_series_id: t.recurrence_series_id,
-    recurrence_index: t.recurrence_index,
-    recurrence_is_exception: t.recurrence_is_exception,
-    is_recurring: t.recurrence_series_id !== null,
+    crm_task_type_id: t.taskTypeId,
+    crm_task_stage_id: t.taskStageId,
+    crm_lead_id: t.crmLeadId,
+    crm_deal_id: t.crmDealId,
+    crm_delivery_id: t.crmDeliveryId,
+    crm_person_id: t.crmPersonId,
+    crm_organization_id: t.crmOrganizationId,
+    crm_customer_id: t.crmCustomerId,
+    responsible_id: t.responsibleId,
+    parent_task_id: t.parentTaskId,
+    recurrence_series_id: t.recurrenceSeriesId,
+    recurrence_index: t.recurrenceIndex,
+    recurrence_is_exception: t.recurrenceIsException,
+    is_recurring: t.recurrenceSeriesId != null,
     recurrence: s
       ? {
           id: s.id,
           pattern: s.pattern,
           interval: s.interval,
-          week_days: s.week_days,
-          end_type: s.end_type,
-          start_date: iso(s.start_date),
-          end_date: iso(s.end_date),
-          until_date: iso(s.until_date),
+          week_days: s.weekDays,
+          end_type: s.endType,
+          start_date: iso(s.startDate),
+          end_date: iso(s.endDate),
+          until_date: iso(s.untilDate),
           occurrences: s.occurrences,
-          index: t.recurrence_index,
-          is_exception: t.recurrence_is_exception,
+          index: t.recurrenceIndex,
+          is_exception: t.recurrenceIsException,
         }
       : null,
-    created_by: userSummary(idx, t.created_by_id),
-    completed_by: userSummary(idx, t.completed_by_id),
-    responsible: userSummary(idx, t.responsible_id),
-    crm_task_type: { id: r.type.id, name: r.type.name, icon: r.type.icon, is_meeting: r.type.is_meeting },
+    created_by: userSummary(idx, t.createdById),
+    completed_by: userSummary(idx, t.completedById),
+    responsible: userSummary(idx, t.responsibleId),
+    crm_task_type: { id: r.type.id, name: r.type.name, icon: r.type.icon, is_meeting: r.type.isMeeting },
     crm_task_stage: {
       id: r.stage.id,
       name: r.stage.name,
       color: r.stage.color,
-      is_completion: r.stage.is_completion,
+      is_completion: r.stage.isCompletion,
       position: r.stage.position,
     },
     // A linked record the viewer may not see (a private lead) keeps its id but shows no summary.
@@ -124,22 +124,22 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
       : null,
     mentions: [] as never[],
     recordings: [] as never[],
-    reminders_minutes: t.reminders_minutes,
+    reminders_minutes: t.remindersMinutes,
     meeting_link: null,
-    meeting_location: t.meeting_location,
-    meeting_description: t.meeting_description,
+    meeting_location: t.meetingLocation,
+    meeting_description: t.meetingDescription,
     calendar_event_url: null,
-    meeting_participants: t.meeting_participants,
-    meeting_provider: t.meeting_provider,
-    provider: t.meeting_provider,
-    meeting_mode: t.meeting_mode,
+    meeting_participants: t.meetingParticipants,
+    meeting_provider: t.meetingProvider,
+    provider: t.meetingProvider,
+    meeting_mode: t.meetingMode,
     sync_warning: null,
     origin: t.origin,
-    is_actionable: t.completed_at === null,
-    hierarchy_level: t.parent_task_id ? 1 : 0,
-    is_subtask: t.parent_task_id !== null,
+    is_actionable: t.completedAt == null,
+    hierarchy_level: t.parentTaskId ? 1 : 0,
+    is_subtask: t.parentTaskId != null,
     parent_task: r.parent,
-    tags: t.tag_ids.flatMap((id) => {
+    tags: t.tagIds.flatMap((id) => {
       const tag = idx.tags.get(id);
       if (!tag) return [];
       const color =
@@ -166,9 +166,9 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
  */
 function actorFields(r: TaskRead, viewer: Viewer) {
   const t = r.task;
-  const self = viewer.email && t.meeting_participants.includes(viewer.email.toLowerCase()) ? viewer.email.toLowerCase() : null;
+  const self = viewer.email && t.meetingParticipants.includes(viewer.email.toLowerCase()) ? viewer.email.toLowerCase() : null;
   return {
-    meeting_can_manage_participants: r.type.is_meeting && viewer.canUpdate,
+    meeting_can_manage_participants: r.type.isMeeting && viewer.canUpdate,
     meeting_can_respond: false,
     meeting_self_attendee_email: self,
     meeting_self_response_status: null,

@@ -8,29 +8,12 @@ import type { ServiceContext } from '@svc/platform/service';
 import { type Span, SpanKind, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
-import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, selectList } from './delivery.columns.js';
-import type { CapturedConfig, Delivery } from './delivery.entity.js';
+import { DELIVERY_COLUMNS } from './delivery.columns.js';
+import type { CapturedConfig, Delivery, WebhookAuth } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
 import { deliveryId } from './delivery-ids.js';
 
 export const CONSUMER_NAME = 'webhooks';
-
-/** The columns of a subscription that a delivery captures. */
-const CAPTURED = [
-  'id',
-  'companyId',
-  'url',
-  'events',
-  'secret',
-  'previousSecret',
-  'previousSecretExpiresAt',
-  'headers',
-  'auth',
-  'maxRetries',
-];
-const SUBSCRIPTIONS_SQL = `select ${selectList(SUBSCRIPTION_COLUMNS, CAPTURED)}
-         from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`;
 
 /**
  * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds,
@@ -53,19 +36,22 @@ const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property a
 /** Bound parameters before the rows'. */
 const LEADING_PARAMS = 6;
 
-/** The columns of a subscription that a delivery captures. */
-interface SubscriptionRow {
+/** What a delivery captures of a subscription that wants its event. */
+export interface IssuingSubscription {
   id: string;
-  company_id: string;
+  companyId: string;
   url: string;
   events: string[];
   secret: string;
-  previous_secret: string | null;
-  previous_secret_expires_at: Date | null;
+  previousSecret?: string | null;
+  previousSecretExpiresAt?: Date | null;
   headers: Record<string, string>;
-  auth: WebhookAuth | null;
-  max_retries: number;
+  auth?: WebhookAuth | null;
+  maxRetries: number;
 }
+
+/** The active subscriptions of these companies (one statement for a batch of events). */
+export type SubscriptionsOf = (companyIds: string[]) => Promise<IssuingSubscription[]>;
 
 /** Messages handled together at most (one subscription query and one insert statement per batch). */
 const BATCH = 500;
@@ -114,6 +100,7 @@ export class EventConsumer {
     private readonly crm: CrmPeer,
     private readonly outlet: DeliveryOutlet,
     private readonly metrics: DeliveryMetrics,
+    private readonly subscriptionsOf: SubscriptionsOf,
   ) {}
 
   async start(): Promise<void> {
@@ -252,13 +239,9 @@ export class EventConsumer {
     }
     if (!issuable.length) return { issued: 0, failed };
     const pool = await nativePool(this.ctx.orm);
-    const { rows: subs } = await pool.query<SubscriptionRow>({
-      name: 'webhooks-issue-subscriptions',
-      text: SUBSCRIPTIONS_SQL,
-      values: [[...new Set(issuable.map((e) => e.company_id))]],
-    });
-    const subsOf = new Map<string, SubscriptionRow[]>();
-    for (const sub of subs) subsOf.set(sub.company_id, [...(subsOf.get(sub.company_id) ?? []), sub]);
+    const subs = await this.subscriptionsOf([...new Set(issuable.map((e) => e.company_id))]);
+    const subsOf = new Map<string, IssuingSubscription[]>();
+    for (const sub of subs) subsOf.set(sub.companyId, [...(subsOf.get(sub.companyId) ?? []), sub]);
     const now = new Date();
     const deliveries: Delivery[] = [];
     for (const event of issuable) {
@@ -268,14 +251,14 @@ export class EventConsumer {
       for (const s of matching) {
         const config: CapturedConfig = {
           secret: s.secret,
-          previousSecret: s.previous_secret ?? null,
-          previousSecretExpiresAt: s.previous_secret_expires_at ? new Date(s.previous_secret_expires_at).toISOString() : null,
+          previousSecret: s.previousSecret ?? null,
+          previousSecretExpiresAt: s.previousSecretExpiresAt ? new Date(s.previousSecretExpiresAt).toISOString() : null,
           headers: s.headers,
-          auth: s.auth,
+          auth: s.auth ?? null,
         };
         deliveries.push({
           id: deliveryId(),
-          companyId: s.company_id,
+          companyId: s.companyId,
           subscriptionId: s.id,
           eventId: event.event_id,
           eventKey: event.event_key,
@@ -284,7 +267,7 @@ export class EventConsumer {
           body,
           status: 'pending',
           attemptCount: 0,
-          maxRetries: s.max_retries,
+          maxRetries: s.maxRetries,
           nextAttemptAt: now,
           leaseUntil: null,
           createdAt: now,

@@ -1,5 +1,4 @@
 import { type DefinedColumn, definedColumns } from '@svc/platform/db/native';
-import { Subscription } from '../subscriptions/subscription.entity.js';
 import { type Delivery, DeliveryAttempt, Delivery as DeliveryEntity } from './delivery.entity.js';
 
 /**
@@ -16,7 +15,6 @@ function columnOf(columns: DefinedColumn[], property: string): DefinedColumn {
 
 export const DELIVERY_COLUMNS = definedColumns(DeliveryEntity);
 export const ATTEMPT_COLUMNS = definedColumns(DeliveryAttempt);
-export const SUBSCRIPTION_COLUMNS = definedColumns(Subscription);
 
 export const deliveryColumn = (property: keyof Delivery & string) => columnOf(DELIVERY_COLUMNS, property);
 export const attemptColumn = (property: string) => columnOf(ATTEMPT_COLUMNS, property);

@@ -1,5 +1,10 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import type { WebhookAuth } from '../subscriptions/subscription.entity.js';
+
+/** How a delivery authenticates to its receiver, as its subscription says. */
+export type WebhookAuth =
+  | { type: 'basic'; username: string; password: string }
+  | { type: 'bearer'; token: string }
+  | { type: 'api_key'; header: string; value: string };
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 

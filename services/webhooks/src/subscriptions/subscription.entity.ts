@@ -1,9 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-
-export type WebhookAuth =
-  | { type: 'basic'; username: string; password: string }
-  | { type: 'bearer'; token: string }
-  | { type: 'api_key'; header: string; value: string };
+import type { WebhookAuth } from '../deliveries/delivery.entity.js';
 
 export const Subscription = defineEntity({
   name: 'Subscription',

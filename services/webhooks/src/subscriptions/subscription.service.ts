@@ -4,8 +4,9 @@ import { notFound, requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
+import type { WebhookAuth } from '../deliveries/delivery.entity.js';
 import { standardWebhooksSecret } from '../deliveries/signing.js';
-import { Subscription, type WebhookAuth } from './subscription.entity.js';
+import { Subscription } from './subscription.entity.js';
 import {
   type createSubscriptionBody,
   DEFAULT_MAX_RETRIES,

@@ -1,25 +1,10 @@
 import { inTransaction } from '@svc/platform/db/native';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
-import { insertTasks, toDate } from '../tasks/task.store.js';
-import type { EndType, Pattern, WeekDay } from './recurrence.rule.js';
-import { dueOccurrences, MAX_BATCH, occurrenceRow, type SeriesState, templateFromJson } from './series.js';
-
-interface SeriesDbRow {
-  id: string;
-  company_id: string;
-  pattern: Pattern;
-  interval: number;
-  week_days: WeekDay[];
-  end_type: EndType;
-  until_date: Date | null;
-  occurrences: number | null;
-  utc_offset_minutes: number;
-  template: Record<string, unknown>;
-  materialized_count: number;
-  last_start: Date;
-  open_stage_id: string | null;
-}
+import type { EndType, Pattern, WeekDay } from '../recurrence/recurrence.rule.js';
+import { advanceSeries, claimDueSeries } from '../recurrence/recurrence.store.js';
+import { dueOccurrences, MAX_BATCH, occurrenceOf, type SeriesState, templateOf } from './task.series.js';
+import { insertTasks } from './task.store.js';
 
 const SERIES_BATCH = 50;
 
@@ -60,48 +45,39 @@ export class SeriesMaterializer {
     let added = 0;
     for (;;) {
       const batch = await inTransaction(pool, async (client) => {
-        const { rows } = await client.query<SeriesDbRow>({
-          name: 'task_recurrences_due',
-          text: `select r.id, r.company_id, r.pattern, r.interval, r.week_days, r.end_type, r.until_date, r.occurrences,
-              r.utc_offset_minutes, r.template, r.materialized_count, r.last_start,
-              (select s.id from task_stages s where s.company_id = r.company_id and s.active and not s.is_completion
-                order by s.position, s.id limit 1) as open_stage_id
-            from task_recurrences r
-            where r.next_start <= $1
-            order by r.next_start limit $2 for update of r skip locked`,
-          values: [horizon, SERIES_BATCH],
-        });
+        const due = await claimDueSeries(client, horizon, SERIES_BATCH);
         let progressed = 0;
-        for (const r of rows) {
-          if (!r.open_stage_id) continue;
+        for (const r of due) {
+          if (!r.openStageId) continue;
           const state: SeriesState = {
             id: r.id,
-            companyId: r.company_id,
+            companyId: r.companyId,
             rule: {
-              pattern: r.pattern,
+              pattern: r.pattern as Pattern,
               interval: r.interval,
-              weekDays: r.week_days,
-              endType: r.end_type,
-              untilDate: toDate(r.until_date),
-              occurrences: r.occurrences,
-              utcOffsetMinutes: r.utc_offset_minutes,
+              weekDays: r.weekDays as WeekDay[],
+              endType: r.endType as EndType,
+              untilDate: r.untilDate ?? null,
+              occurrences: r.occurrences ?? null,
+              utcOffsetMinutes: r.utcOffsetMinutes,
             },
-            template: templateFromJson(r.template),
-            count: r.materialized_count,
-            lastStart: toDate(r.last_start)!,
+            template: templateOf(r.template),
+            count: r.materializedCount,
+            lastStart: r.lastStart,
           };
           const { occurrences, next } = dueOccurrences(state, now, this.options.horizonDays, MAX_BATCH);
-          const tasks = occurrences.map((o) => occurrenceRow(state.template, o, r.open_stage_id!, now));
+          const tasks = occurrences.map((o) => occurrenceOf(state.template, o, r.openStageId as string, now));
           await insertTasks(client, tasks);
-          await client.query({
-            name: 'task_recurrences_advance',
-            text: `update task_recurrences set materialized_count = $2, last_start = $3, next_start = $4 where id = $1`,
-            values: [r.id, r.materialized_count + tasks.length, tasks.length ? tasks[tasks.length - 1]!.start_date : state.lastStart, next],
+          await advanceSeries(client, {
+            id: r.id,
+            materializedCount: r.materializedCount + tasks.length,
+            lastStart: tasks.length ? (tasks[tasks.length - 1]?.startDate as Date) : state.lastStart,
+            nextStart: next,
           });
           added += tasks.length;
           progressed++;
         }
-        return { seen: rows.length, progressed };
+        return { seen: due.length, progressed };
       });
       // Every series picked is due (its next start is within the horizon), so each pass moves every one it could;
       // stop when a pass moved none (their companies have no open stage) or took the last of them.
