@@ -149,17 +149,21 @@ await run.execute(async () => {
     return `${k} ${f0(a)}→${f0(b)} (${b - a >= 0 ? '+' : ''}${f0(b - a)})`;
   });
   say(`  RSS MB, first → last third after the warm-up (the soak test's measure): ${thirds.join(', ')}`);
-  say(`  ${WATCHED} each minute (s: RSS MB / heap used / heap total / old space):`);
-  const minutes = s.samples.filter((x, i) => i % 60 === 0 || i === s.samples.length - 1);
-  const heapNear = (i: number) => s.samples.slice(i, i + 6).find((x) => x.heap)?.heap;
+  // A process whose RSS peaks mid-run and keeps its pages shows little between the thirds: the peak says it.
+  const peak = Math.max(...series.map((x) => x.rss[WATCHED]!));
   say(
-    `    ${minutes
-      .map((x) => {
-        const h = heapNear(s.samples.indexOf(x));
-        return `${f0(x.at)}: ${f0(x.rss[WATCHED]!)}/${f0(h?.usedMb ?? Number.NaN)}/${f0(h?.totalMb ?? Number.NaN)}/${f0(h?.spacesMb.old ?? Number.NaN)}`;
-      })
-      .join('  ')}`,
+    `  ${WATCHED} RSS MB after the warm-up → highest after it → at the end: ${f0(afterWarmUp.sample?.rss[WATCHED] ?? Number.NaN)} → ${f0(peak)} → ${f0(atEnd.sample?.rss[WATCHED] ?? Number.NaN)}${first ? " (the first snapshot's own memory included: compare RSS with BENCH_SOAK_SNAPSHOTS=0)" : ''}`,
   );
+  say(`  ${WATCHED} each minute (s: RSS MB / heap used / heap total / old space):`);
+  const heapNear = (i: number) => s.samples.slice(i, i + 6).find((x) => x.heap)?.heap;
+  const minutes = s.samples.flatMap((x, i) => {
+    if (i % 60 !== 0 && i !== s.samples.length - 1) return [];
+    const h = heapNear(i);
+    return [
+      `${f0(x.at)}: ${f0(x.rss[WATCHED]!)}/${f0(h?.usedMb ?? Number.NaN)}/${f0(h?.totalMb ?? Number.NaN)}/${f0(h?.spacesMb.old ?? Number.NaN)}`,
+    ];
+  });
+  say(`    ${minutes.join('  ')}`);
   await run.stopStack();
   if (first && last) growthReport(WATCHED, readHeap(first), readHeap(last));
 });
