@@ -40,6 +40,10 @@ const CHAT_MARK = '\u0000chat-fields\u0000';
 /** Where `associations_count.tasks` goes in a cached detail's text: the tasks service is asked at each read. */
 const TASKS_MARK = JSON.stringify('\u0000tasks\u0000');
 
+/** What a cached detail holds, at most: two bytes per character of its texts, and its stage periods and persons. */
+const approximateBytes = (d: CachedDetail, key: string) =>
+  2 * (d.head.length + d.tail.length + key.length) + 128 * (d.stagePeriods.length + d.persons.length);
+
 interface Check {
   companyId: string;
   /** The lead's id, or its code. */
@@ -124,15 +128,25 @@ export class LeadDetails {
   private readonly cache: LRUCache<string, CachedDetail>;
   private readonly loading = new Map<string, Promise<CachedDetail | null>>();
   private readonly checks: KeyedBatcher<Check, CheckRow>;
+  private readonly idleMs: number;
+  private purgedAt = performance.now();
 
   constructor(
     private readonly pool: Promise<Pool>,
     private readonly sql: LeadSql,
     /** The parts of a detail read by the detail statements (SalesRecords.detailParts). */
     private readonly parts: (row: Json) => DetailParts<Lead>,
-    options: { maxEntries?: number } = {},
+    options: { maxBytes?: number; idleMs?: number } = {},
   ) {
-    this.cache = new LRUCache({ max: options.maxEntries ?? 10_000 });
+    // Bounded in bytes, not entries: a detail's size varies with its lead. Details not read for `idleMs` are dropped,
+    // so leads read once (a creation read back) do not fill it (decision 0223).
+    this.idleMs = options.idleMs ?? 60_000;
+    this.cache = new LRUCache({
+      maxSize: options.maxBytes ?? 16 * 2 ** 20,
+      sizeCalculation: approximateBytes,
+      ttl: this.idleMs,
+      updateAgeOnGet: true,
+    });
     this.checks = new KeyedBatcher((_key, items) => this.check(items));
   }
 
@@ -176,6 +190,11 @@ export class LeadDetails {
       detail = fresh;
     }
     return { id: detail.id, text: this.body(detail, Number(row._nowUs), row.viewsCount), persons: detail.persons };
+  }
+
+  /** How many details are held and their approximate bytes. */
+  held(): { entries: number; bytes: number } {
+    return { entries: this.cache.size, bytes: this.cache.calculatedSize };
   }
 
   /** Forgets every cached detail (tests). */
@@ -235,6 +254,11 @@ export class LeadDetails {
     };
     const held = this.cache.get(key);
     if (!held || held.version < detail.version || held.catalogVersion < detail.catalogVersion) this.cache.set(key, detail);
+    // lru-cache drops an expired entry only when it is read: the ones never read again go here, at most twice per period.
+    if (performance.now() - this.purgedAt > this.idleMs / 2) {
+      this.purgedAt = performance.now();
+      this.cache.purgeStale();
+    }
     return detail;
   }
 
