@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { type Client, credentials, Metadata, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { callUnary, type RunningGrpcServer, startGrpcServer, unary } from '../src/grpc/server.js';
-import { withRequestId } from '../src/http/request-id.js';
 import { createLogger } from '../src/logging.js';
+import { withRequestId } from '../src/request-id.js';
 
 type Line = Record<string, unknown>;
 type Say = { mark: string };

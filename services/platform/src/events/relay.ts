@@ -1,12 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
-import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import { type Metrics, type OutboxMetrics, outboxMetrics } from '../metrics.js';
 import { type Span, SpanKind, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '../tracing.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
-import { onEventsCommitted } from './outbox.js';
+import { type OutboxRow, onEventsCommitted } from './outbox.js';
+import { anyUnpublished, claimUnpublished, deletePublishedBefore, unpublishedStatus } from './outbox.store.js';
+
+export type { OutboxRow };
 
 export interface RelayOptions {
   orm: MikroORM;
@@ -40,18 +42,6 @@ export interface RelayOptions {
   pruneBatchSize?: number;
   /** Set when tracing is on: each traced row's publish is a span, child of the request that wrote it (decision 0200). */
   tracer?: Tracer | undefined;
-}
-
-/** The columns of an outbox row that make its JetStream message. */
-export interface OutboxRow {
-  id: string;
-  company_id: string;
-  event_key: string;
-  /** The payload as Postgres prints the jsonb (`payload::text`), or parsed. */
-  payload: Record<string, unknown> | string;
-  occurred_at: Date | string;
-  /** The `traceparent` of the request that wrote the row, when it was traced (decision 0200). */
-  traceparent?: string | null;
 }
 
 /**
@@ -98,6 +88,11 @@ export class OutboxRelay {
 
   private readonly metrics: OutboxMetrics;
 
+  /** Whether events are flowing (the relay polls): a commit then needs no wake-up to be published. */
+  get flowing(): boolean {
+    return this.polling;
+  }
+
   constructor(private readonly o: RelayOptions) {
     this.metrics = outboxMetrics(o.metrics);
     this.metrics.watch(() => this.status());
@@ -143,7 +138,7 @@ export class OutboxRelay {
       let n = 0;
       try {
         // Most sweeps find nothing: one read on the unpublished index instead of a transaction's three round trips.
-        n = sweep && !(await this.anyUnpublished()) ? 0 : await this.drainOnce();
+        n = sweep && !(await anyUnpublished(this.o.orm, this.o.schema)) ? 0 : await this.drainOnce();
         backoff = 100;
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'outbox relay failed a batch; retrying');
@@ -183,36 +178,9 @@ export class OutboxRelay {
     }
   }
 
-  private async anyUnpublished(): Promise<boolean> {
-    const { rows } = await (await nativePool(this.o.orm)).query({
-      name: `outbox-relay-any-${this.o.schema}`,
-      text: `select 1 from "${this.o.schema}".outbox where published_at is null limit 1`,
-    });
-    return rows.length > 0;
-  }
-
-  /**
-   * Publishes one batch; returns how many rows it published. The rows are claimed by marking them published in a
-   * transaction that commits only after JetStream acked them all: other relays skip them while it is open, and a
-   * failed publish or a crash rolls the mark back (the rows are published again; the duplicate window drops the
-   * copies). Straight on the `pg` pool under MikroORM, with named (prepared) statements: this runs once per
-   * commit that records events at low rates, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
-   * more than the work.
-   */
+  /** Publishes one batch; returns how many rows it published (claimed until JetStream acked them all). */
   async drainOnce(): Promise<number> {
-    const n = await inTransaction(await nativePool(this.o.orm), async (client) => {
-      const { rows } = await client.query<OutboxRow>({
-        name: `outbox-relay-claim-${this.o.schema}`,
-        // Committed without waiting for the WAL flush (synchronous_commit off for this transaction only): a mark lost
-        // in a Postgres crash publishes its rows again, and JetStream's duplicate window drops them (decision 0034).
-        text: `update "${this.o.schema}".outbox o set published_at = now()
-                 from (select set_config('synchronous_commit', 'off', true)) async_commit
-                where o.id in (select id from "${this.o.schema}".outbox
-                                where published_at is null order by id limit $1 for update skip locked)
-                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
-        values: [this.o.batchSize ?? 500],
-      });
-      if (!rows.length) return 0;
+    const n = await claimUnpublished(this.o.orm, this.o.schema, this.o.batchSize ?? 500, async (rows) => {
       // Published in id order (the order the rows were recorded in, as far as their transactions let).
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const spans: Span[] = [];
@@ -234,7 +202,6 @@ export class OutboxRelay {
       ).finally(() => {
         for (const span of spans) span.end();
       });
-      return rows.length;
     });
     this.publishedTotal += n;
     if (n) this.metrics.published.inc(n);
@@ -285,38 +252,18 @@ export class OutboxRelay {
     }
   }
 
-  /**
-   * Deletes one batch of published rows older than the retention; returns how many. The scan walks the
-   * primary key (UUID v7, time-ordered) from the oldest row up to the cutoff's id, so it needs no index of
-   * its own and stops at the cutoff however many recent rows there are; rows another replica is deleting
-   * are skipped.
-   */
+  /** Deletes one batch of published rows older than the retention; returns how many. */
   async pruneOnce(now = new Date()): Promise<number> {
     if (this.o.retentionHours === undefined) return 0;
     const cutoff = new Date(now.getTime() - this.o.retentionHours * 3_600_000);
-    const table = `"${this.o.schema}".outbox`;
-    const [row] = await this.o.orm.em.fork().execute<{ n: string }[]>(
-      `with expired as (
-         select id from ${table}
-          where id < ?::uuid and published_at is not null and published_at < ?
-          order by id limit ? for update skip locked),
-       deleted as (delete from ${table} o using expired where o.id = expired.id returning 1)
-       select count(*) as n from deleted`,
-      [uuidV7Floor(cutoff), cutoff, this.o.pruneBatchSize ?? 1000],
-    );
-    const n = Number(row?.n ?? 0);
+    const n = await deletePublishedBefore(this.o.orm, this.o.schema, uuidV7Floor(cutoff), cutoff, this.o.pruneBatchSize ?? 1000);
     this.prunedTotal += n;
     return n;
   }
 
   async status(): Promise<{ pending: number; oldestPendingAgeMs: number }> {
-    const [row] = await this.o.orm.em
-      .fork()
-      .execute<{ pending: string; oldest: Date | null }[]>(
-        `select count(*) as pending, min(occurred_at) as oldest from "${this.o.schema}".outbox where published_at is null`,
-      );
-    const pending = Number(row?.pending ?? 0);
-    return { pending, oldestPendingAgeMs: row?.oldest ? Math.max(0, Date.now() - new Date(row.oldest).getTime()) : 0 };
+    const { pending, oldest } = await unpublishedStatus(this.o.orm, this.o.schema);
+    return { pending, oldestPendingAgeMs: oldest ? Math.max(0, Date.now() - new Date(oldest).getTime()) : 0 };
   }
 }
 

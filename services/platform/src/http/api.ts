@@ -5,12 +5,12 @@ import { errorBodyOf } from '../errors.js';
 import { IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '../request-id.js';
 import { integrationWith } from './app.js';
 import { checkPath, checkQuery, readBody, UNREAD } from './body.js';
 import { type ContractInput, type RouteContract, routerPath } from './contract.js';
 import { toAppError } from './errors.js';
 import { parse, parseQuery } from './parse.js';
-import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from './request-id.js';
 import { ROUTE_TEMPLATE_HEADER } from './route-template.js';
 
 /**
