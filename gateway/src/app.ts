@@ -92,9 +92,8 @@ const isExternal = (url: string) =>
 /**
  * The gateway's request listener. `/integrations/external/*` (the integrations' traffic) is served on the bare
  * node:http request and response: key authentication, rate limit, then http-proxy-middleware straight to the
- * owning service. Express would cost ~180 µs of CPU per proxied request here (it swaps the prototypes of the
- * request and response objects, which slows down everything the proxy does with them; bench/README.md,
- * decision 0011). Everything else (health, the admin API) goes through Express; metrics have their own port.
+ * owning service: Express swaps the prototypes of the request and response objects, which slows down everything the
+ * proxy does with them (decision 0011). Everything else (health, the admin API) goes through Express.
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
@@ -143,11 +142,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             if (!req.complete) proxyReq.destroy();
           });
       });
-      // Connection and Keep-Alive of a service's answer are about the gateway's connection to it, not the client's
-      // (hop-by-hop, RFC 9110 7.6.1). httpxy asks a service to close a connection that carried a chunked body, and
-      // then copied its `Connection: close` to the client, so a client still sending a body the service refused
-      // early (a 403 before a multipart upload was read) had its connection closed under it: EPIPE instead of the
-      // answer. Without them the client's connection follows its own keep-alive, and httpxy drains the rest of its body.
+      // Connection and Keep-Alive of a service's answer are hop-by-hop (RFC 9110 7.6.1): copied to the client, a
+      // `Connection: close` would cut a client still sending a body the service refused early (EPIPE, not the answer).
       proxyServer.on('proxyRes', (proxyRes, req) => {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];

@@ -26,9 +26,9 @@ export interface RelayOptions {
   idleSweepMs?: number;
   /**
    * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay ignores wake-ups and publishes a
-   * batch every this many ms (default 5). With events one per commit, every batch's round trips and writes cost more
-   * than its events: a batch every few ms makes the relay, JetStream and the consumers downstream several times
-   * cheaper per event. An event after a quiet spell is published as soon as its commit wakes the relay.
+   * batch every this many ms (default 5): with one event per commit, a batch's round trips cost more than its events,
+   * so gathering commits makes the relay and everything downstream cheaper per event. An event after a quiet spell is
+   * published as soon as its commit wakes the relay.
    */
   coalesceMs?: number;
   /**
@@ -46,8 +46,8 @@ export interface RelayOptions {
 
 /**
  * The JetStream message of an outbox row (an EventMessage as JSON): the same bytes whether the relay or a replay
- * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again: that
- * was a third of the relay's CPU with its garbage (decision 0035).
+ * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again
+ * (decision 0035).
  */
 export function outboxMessageData(row: OutboxRow): string {
   const payload = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
@@ -64,12 +64,10 @@ export function uuidV7Floor(at: Date): string {
 }
 
 /**
- * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken in-process after
- * each commit of this process that recorded events (eventsRecorded, recordEvents; decision 0033), with a sweep every
- * `idleSweepMs` as the safety net; while events flow it polls every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
- * between publish and mark republishes the same ids, which JetStream's duplicate window drops. With
- * `retentionHours` it also deletes published rows once they are older than that, in bounded batches every
- * `pruneIntervalMs`.
+ * Publishes outbox rows to JetStream with Nats-Msg-Id = event id. Woken in-process by each commit of this process that
+ * recorded events (decision 0033), with a sweep every `idleSweepMs` as the safety net; while events flow it polls
+ * every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so replicas share the work; a crash
+ * between publish and mark republishes the same ids, which JetStream's duplicate window drops.
  */
 export class OutboxRelay {
   private running = false;
@@ -77,7 +75,6 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   /** A commit that came while a batch was being published: the next wait returns at once. */
   private notified = false;
-  /** Events are flowing: the relay publishes a batch every `coalesceMs` and ignores wake-ups. */
   private polling = false;
   private unregister: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -242,7 +239,6 @@ export class OutboxRelay {
     }
   }
 
-  /** Deletes every published row past the retention, batch after batch; returns how many. */
   async pruneExpired(now = new Date()): Promise<number> {
     let total = 0;
     for (;;) {
@@ -252,7 +248,6 @@ export class OutboxRelay {
     }
   }
 
-  /** Deletes one batch of published rows older than the retention; returns how many. */
   async pruneOnce(now = new Date()): Promise<number> {
     if (this.o.retentionHours === undefined) return 0;
     const cutoff = new Date(now.getTime() - this.o.retentionHours * 3_600_000);

@@ -15,8 +15,8 @@ import { ROUTE_TEMPLATE_HEADER } from './route-template.js';
 
 /**
  * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
- * response (decision 0014): Express costs ~110 µs of CPU per request on its own (measured against node:http
- * answering the same JSON), more than a whole GET lead costs crm otherwise. Handlers keep Express' shape
+ * response (decision 0014): Express alone costs more CPU per request than a whole GET lead costs crm otherwise.
+ * Handlers keep Express' shape
  * (`req.params`, `req.query`, `req.body`, `req.identity`, `res.status(n).json(body)`), so a route moves between
  * the two by changing its router. Paths no API route matches fall through to the service's Express app.
  */
