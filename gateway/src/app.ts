@@ -4,10 +4,10 @@ import { PassThrough } from 'node:stream';
 import { AppError, errorBody, errorBodyOf, invalidField, unauthorized, unavailable } from '@svc/platform/errors';
 import { hasBody, readBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
-import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/http/request-id';
 import { ROUTE_TEMPLATE_HEADER } from '@svc/platform/http/route-template';
 import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
+import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/request-id';
 import { isProbe, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '@svc/platform/tracing';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
@@ -92,9 +92,8 @@ const isExternal = (url: string) =>
 /**
  * The gateway's request listener. `/integrations/external/*` (the integrations' traffic) is served on the bare
  * node:http request and response: key authentication, rate limit, then http-proxy-middleware straight to the
- * owning service. Express would cost ~180 µs of CPU per proxied request here (it swaps the prototypes of the
- * request and response objects, which slows down everything the proxy does with them; bench/README.md,
- * decision 0011). Everything else (health, the admin API) goes through Express; metrics have their own port.
+ * owning service: Express swaps the prototypes of the request and response objects, which slows down everything the
+ * proxy does with them (decision 0011). Everything else (health, the admin API) goes through Express.
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
@@ -143,11 +142,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
             if (!req.complete) proxyReq.destroy();
           });
       });
-      // Connection and Keep-Alive of a service's answer are about the gateway's connection to it, not the client's
-      // (hop-by-hop, RFC 9110 7.6.1). httpxy asks a service to close a connection that carried a chunked body, and
-      // then copied its `Connection: close` to the client, so a client still sending a body the service refused
-      // early (a 403 before a multipart upload was read) had its connection closed under it: EPIPE instead of the
-      // answer. Without them the client's connection follows its own keep-alive, and httpxy drains the rest of its body.
+      // Connection and Keep-Alive of a service's answer are hop-by-hop (RFC 9110 7.6.1): copied to the client, a
+      // `Connection: close` would cut a client still sending a body the service refused early (EPIPE, not the answer).
       proxyServer.on('proxyRes', (proxyRes, req) => {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];

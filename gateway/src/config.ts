@@ -24,7 +24,7 @@ export const gatewayConfigSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
   /**
    * How long a key look-up is reused. Keys changed through the admin API are dropped at once on every gateway
-   * (decision 0120); this bounds a revocation whose broadcast was lost. At most 1 s.
+   * (decision 0120); this bounds a revocation whose broadcast was lost.
    */
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(1000).default(500),
   /** The public satisfaction form: requests per minute per client address, and per token (decision 0082). */

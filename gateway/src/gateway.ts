@@ -49,7 +49,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
     },
     createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations, tracer: tracing?.tracer }),
   );
-  // Node's default 16 KB for what clients send; the services accept more, for the identity the gateway adds (0153).
+  // Node's default for what clients send; the services accept more, for the identity the gateway adds (decision 0153).
   answerClientErrors(server, GATEWAY_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;

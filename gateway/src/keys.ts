@@ -4,6 +4,7 @@ import { unauthorized } from '@svc/platform/errors';
 import { callUnary } from '@svc/platform/grpc/server';
 import { type Identity, IdentitySigner } from '@svc/platform/identity';
 import { CrmServiceClient, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
+import { LRUCache } from 'lru-cache';
 
 export const KEY_PREFIX = 'svc_';
 
@@ -58,13 +59,19 @@ interface CacheEntry {
 const USABLE_SHARE = 0.6;
 
 /**
+ * Keys remembered at most; the least recently used go first. An expired entry stays until then: the next look-up of
+ * its key reuses its token.
+ */
+const CACHED_KEYS = 50_000;
+
+/**
  * Authenticates integration keys exactly as the spec's Authentication part says (rules 1 to 4). Look-ups
  * by key hash are cached for at most KEY_CACHE_TTL_MS (and concurrent misses share one gRPC call); a key changed
  * through the admin API is dropped at once (forgetCompany, decision 0120), the TTL bounds a lost broadcast. A key found in the cache is checked without a promise or a
  * timer: this runs on every proxied request (decision 0017).
  */
 export class KeyAuthenticator {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache = new LRUCache<string, CacheEntry>({ max: CACHED_KEYS });
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly client: CrmServiceClient;
   /** Bumped by every revocation: a look-up that started before one answers its own request but is not cached. */
@@ -90,7 +97,8 @@ export class KeyAuthenticator {
   forgetCompany(companyId: string): void {
     this.epoch++;
     this.inflight.clear();
-    for (const [keyHash, entry] of this.cache) if (entry.companyId === companyId) this.cache.delete(keyHash);
+    const dropped = [...this.cache.entries()].filter(([, entry]) => entry.companyId === companyId);
+    for (const [keyHash] of dropped) this.cache.delete(keyHash);
   }
 
   /** Drops every cached look-up: revocations may have been missed (the broadcast was disconnected). */
@@ -130,7 +138,6 @@ export class KeyAuthenticator {
         const entry = this.entryOf(resolved, stale?.token);
         // crm may have answered before a revocation that happened since: only its own request may use the answer.
         if (epoch !== this.epoch) return entry;
-        if (this.cache.size > 50_000) this.cache.clear();
         this.cache.set(keyHash, entry);
         return entry;
       })

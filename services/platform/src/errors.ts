@@ -42,7 +42,7 @@ export interface FieldError {
 const dotted = (field: string) => field.replace(/\[(\d+)\]/g, '.$1');
 
 /**
- * Every 400 (decision 0141, issue 23 item 14): `message` names each field (`title: must be …; stage_id: …`), and the
+ * Every 400 (decision 0141): `message` names each field (`title: must be …; stage_id: …`), and the
  * body's `details.fields` lists them for a machine, validation and business rules alike; there is no 400 without
  * its fields. `message` may be given when its wording is not `field: text` (a provider's refusal); `extra` details
  * are for the log only.
@@ -207,7 +207,7 @@ export function isStoreUnavailable(err: unknown): boolean {
 
 /**
  * Postgres refused a number beyond its column's range (SQLSTATE 22003, numeric_value_out_of_range): the last resort
- * behind the range checks at the edge (issue 23 item 2), a 400 rather than a 500, as the request cannot succeed.
+ * behind the range checks at the edge, a 400 rather than a 500, as the request cannot succeed.
  */
 export function isNumberOutOfRange(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; depth++) {

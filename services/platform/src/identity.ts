@@ -1,4 +1,5 @@
 import { jwtVerify, SignJWT } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { unauthorized } from './errors.js';
 
 /**
@@ -24,7 +25,8 @@ export const GATEWAY_MAX_HEADER_SIZE = 16 * 1024;
 export const SERVICE_MAX_HEADER_SIZE = 32 * 1024;
 const ISSUER = 'svc-gateway';
 const AUDIENCE = 'svc-services';
-const VERIFIED_CACHE_LIMIT = 10_000;
+/** Verified tokens remembered at most; the least recently used go first. */
+const VERIFIED_TOKENS = 10_000;
 
 export class IdentitySigner {
   private readonly key: Uint8Array;
@@ -61,7 +63,7 @@ export class IdentitySigner {
  */
 export class IdentityVerifier {
   private readonly key: Uint8Array;
-  private readonly verified = new Map<string, { identity: Identity; expiresAt: number }>();
+  private readonly verified = new LRUCache<string, { identity: Identity; expiresAt: number }>({ max: VERIFIED_TOKENS });
 
   constructor(secret: string) {
     this.key = new TextEncoder().encode(secret);
@@ -79,10 +81,6 @@ export class IdentityVerifier {
       throw unauthorized('Invalid identity token');
     }
     const identity = toIdentity(payload);
-    if (this.verified.size >= VERIFIED_CACHE_LIMIT) {
-      for (const [k, v] of this.verified) if (v.expiresAt <= now) this.verified.delete(k);
-      if (this.verified.size >= VERIFIED_CACHE_LIMIT) this.verified.clear();
-    }
     this.verified.set(token, { identity, expiresAt: (payload.exp ?? 0) * 1000 });
     return identity;
   }

@@ -1,5 +1,5 @@
 import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
-import { currentRequestId } from './http/request-id.js';
+import { currentRequestId } from './request-id.js';
 
 export type { Logger };
 
@@ -38,7 +38,7 @@ export function loggedError(err: unknown): unknown {
 /**
  * Structured JSON logs on stdout (or `destination`); credentials are redacted wherever they appear in a logged
  * request, and errors carry no request text (loggedError). A line written while a request is served carries its
- * `request_id` (http/request-id.ts).
+ * `request_id` (request-id.ts).
  */
 export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options: LoggerOptions = {

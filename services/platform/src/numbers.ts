@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The ranges of the columns numbers are stored in (issue 23 item 2): a number from a path, query or body is checked
+ * The ranges of the columns numbers are stored in : a number from a path, query or body is checked
  * against the range of what stores it before it reaches Postgres, which would refuse it with an error (SQLSTATE
  * 22003) a route cannot name a field from. A code no record can have is a 404; any other number a 400 naming it.
  */

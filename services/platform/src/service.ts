@@ -1,15 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Constructor } from '@mikro-orm/core';
-import type { Migration } from '@mikro-orm/migrations';
-import type { MikroORM, Options } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import { OpsServiceService } from '@svc/proto/platform/v1/ops';
 import type { Express } from 'express';
 import type { z } from 'zod';
 import { ConfigError, loadConfig, type ServiceConfig, serviceConfigSchema } from './config.js';
-import { createOrm, migrate } from './db/orm.js';
+import { createOrm, type DbDefinition, migrate, pingDatabase } from './db/orm.js';
 import { connectNats, ensureEventStream, type Nats } from './events/nats.js';
-import { OutboxEvent } from './events/outbox.js';
+import { OutboxEvent } from './events/outbox.entity.js';
 import type { PlanGate } from './events/plan.js';
 import { OutboxRelay } from './events/relay.js';
 import { OutboxWriter } from './events/writer.js';
@@ -25,6 +23,8 @@ import { createLogger, type Logger } from './logging.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { servedInSpan, startTracing } from './tracing.js';
 
+export type { DbDefinition };
+
 export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   name: string;
   schema: string;
@@ -35,12 +35,6 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   nats: Nats;
   /** The service's outbox writer (decision 0090): on a MikroORM transaction (`record`) or a `pg` client (`write`). */
   outbox: OutboxWriter;
-}
-
-export interface DbDefinition {
-  schema: string;
-  entities: NonNullable<Options['entities']>;
-  migrations: Constructor<Migration>[];
 }
 
 export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof serviceConfigSchema, D = unknown> {
@@ -170,7 +164,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   ]);
 
   const readiness: ReadinessCheck[] = [
-    { name: 'postgres', check: async () => void (await orm.em.fork().execute('select 1')) },
+    { name: 'postgres', check: () => pingDatabase(orm) },
     {
       name: 'nats',
       required: false,

@@ -78,11 +78,16 @@ function cycles(next: Map<string, Set<string>>): string[] {
   return found.sort();
 }
 
-/** Cycles between the top folders of src: `['chats <-> messages']`, or none. */
-export function folderCycles(src: string): string[] {
+/**
+ * Cycles between the top folders of src: `['chats <-> messages']`, or none. Root files wire the folders together
+ * and are left out, unless `rootFiles` is set: then each is a node of its own (`['http <-> logging.ts']`), for a
+ * src whose root files are also imported by its folders (the platform).
+ */
+export function folderCycles(src: string, o: { rootFiles?: boolean } = {}): string[] {
+  const nodeOf = (path: string) => folderOf(path) || (o.rootFiles ? path : '');
   const next = new Map<string, Set<string>>();
   for (const [from, to] of importEdges(src)) {
-    const [a, b] = [folderOf(from), folderOf(to)];
+    const [a, b] = [nodeOf(from), nodeOf(to)];
     if (a && b && a !== b) next.set(a, new Set([...(next.get(a) ?? []), b]));
   }
   return cycles(next);
@@ -101,13 +106,14 @@ export function fileCycles(src: string): string[] {
  */
 const DATABASE_TOUCH: [string, RegExp][] = [
   ['imports pg', /^import (?!type )[^;]*from 'pg'/m],
-  ['imports the ORM', /from '@mikro-orm\/(?!core'|core\/)[^']*'/],
+  ['imports the ORM', /^import (?!type )[^;]*from '@mikro-orm\/(?!core'|core\/)[^']*'/m],
   [
     'uses the entity manager',
     /\bem\.(find|findOne|findOneOrFail|count|persist|flush|remove|fork|transactional|create|assign|nativeUpdate|nativeDelete|insert|upsert|getConnection|execute|getReference)\b|getEntityManager\(|\.em\.fork\(/,
   ],
   ['runs a query', /\.query(<[^>]*>)?\(/],
-  ['runs a named statement', /\brun(<[^>]*>)?\(\s*\w+\s*,\s*\w+/],
+  // Not a method: `storage.run(value, work)` of an AsyncLocalStorage is no statement.
+  ['runs a named statement', /(?<![.\w])run(<[^>]*>)?\(\s*\w+\s*,\s*\w+/],
   ['reaches the pool', /\bnativePool\(/],
 ];
 

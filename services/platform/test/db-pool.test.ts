@@ -2,7 +2,7 @@ import { MikroORM } from '@mikro-orm/postgresql';
 import { expect } from 'chai';
 import pg from 'pg';
 import { ormConfig } from '../src/db/orm.js';
-import { OutboxEvent } from '../src/events/outbox.js';
+import { OutboxEvent } from '../src/events/outbox.entity.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 
 const SCHEMA = 'pooltest';

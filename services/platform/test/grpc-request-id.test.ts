@@ -2,8 +2,9 @@ import { Writable } from 'node:stream';
 import { type Client, credentials, Metadata, makeGenericClientConstructor, type ServiceError } from '@grpc/grpc-js';
 import { expect } from 'chai';
 import { callUnary, type RunningGrpcServer, startGrpcServer, unary } from '../src/grpc/server.js';
-import { withRequestId } from '../src/http/request-id.js';
 import { createLogger } from '../src/logging.js';
+import { withRequestId } from '../src/request-id.js';
+import { eventually } from '../src/testing.js';
 
 type Line = Record<string, unknown>;
 type Say = { mark: string };
@@ -109,7 +110,7 @@ describe('request ids across gRPC calls', () => {
       failed = err;
     });
     expect(failed).to.be.instanceOf(Error);
-    const failure = await waitFor(() => lines.find((l) => l.msg === 'grpc handler failed' && l.request_id === 'rid-fail-1'));
+    const failure = await eventually(() => lines.find((l) => l.msg === 'grpc handler failed' && l.request_id === 'rid-fail-1'));
     expect(failure).to.include({ service: 'core', level: 50 });
   });
 
@@ -136,12 +137,3 @@ describe('request ids across gRPC calls', () => {
     expect(linesOf('good')[0]).to.include({ request_id: 'ok-1' });
   });
 });
-
-async function waitFor<T>(probe: () => T | undefined, ms = 2000): Promise<T | undefined> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

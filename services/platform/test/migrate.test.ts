@@ -2,7 +2,7 @@ import { Migration } from '@mikro-orm/migrations';
 import { expect } from 'chai';
 import pg from 'pg';
 import { createOrm, migrate } from '../src/db/orm.js';
-import { OutboxEvent } from '../src/events/outbox.js';
+import { OutboxEvent } from '../src/events/outbox.entity.js';
 import { createTestDatabase, type TestDatabase } from '../src/testing.js';
 
 /** A migration slow enough that two replicas starting together are inside it at the same time. */

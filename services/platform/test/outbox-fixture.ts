@@ -1,7 +1,7 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import { ormConfig } from '../src/db/orm.js';
 import { connectNats, ensureEventStream, type Nats } from '../src/events/nats.js';
-import { OutboxEvent } from '../src/events/outbox.js';
+import { OutboxEvent } from '../src/events/outbox.entity.js';
 import { OutboxRelay, type RelayOptions } from '../src/events/relay.js';
 import type { Logger } from '../src/logging.js';
 import { createMetrics } from '../src/metrics.js';

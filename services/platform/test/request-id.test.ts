@@ -4,10 +4,10 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { apiRouter, createApiDispatcher } from '../src/http/api.js';
 import { createHttpApp } from '../src/http/app.js';
-import { requestIdOf } from '../src/http/request-id.js';
 import { IdentitySigner, IdentityVerifier } from '../src/identity.js';
 import { createLogger } from '../src/logging.js';
 import { createMetrics } from '../src/metrics.js';
+import { requestIdOf } from '../src/request-id.js';
 
 /** Request ids in a service (decision 0102): answered on every response and on every log line of the request. */
 describe('request ids in a service', () => {

@@ -1,4 +1,4 @@
-import { skipParam } from '@svc/platform/http/parse';
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
 
 export const CHANNEL_TYPES = ['WHATSAPP', 'INSTAGRAM'] as const;
@@ -12,12 +12,7 @@ const uuid = z.uuid('must be a UUID');
 export const listChatsQuery = z.object({
   search: z.string().trim().max(200, 'must be at most 200 characters').optional(),
   skip: skipParam().optional(),
-  take: z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be at least 1')
-    .transform((n) => Math.min(n, 50))
-    .optional(),
+  take: takeParam(50).optional(),
   cursor: z.string().max(500).optional(),
   channel_type: z.enum(CHANNEL_TYPES, { message: 'must be WHATSAPP or INSTAGRAM' }).optional(),
   channel_account_id: uuid.optional(),

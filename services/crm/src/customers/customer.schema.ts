@@ -1,4 +1,4 @@
-import { skipParam } from '@svc/platform/http/parse';
+import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
 
 const uuid = z.uuid('must be a UUID');
@@ -23,14 +23,6 @@ export const createCustomerBody = z
   });
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
 
-/** A `take` above the maximum is capped to it, as the external lists do; below 1 is a 400. */
-const cappedTake = (max: number) =>
-  z.coerce
-    .number({ message: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, `must be 1 or more (at most ${max} are returned)`)
-    .transform((n) => Math.min(n, max));
-
 /** GET /admin/v1/companies/{cid}/customers: filters and `skip`/`take` or `cursor` paging. */
 export const listCustomersQuery = z.strictObject({
   type: code([1, 2]).optional(),
@@ -38,7 +30,7 @@ export const listCustomersQuery = z.strictObject({
   person_id: uuid.optional(),
   organization_id: uuid.optional(),
   skip: skipParam().default(0),
-  take: cappedTake(100).default(20),
+  take: takeParam(100).default(20),
   cursor: z.string().max(200).optional(),
 });
 export type ListCustomersQuery = z.infer<typeof listCustomersQuery>;

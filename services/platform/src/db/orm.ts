@@ -8,6 +8,13 @@ import { releaseClientsThatEnd } from './pool.js';
 export type { EntityManager };
 export type Orm = MikroORM;
 
+/** A service's schema: its name, its entities and its committed migrations. */
+export interface DbDefinition {
+  schema: string;
+  entities: NonNullable<Options['entities']>;
+  migrations: Constructor<Migration>[];
+}
+
 export interface OrmOptions {
   url: string;
   /** The service's own Postgres schema: its tables and its migrations table live there. */
@@ -64,4 +71,9 @@ export async function migrate(orm: MikroORM, schema: string): Promise<void> {
   } finally {
     await lock.end();
   }
+}
+
+/** Answers once Postgres answered a statement on the ORM's connection: the readiness check. */
+export async function pingDatabase(orm: MikroORM): Promise<void> {
+  await orm.em.fork().execute('select 1');
 }

@@ -39,7 +39,7 @@ export const SPEC_EVENT_KEYS = [
 /** Keys beyond the spec's: about the subscriber's own endpoint, issued by the webhooks service (decision 0175). */
 export const WEBHOOK_EVENT_KEYS = ['webhook.test', 'webhook.disabled'] as const;
 
-/** Keys beyond the spec's catalog (issue 21), each documented like the spec's; the spec's 33 stay as they are. */
+/** Keys beyond the spec's catalog, each documented like the spec's. */
 export const EXTENSION_EVENT_KEYS = ['chat.message_status_updated', ...WEBHOOK_EVENT_KEYS] as const;
 
 /**

@@ -68,7 +68,7 @@ export function changesBetween(before: object, after: object, rules: ChangeRules
 }
 
 /**
- * The events of one change of a record, each carrying `changes` beside its spec fields (issue 21): the one place
+ * The events of one change of a record, each carrying `changes` beside its spec fields: the one place
  * the before and after snapshots of a change become what subscribers read.
  */
 export function withChanges<E extends NewEvent>(events: readonly E[], before: object, after: object, rules: ChangeRules = {}): E[] {

@@ -1,5 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-
 /**
  * The plan rule (spec, Events): a company's events are issued only while its plan is valid, `plan_valid_until`
  * null meaning no end. Events of a company outside its plan are never written to the outbox, nor issued later.
@@ -28,19 +26,3 @@ export const askPlan = (company: (companyId: string) => Promise<{ plan_valid_unt
   kind: 'ask',
   open: async (companyId, at) => planValidAt(await company(companyId), at),
 });
-
-/** Which of `companyIds` have their events issued at `at` (one question per company). */
-export async function openCompanies(gate: PlanGate, companyIds: Iterable<string>, at: Date, em?: EntityManager): Promise<Set<string>> {
-  const open = new Set<string>();
-  for (const companyId of new Set(companyIds)) {
-    if (gate.kind === 'none') open.add(companyId);
-    else if (gate.kind === 'ask') {
-      if (await gate.open(companyId, at)) open.add(companyId);
-    } else {
-      if (!em) throw new Error('an SQL plan gate is evaluated in the statement that writes the events');
-      const [row] = await em.execute<{ open: boolean }[]>(`select ${gate.open('?', '?')} as open`, [companyId, at]);
-      if (row?.open === true) open.add(companyId);
-    }
-  }
-  return open;
-}

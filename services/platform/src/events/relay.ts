@@ -1,12 +1,14 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { JetStreamClient } from '@nats-io/jetstream';
 import { headers } from '@nats-io/transport-node';
-import { inTransaction, nativePool } from '../db/native.js';
 import type { Logger } from '../logging.js';
 import { type Metrics, type OutboxMetrics, outboxMetrics } from '../metrics.js';
 import { type Span, SpanKind, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '../tracing.js';
 import { type StreamMessage, streamPublisherOf } from './nats.js';
-import { onEventsCommitted } from './outbox.js';
+import { type OutboxRow, onEventsCommitted } from './outbox.js';
+import { anyUnpublished, claimUnpublished, deletePublishedBefore, unpublishedStatus } from './outbox.store.js';
+
+export type { OutboxRow };
 
 export interface RelayOptions {
   orm: MikroORM;
@@ -24,9 +26,9 @@ export interface RelayOptions {
   idleSweepMs?: number;
   /**
    * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay ignores wake-ups and publishes a
-   * batch every this many ms (default 5). With events one per commit, every batch's round trips and writes cost more
-   * than its events: a batch every few ms makes the relay, JetStream and the consumers downstream several times
-   * cheaper per event. An event after a quiet spell is published as soon as its commit wakes the relay.
+   * batch every this many ms (default 5): with one event per commit, a batch's round trips cost more than its events,
+   * so gathering commits makes the relay and everything downstream cheaper per event. An event after a quiet spell is
+   * published as soon as its commit wakes the relay.
    */
   coalesceMs?: number;
   /**
@@ -42,22 +44,10 @@ export interface RelayOptions {
   tracer?: Tracer | undefined;
 }
 
-/** The columns of an outbox row that make its JetStream message. */
-export interface OutboxRow {
-  id: string;
-  company_id: string;
-  event_key: string;
-  /** The payload as Postgres prints the jsonb (`payload::text`), or parsed. */
-  payload: Record<string, unknown> | string;
-  occurred_at: Date | string;
-  /** The `traceparent` of the request that wrote the row, when it was traced (decision 0200). */
-  traceparent?: string | null;
-}
-
 /**
  * The JetStream message of an outbox row (an EventMessage as JSON): the same bytes whether the relay or a replay
- * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again: that
- * was a third of the relay's CPU with its garbage (decision 0035).
+ * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again
+ * (decision 0035).
  */
 export function outboxMessageData(row: OutboxRow): string {
   const payload = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
@@ -74,12 +64,10 @@ export function uuidV7Floor(at: Date): string {
 }
 
 /**
- * Publishes outbox rows to JetStream with Nats-Msg-Id = event id, then marks them published. Woken in-process after
- * each commit of this process that recorded events (eventsRecorded, recordEvents; decision 0033), with a sweep every
- * `idleSweepMs` as the safety net; while events flow it polls every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so several replicas share the work; a crash
- * between publish and mark republishes the same ids, which JetStream's duplicate window drops. With
- * `retentionHours` it also deletes published rows once they are older than that, in bounded batches every
- * `pruneIntervalMs`.
+ * Publishes outbox rows to JetStream with Nats-Msg-Id = event id. Woken in-process by each commit of this process that
+ * recorded events (decision 0033), with a sweep every `idleSweepMs` as the safety net; while events flow it polls
+ * every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so replicas share the work; a crash
+ * between publish and mark republishes the same ids, which JetStream's duplicate window drops.
  */
 export class OutboxRelay {
   private running = false;
@@ -87,7 +75,6 @@ export class OutboxRelay {
   private wake: (() => void) | undefined;
   /** A commit that came while a batch was being published: the next wait returns at once. */
   private notified = false;
-  /** Events are flowing: the relay publishes a batch every `coalesceMs` and ignores wake-ups. */
   private polling = false;
   private unregister: (() => void) | undefined;
   private loop: Promise<void> | undefined;
@@ -97,6 +84,11 @@ export class OutboxRelay {
   prunedTotal = 0;
 
   private readonly metrics: OutboxMetrics;
+
+  /** Whether events are flowing (the relay polls): a commit then needs no wake-up to be published. */
+  get flowing(): boolean {
+    return this.polling;
+  }
 
   constructor(private readonly o: RelayOptions) {
     this.metrics = outboxMetrics(o.metrics);
@@ -143,7 +135,7 @@ export class OutboxRelay {
       let n = 0;
       try {
         // Most sweeps find nothing: one read on the unpublished index instead of a transaction's three round trips.
-        n = sweep && !(await this.anyUnpublished()) ? 0 : await this.drainOnce();
+        n = sweep && !(await anyUnpublished(this.o.orm, this.o.schema)) ? 0 : await this.drainOnce();
         backoff = 100;
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'outbox relay failed a batch; retrying');
@@ -183,36 +175,9 @@ export class OutboxRelay {
     }
   }
 
-  private async anyUnpublished(): Promise<boolean> {
-    const { rows } = await (await nativePool(this.o.orm)).query({
-      name: `outbox-relay-any-${this.o.schema}`,
-      text: `select 1 from "${this.o.schema}".outbox where published_at is null limit 1`,
-    });
-    return rows.length > 0;
-  }
-
-  /**
-   * Publishes one batch; returns how many rows it published. The rows are claimed by marking them published in a
-   * transaction that commits only after JetStream acked them all: other relays skip them while it is open, and a
-   * failed publish or a crash rolls the mark back (the rows are published again; the duplicate window drops the
-   * copies). Straight on the `pg` pool under MikroORM, with named (prepared) statements: this runs once per
-   * commit that records events at low rates, so parsing and planning the statement every time, and MikroORM's inlining of every value, cost
-   * more than the work.
-   */
+  /** Publishes one batch; returns how many rows it published (claimed until JetStream acked them all). */
   async drainOnce(): Promise<number> {
-    const n = await inTransaction(await nativePool(this.o.orm), async (client) => {
-      const { rows } = await client.query<OutboxRow>({
-        name: `outbox-relay-claim-${this.o.schema}`,
-        // Committed without waiting for the WAL flush (synchronous_commit off for this transaction only): a mark lost
-        // in a Postgres crash publishes its rows again, and JetStream's duplicate window drops them (decision 0034).
-        text: `update "${this.o.schema}".outbox o set published_at = now()
-                 from (select set_config('synchronous_commit', 'off', true)) async_commit
-                where o.id in (select id from "${this.o.schema}".outbox
-                                where published_at is null order by id limit $1 for update skip locked)
-                returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
-        values: [this.o.batchSize ?? 500],
-      });
-      if (!rows.length) return 0;
+    const n = await claimUnpublished(this.o.orm, this.o.schema, this.o.batchSize ?? 500, async (rows) => {
       // Published in id order (the order the rows were recorded in, as far as their transactions let).
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const spans: Span[] = [];
@@ -234,7 +199,6 @@ export class OutboxRelay {
       ).finally(() => {
         for (const span of spans) span.end();
       });
-      return rows.length;
     });
     this.publishedTotal += n;
     if (n) this.metrics.published.inc(n);
@@ -275,7 +239,6 @@ export class OutboxRelay {
     }
   }
 
-  /** Deletes every published row past the retention, batch after batch; returns how many. */
   async pruneExpired(now = new Date()): Promise<number> {
     let total = 0;
     for (;;) {
@@ -285,38 +248,17 @@ export class OutboxRelay {
     }
   }
 
-  /**
-   * Deletes one batch of published rows older than the retention; returns how many. The scan walks the
-   * primary key (UUID v7, time-ordered) from the oldest row up to the cutoff's id, so it needs no index of
-   * its own and stops at the cutoff however many recent rows there are; rows another replica is deleting
-   * are skipped.
-   */
   async pruneOnce(now = new Date()): Promise<number> {
     if (this.o.retentionHours === undefined) return 0;
     const cutoff = new Date(now.getTime() - this.o.retentionHours * 3_600_000);
-    const table = `"${this.o.schema}".outbox`;
-    const [row] = await this.o.orm.em.fork().execute<{ n: string }[]>(
-      `with expired as (
-         select id from ${table}
-          where id < ?::uuid and published_at is not null and published_at < ?
-          order by id limit ? for update skip locked),
-       deleted as (delete from ${table} o using expired where o.id = expired.id returning 1)
-       select count(*) as n from deleted`,
-      [uuidV7Floor(cutoff), cutoff, this.o.pruneBatchSize ?? 1000],
-    );
-    const n = Number(row?.n ?? 0);
+    const n = await deletePublishedBefore(this.o.orm, this.o.schema, uuidV7Floor(cutoff), cutoff, this.o.pruneBatchSize ?? 1000);
     this.prunedTotal += n;
     return n;
   }
 
   async status(): Promise<{ pending: number; oldestPendingAgeMs: number }> {
-    const [row] = await this.o.orm.em
-      .fork()
-      .execute<{ pending: string; oldest: Date | null }[]>(
-        `select count(*) as pending, min(occurred_at) as oldest from "${this.o.schema}".outbox where published_at is null`,
-      );
-    const pending = Number(row?.pending ?? 0);
-    return { pending, oldestPendingAgeMs: row?.oldest ? Math.max(0, Date.now() - new Date(row.oldest).getTime()) : 0 };
+    const { pending, oldest } = await unpublishedStatus(this.o.orm, this.o.schema);
+    return { pending, oldestPendingAgeMs: oldest ? Math.max(0, Date.now() - new Date(oldest).getTime()) : 0 };
   }
 }
 

@@ -4,10 +4,10 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import { type JetStreamClient, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ConfigError, loadConfig, serviceConfigSchema } from '../config.js';
-import { createOrm } from '../db/orm.js';
-import type { DbDefinition } from '../service.js';
+import { createOrm, type DbDefinition } from '../db/orm.js';
 import { ensureEventStream } from './nats.js';
-import { type OutboxRow, outboxMessageData, uuidV7Floor } from './relay.js';
+import { companyRowsBetween } from './outbox.store.js';
+import { outboxMessageData, uuidV7Floor } from './relay.js';
 
 /**
  * Replay: Postgres is the source of truth for events (NATS 2.9 acknowledges a publish before it reaches
@@ -54,18 +54,19 @@ export async function replayEvents(o: ReplayOptions): Promise<ReplayResult> {
   const runId = o.runId ?? newReplayRunId();
   const until = o.until ?? new Date();
   const batchSize = o.batchSize ?? 500;
-  const table = `"${o.schema}".outbox`;
   const upperId = uuidV7Floor(new Date(until.getTime() + ID_SLACK_MS));
   let after = uuidV7Floor(new Date(o.since.getTime() - ID_SLACK_MS));
   let replayed = 0;
   let unpublished = 0;
   for (;;) {
-    const rows = await o.orm.em.fork().execute<(OutboxRow & { published_at: Date | null })[]>(
-      `select id, company_id, event_key, payload::text as payload, occurred_at, published_at from ${table}
-        where id > ?::uuid and id < ?::uuid and company_id = ? and occurred_at >= ? and occurred_at < ?
-        order by id limit ?`,
-      [after, upperId, o.companyId, o.since, until, batchSize],
-    );
+    const rows = await companyRowsBetween(o.orm, o.schema, {
+      companyId: o.companyId,
+      afterId: after,
+      beforeId: upperId,
+      since: o.since,
+      until,
+      limit: batchSize,
+    });
     if (!rows.length) break;
     const results = await Promise.allSettled(
       rows.map((row) =>

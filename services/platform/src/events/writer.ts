@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { currentTraceparent } from '../tracing.js';
 import type { EventKey } from './catalog.js';
-import { eventsRecorded, recordEvents } from './outbox.js';
+import { eventsRecorded } from './outbox.js';
+import { insertEvents, planOpenIn, recordEvents } from './outbox.store.js';
 import type { EventToRecord } from './payloads.js';
-import { openCompanies, type PlanGate } from './plan.js';
+import type { PlanGate } from './plan.js';
 
 /** One event's insert as SQL expressions: its id, company, payload (`from` names the CTE its row comes from). */
 export interface OneEventSql {
@@ -41,7 +41,7 @@ export type Queryable = Pick<PoolClient, 'query'>;
  * - `insertSql(...)` when the state change and its event are one statement (crm's creations); then `wake(db)`.
  */
 export class OutboxWriter {
-  private resolved: { gate: PlanGate; writeText: string } | undefined;
+  private resolved: { gate: PlanGate; write: { name: string; text: string } } | undefined;
 
   /** `gate` may be a function, asked on first use: a service's gate is known once its components are built. */
   constructor(
@@ -61,7 +61,7 @@ export class OutboxWriter {
       select e.id, e.company_id, e.event_key, e.payload, $2::timestamptz, $3::varchar
       from jsonb_to_recordset($1::jsonb) as e(id uuid, company_id uuid, event_key text, payload jsonb) ${where}
       returning id`;
-    this.resolved = { gate, writeText };
+    this.resolved = { gate, write: { name: `outbox_write_${gate.kind}`, text: writeText } };
     return this.resolved;
   }
 
@@ -87,7 +87,7 @@ export class OutboxWriter {
    */
   async write(db: Queryable, events: readonly EventToRecord[]): Promise<string[]> {
     if (!events.length) return [];
-    const { gate, writeText } = this.plan();
+    const { gate, write } = this.plan();
     const at = new Date();
     let issued = events;
     if (gate.kind === 'ask') {
@@ -100,13 +100,9 @@ export class OutboxWriter {
       if (!issued.length) return [];
     }
     const rows = issued.map((e) => ({ id: uuidv7(), company_id: e.companyId, event_key: e.eventKey, payload: e.payload }));
-    const { rows: written } = await db.query<{ id: string }>({
-      name: `outbox_write_${gate.kind}`,
-      text: writeText,
-      values: [JSON.stringify(rows), at, currentTraceparent() ?? null],
-    });
+    const written = await insertEvents(db, write, rows, at);
     if (written.length) this.wake(db);
-    return written.map((r) => r.id);
+    return written;
   }
 
   /**
@@ -122,4 +118,19 @@ export class OutboxWriter {
   wake(db: Queryable): void {
     eventsRecorded(db, this.schema);
   }
+}
+
+/** Which of `companyIds` have their events issued at `at` (one question per company). */
+export async function openCompanies(gate: PlanGate, companyIds: Iterable<string>, at: Date, em?: EntityManager): Promise<Set<string>> {
+  const open = new Set<string>();
+  for (const companyId of new Set(companyIds)) {
+    if (gate.kind === 'none') open.add(companyId);
+    else if (gate.kind === 'ask') {
+      if (await gate.open(companyId, at)) open.add(companyId);
+    } else {
+      if (!em) throw new Error('an SQL plan gate is evaluated in the statement that writes the events');
+      if (await planOpenIn(em, gate.open, companyId, at)) open.add(companyId);
+    }
+  }
+  return open;
 }

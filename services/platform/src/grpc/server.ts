@@ -21,8 +21,8 @@ import {
   numberOutOfRange,
   parseErrorFields,
 } from '../errors.js';
-import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../http/request-id.js';
 import type { Logger } from '../logging.js';
+import { currentRequestId, REQUEST_ID_HEADER, wellFormedRequestId, withRequestId } from '../request-id.js';
 import { currentTraceparent, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, tracerOf, withSpan } from '../tracing.js';
 
 export interface GrpcServiceRegistration {

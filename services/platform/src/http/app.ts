@@ -10,9 +10,9 @@ import { AppError, errorBodyOf, forbidden, unauthorized } from '../errors.js';
 import { hasPermission, IDENTITY_HEADER, type Identity, type IdentityVerifier } from '../identity.js';
 import type { Logger } from '../logging.js';
 import type { Metrics } from '../metrics.js';
+import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from '../request-id.js';
 import { checkPath, checkQuery, checkText, readBody } from './body.js';
 import { toAppError, zodToInvalid } from './errors.js';
-import { REQUEST_ID_HEADER, requestIdOf, withRequestId } from './request-id.js';
 
 declare global {
   namespace Express {

@@ -5,7 +5,7 @@ import { type OpenApiFragment, serviceFragment } from './openapi.js';
 type Json = Record<string, unknown>;
 
 /**
- * `GET /webhooks/event-types` (issue 21, decision 0176): the event catalog with each payload's JSON Schema. The
+ * `GET /webhooks/event-types` (decision 0176): the event catalog with each payload's JSON Schema. The
  * payload schemas are declared by the services that issue the events, so only the gateway, which assembles their
  * OpenAPI fragments, holds them all: it answers this route from the document's `webhooks` section.
  */

@@ -231,7 +231,6 @@ function dispositionParams(text: string, from: number): { params: Record<string,
   const skipSpace = () => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
   };
-  // The disposition type.
   while (i < text.length && text[i] !== ';' && !text.startsWith('\r\n', i)) i++;
   while (text[i] === ';') {
     i++;

@@ -29,7 +29,7 @@ export const skipParam = () =>
 
 /**
  * The `take` query parameter of a list: an integer of at least 1; above `max` it is capped to `max` rather than
- * refused, as the chat list does (issue 23 item 11); not an integer or below 1 is a 400 naming it.
+ * refused; not an integer or below 1 is a 400 naming it.
  */
 export const takeParam = (max: number) =>
   z.coerce

@@ -1,0 +1,178 @@
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { PoolClient } from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { inTransaction, nativePool } from '../db/native.js';
+import { currentTraceparent } from '../tracing.js';
+import { OutboxEvent } from './outbox.entity.js';
+import { eventsCommitted, type OutboxRow } from './outbox.js';
+import type { EventToRecord } from './payloads.js';
+
+/**
+ * The outbox table's store: the only platform code that reads or writes it. The relay and the replay hold a
+ * service's ORM, not a pool, so these functions take the ORM; the texts name the schema, and so do the statement
+ * names, a prepared statement being per connection and name.
+ */
+
+/** Whether any row waits for the relay: one read on the unpublished index. */
+export async function anyUnpublished(orm: MikroORM, schema: string): Promise<boolean> {
+  const { rows } = await (await nativePool(orm)).query({
+    name: `outbox-relay-any-${schema}`,
+    text: `select 1 from "${schema}".outbox where published_at is null limit 1`,
+  });
+  return rows.length > 0;
+}
+
+/**
+ * Claims up to `limit` unpublished rows by marking them published, hands them to `publish`, and commits the marks only
+ * once it resolved: other relays skip the rows meanwhile, and a failed publish or a crash rolls the marks back (the
+ * rows are published again; the stream's duplicate window drops the copies). Returns how many rows it claimed.
+ */
+export async function claimUnpublished(
+  orm: MikroORM,
+  schema: string,
+  limit: number,
+  publish: (rows: OutboxRow[]) => Promise<void>,
+): Promise<number> {
+  return inTransaction(await nativePool(orm), async (client) => {
+    const { rows } = await client.query<OutboxRow>({
+      name: `outbox-relay-claim-${schema}`,
+      // Committed without waiting for the WAL flush (this transaction only): a mark lost in a Postgres crash
+      // publishes its rows again, and JetStream's duplicate window drops them (decision 0034).
+      text: `update "${schema}".outbox o set published_at = now()
+               from (select set_config('synchronous_commit', 'off', true)) async_commit
+              where o.id in (select id from "${schema}".outbox
+                              where published_at is null order by id limit $1 for update skip locked)
+              returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
+      values: [limit],
+    });
+    if (rows.length) await publish(rows);
+    return rows.length;
+  });
+}
+
+/**
+ * Deletes up to `limit` published rows older than `cutoff`; returns how many. The scan walks the primary key (UUID v7,
+ * time-ordered) up to `cutoffId`, so it needs no index of its own; rows another replica is deleting are skipped.
+ */
+export async function deletePublishedBefore(orm: MikroORM, schema: string, cutoffId: string, cutoff: Date, limit: number): Promise<number> {
+  const table = `"${schema}".outbox`;
+  const { rows } = await (await nativePool(orm)).query<{ n: string }>({
+    name: `outbox-prune-${schema}`,
+    text: `with expired as (
+             select id from ${table}
+              where id < $1::uuid and published_at is not null and published_at < $2
+              order by id limit $3 for update skip locked),
+           deleted as (delete from ${table} o using expired where o.id = expired.id returning 1)
+           select count(*) as n from deleted`,
+    values: [cutoffId, cutoff, limit],
+  });
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** How many rows wait for the relay, and when the oldest of them occurred. */
+export async function unpublishedStatus(orm: MikroORM, schema: string): Promise<{ pending: number; oldest: Date | null }> {
+  const { rows } = await (await nativePool(orm)).query<{ pending: string; oldest: Date | null }>({
+    name: `outbox-status-${schema}`,
+    text: `select count(*) as pending, min(occurred_at) as oldest from "${schema}".outbox where published_at is null`,
+  });
+  return { pending: Number(rows[0]?.pending ?? 0), oldest: rows[0]?.oldest ?? null };
+}
+
+/** A company's rows with ids in (`afterId`, `beforeId`) that occurred in [since, until), in id order. */
+export async function companyRowsBetween(
+  orm: MikroORM,
+  schema: string,
+  o: { companyId: string; afterId: string; beforeId: string; since: Date; until: Date; limit: number },
+): Promise<(OutboxRow & { published_at: Date | null })[]> {
+  const { rows } = await (await nativePool(orm)).query<OutboxRow & { published_at: Date | null }>({
+    name: `outbox-replay-${schema}`,
+    text: `select id, company_id, event_key, payload::text as payload, occurred_at, published_at from "${schema}".outbox
+            where id > $1::uuid and id < $2::uuid and company_id = $3 and occurred_at >= $4 and occurred_at < $5
+            order by id limit $6`,
+    values: [o.afterId, o.beforeId, o.companyId, o.since, o.until, o.limit],
+  });
+  return rows;
+}
+
+/** Inserts events with the writer's statement (`text`, named after its plan gate); returns the ids written. */
+export async function insertEvents(
+  db: Pick<PoolClient, 'query'>,
+  statement: { name: string; text: string },
+  events: { id: string; company_id: string; event_key: string; payload: unknown }[],
+  at: Date,
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>({
+    ...statement,
+    values: [JSON.stringify(events), at, currentTraceparent() ?? null],
+  });
+  return rows.map((r) => r.id);
+}
+
+/** An SQL plan gate's truth value for a company at a time, read in the EntityManager's transaction. */
+export async function planOpenIn(
+  em: EntityManager,
+  open: (company: string, at: string) => string,
+  companyId: string,
+  at: Date,
+): Promise<boolean> {
+  const [row] = await em.execute<{ open: boolean }[]>(`select ${open('?', '?')} as open`, [companyId, at]);
+  return row?.open === true;
+}
+
+/** Schemas whose events an EntityManager recorded, to wake their relays when its transaction commits. */
+const recordedBy = new WeakMap<EntityManager, Set<string>>();
+const watched = new WeakSet<object>();
+
+const isSavepoint = (transaction: unknown) => typeof transaction === 'object' && transaction !== null && 'savepointName' in transaction;
+
+/** Wakes the relays once the transaction of an EntityManager that recorded events commits (not a savepoint). */
+function watchCommits(em: EntityManager): void {
+  const events = em.getEventManager();
+  if (watched.has(events)) return;
+  watched.add(events);
+  events.registerSubscriber({
+    afterTransactionCommit: async ({ em: committed, transaction }) => {
+      // A savepoint's release commits nothing yet: events recorded in a nested transaction are found by the relay's
+      // sweep, not woken.
+      if (isSavepoint(transaction)) return;
+      const schemas = recordedBy.get(committed as EntityManager);
+      if (!schemas) return;
+      recordedBy.delete(committed as EntityManager);
+      for (const schema of schemas) eventsCommitted(schema);
+    },
+    afterTransactionRollback: async ({ em: rolledBack, transaction }) => {
+      if (isSavepoint(transaction)) return;
+      recordedBy.delete(rolledBack as EntityManager);
+    },
+  });
+}
+
+/**
+ * Adds events to the outbox inside the caller's transaction (they are flushed with it) and wakes this process's
+ * relay when the transaction commits. Returns the event ids. No plan check: a service records through
+ * `ctx.outbox.record(em, events)` (OutboxWriter, decision 0090), which applies its plan gate and then calls this.
+ */
+export async function recordEvents(em: EntityManager, schema: string, events: readonly EventToRecord[]): Promise<string[]> {
+  if (!events.length) return [];
+  const occurredAt = new Date();
+  const traceparent = currentTraceparent();
+  const ids = events.map((event) => {
+    const id = uuidv7();
+    const { companyId, eventKey, payload } = event;
+    em.create(OutboxEvent, {
+      id,
+      companyId,
+      eventKey,
+      payload: payload as Record<string, unknown>,
+      occurredAt,
+      publishedAt: null,
+      traceparent: traceparent ?? null,
+    });
+    return id;
+  });
+  watchCommits(em);
+  const schemas = recordedBy.get(em) ?? new Set<string>();
+  schemas.add(schema);
+  recordedBy.set(em, schemas);
+  return ids;
+}
