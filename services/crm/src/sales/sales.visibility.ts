@@ -50,3 +50,6 @@ export function canSeeLead(lead: LeadAccessFacts, viewer: LeadViewer): boolean {
     (lead.followerIds ?? []).includes(viewer.userId)
   );
 }
+
+/** SQL truth value: user `userParam` may see deal row `alias` (the lead rule with the deal's followers, decision 0041). */
+export const dealVisibleSql = (alias: string, userParam: string) => salesRecordVisibleSql('deal', alias, userParam);
