@@ -24,7 +24,7 @@ export interface CreationAnswer {
 }
 
 /**
- * Settles the key in the creation's own transaction (issue 23 item 7): `done` with the record, committed or rolled
+ * Settles the key in the creation's own transaction: `done` with the record, committed or rolled
  * back with it, so no crash or lost liveness session between the two can leave a key failed while its record
  * exists. It runs last in the transaction: a replay that declared the attempt dead before it makes the creation
  * roll back (409, the key stays failed); one that comes after it waits for the commit and finds the key done.

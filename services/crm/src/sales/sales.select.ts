@@ -226,6 +226,28 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
         where s.company_id = ${alias}.company_id and s.id in (${ids.join(', ')}))`;
   }
 
+  /**
+   * The text of a creation's reads: $1 company, $2 stage id or null (the primary pipeline's first stage), $3
+   * responsible, $4 creator; the master user and the kind's required custom fields.
+   */
+  createReadsText(): string {
+    return `with st as (
+         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
+         union all
+         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
+          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
+       ), co as (select master_user_id from companies where id = $1)
+       select
+         (select ${this.stage.json('st')} from st) as stage,
+         (select ${this.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
+         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
+         (select json_agg(${this.user.json('u')}) from users u
+           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
+         (select master_user_id from co) as "masterUserId",
+         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
+           from custom_fields f where f.company_id = $1 and f.entity = '${this.kind}' and f.required) as "requiredFields"`;
+  }
+
   /** A row of relationsSelect: the record (its own columns) and its relations. */
   fromRow(row: Json): { record: R; rel: Rel } {
     const list = (v: unknown) => (v as Json[] | null) ?? [];

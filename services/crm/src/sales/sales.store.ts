@@ -101,7 +101,7 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     this.table = table;
     this.fk = fk;
 
-    this.createReads = statement(`crm_${kind}_create_reads`, this.createReadsText());
+    this.createReads = statement(`crm_${kind}_create_reads`, this.select.createReadsText());
     this.create = statement(
       `crm_${kind}_create`,
       `with seq as (${nextCodeSql('$1', kind)}), r as (
@@ -382,24 +382,5 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
   async findNamedItems(db: Db, companyId: string, kind: 'loss_reason' | 'gain_reason', ids: string[]): Promise<NamedItem[]> {
     const [row] = await run(db, this.namedItems, [companyId, kind, ids]);
     return this.select.namedFromRows((row?.items as Json[] | null) ?? []);
-  }
-
-  /** The text of `createReads`. */
-  private createReadsText(): string {
-    return `with st as (
-         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
-         union all
-         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
-          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
-       ), co as (select master_user_id from companies where id = $1)
-       select
-         (select ${this.select.stage.json('st')} from st) as stage,
-         (select ${this.select.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
-         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
-         (select json_agg(${this.select.user.json('u')}) from users u
-           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
-         (select master_user_id from co) as "masterUserId",
-         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
-           from custom_fields f where f.company_id = $1 and f.entity = '${this.kind}' and f.required) as "requiredFields"`;
   }
 }
