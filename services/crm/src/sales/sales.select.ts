@@ -53,12 +53,15 @@ export const NOW_US = '(extract(epoch from now()) * 1000000)::int8';
  * leading comma, then the items), `read` turns them into the kind's relations.
  */
 export interface OwnColumns<Rel extends SalesRelations> {
-  select(alias: string, columns: SalesSelect<SalesRecord, SalesRelations>): string;
-  read(row: Json, shared: SalesRelations, columns: SalesSelect<SalesRecord, SalesRelations>): Rel;
+  select(alias: string, columns: SharedColumns): string;
+  read(row: Json, shared: SalesRelations, columns: SharedColumns): Rel;
 }
 
-/** A kind that reads nothing beyond the shared relations (leads read their deals through their own columns). */
-const sharedOnly: OwnColumns<SalesRelations> = { select: () => '', read: (_row, shared) => shared };
+/** What a kind's own columns may build on: the columns and readers both kinds share. */
+export type SharedColumns = Pick<
+  SalesSelect<SalesRecord, SalesRelations>,
+  'stage' | 'pipeline' | 'user' | 'reasonsSelect' | 'namedFromRows'
+>;
 
 /**
  * What the statements of one kind of sales record read with (the kind's store builds its statements on it): the
@@ -94,7 +97,7 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
     readonly kind: SalesKind,
     entity: EntityName<R>,
     relations: SalesRelationEntities,
-    private readonly own: OwnColumns<Rel> = sharedOnly as unknown as OwnColumns<Rel>,
+    private readonly own: OwnColumns<Rel>,
   ) {
     this.table = `${kind}s`;
     this.fk = `${kind}_id`;
@@ -187,7 +190,7 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
         from ${kind}_followers rf join users fu on fu.${same} and fu.id = rf.user_id
         left join named_items fr on fr.${same} and fr.id = rf.role_id
         where rf.${same} and rf.${fk} = ${alias}.id) as "_followers",
-      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.own.select(alias, this.shared())}${proposalList}${extras}`;
+      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.own.select(alias, this)}${proposalList}${extras}`;
   }
 
   /** The JSON array of the reasons record `alias` was lost or won for (`<kind>_<outcome>_reasons`), in their order. */
@@ -196,11 +199,6 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
     return `(select json_agg(${this.named.json('rn')} order by rr.position) from ${table} rr
         join named_items rn on rn.company_id = rr.company_id and rn.id = rr.reason_id
         where rr.company_id = ${alias}.company_id and rr.${this.fk} = ${alias}.id)`;
-  }
-
-  /** This select as the kind's own columns see it (they read only what leads and deals share). */
-  private shared(): SalesSelect<SalesRecord, SalesRelations> {
-    return this as unknown as SalesSelect<SalesRecord, SalesRelations>;
   }
 
   /** The latest active acquisition of record `alias`, as `la` (for relationsSelect). */
@@ -288,7 +286,7 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
       proposals: list(row._proposals).map(proposalDates),
       chats: [],
     };
-    return { record, rel: this.own.read(row, rel, this.shared()) };
+    return { record, rel: this.own.read(row, rel, this) };
   }
 
   /** The detail-only part of a `relationsSelect(alias, { detail: true })` row. */

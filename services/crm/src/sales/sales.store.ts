@@ -92,7 +92,7 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
   readonly namedItems: Statement;
   private readonly inserts = new Map<string, { plain: Statement; ignoring: Statement }>();
 
-  constructor(orm: MikroORM, kind: SalesKind, entity: EntityName<R>, relations: SalesRelationEntities, own?: OwnColumns<Rel>) {
+  constructor(orm: MikroORM, kind: SalesKind, entity: EntityName<R>, relations: SalesRelationEntities, own: OwnColumns<Rel>) {
     const select = new SalesSelect<R, Rel>(orm, kind, entity, relations, own);
     this.select = select;
     this.pool = nativePool(orm);

@@ -1,6 +1,6 @@
 /**
  * The lead visibility rule (spec: "Honors the visibility of the key creator"), in one place for every reader:
- * the detail, list and access statements of leads and deals (SalesSql.access) and crm's gRPC peers embed it.
+ * the detail, list and access statements of leads and deals (SalesStore.access) and crm's gRPC peers embed it.
  *
  * A user sees a lead when it is visible to the team (visibility 1: the company is the team; crm has no smaller
  * teams), or they are its responsible, its creator or one of its followers, or they are the company's master
