@@ -1,10 +1,10 @@
 /**
  * `tsx bench/experiments/views.ts`: what recording a view costs Postgres when many GETs read ONE lead versus
- * many leads (row contention on leads.views_count). pgbench runs crm's own GET-by-code statement (LeadSql) at
+ * many leads (row contention on leads.views_count). pgbench runs crm's own GET-by-code statement (LeadStore) at
  * BENCH_CONNECTIONS clients (10, crm's pool) for 8 s: every transaction on lead 1, then on a random lead of 100.
  */
 import { execFileSync } from 'node:child_process';
-import { dbDefinition, LeadSql } from '@svc/crm';
+import { dbDefinition, LeadStore } from '@svc/crm';
 import { createOrm, migrate } from '@svc/platform/db/orm';
 import { adminQuery, createDatabase, databaseUrl, dropDatabase } from '../lib/infra.js';
 import { bound, lit, pgbench } from '../lib/pgbench.js';
@@ -21,7 +21,7 @@ try {
     poolMax: 2,
   });
   await migrate(orm, 'crm');
-  const sql = new LeadSql(orm);
+  const sql = new LeadStore(orm);
   await orm.close(true);
   const company = '01a20000-0000-7000-8000-000000000001';
   const user = '01a20000-0000-7000-8000-000000000002';

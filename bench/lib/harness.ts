@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dbDefinition, LeadSql } from '@svc/crm';
+import { dbDefinition, LeadStore } from '@svc/crm';
 import { createOrm } from '@svc/platform/db/orm';
 import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { launchStack, type ProcessName, REPO_ROOT, type Stack, type StackOptions } from '../../scripts/stack.js';
@@ -202,7 +202,7 @@ export class BenchRun {
   }
 
   /** crm's own lead statement texts (built from the entity definitions, as crm builds them), for the pgbench ceilings. */
-  async leadSql(): Promise<LeadSql> {
+  async leadSql(): Promise<LeadStore> {
     const orm = await createOrm({
       url: databaseUrl(this.database),
       schema: 'crm',
@@ -211,7 +211,7 @@ export class BenchRun {
       poolMax: 1,
     });
     try {
-      return new LeadSql(orm);
+      return new LeadStore(orm);
     } finally {
       await orm.close(true);
     }

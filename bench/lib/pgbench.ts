@@ -1,6 +1,6 @@
 /**
  * The ceilings of lead creation and lead read: pgbench running the very statements crm sends to Postgres
- * (the texts of crm's LeadSql, built from the same entity definitions, so they cannot drift from the service),
+ * (the texts of crm's LeadStore, built from the same entity definitions, so they cannot drift from the service),
  * against the bench database's `crm` schema, prepared once per connection (`-M prepared`) like crm's named
  * statements, with per-transaction latencies from pgbench's own log (-l). crm's bound parameters become SQL
  * literals, and `gen_random_uuid()` where every run needs a new id.
@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LeadSql } from '@svc/crm';
+import type { LeadStore } from '@svc/crm';
 import { type Figures, figures, Samples } from './stats.js';
 
 export interface LeadTxIds {
@@ -29,18 +29,18 @@ export function bound(text: string, values: Record<number, string>): string {
 }
 
 /**
- * One lead creation as crm runs it (services/crm/src/leads/lead.service.ts Leads.create): the reads statement
+ * One lead creation as crm runs it (services/crm/src/sales/sales.creation.ts): the reads statement
  * (stage of the primary pipeline, users, master user), then the write statement (sequence, lead, outbox row) in
  * autocommit; crm then wakes its relay in-process, with no notification (decision 0033). `leadRow` and `payload` are a real lead row and lead.created payload of this run
  * (same sizes as the service writes); the lead and event ids are new each time. (No marketing object in the
  * bench's body, so no origin look-up and no acquisition row.)
  */
-export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: string; payload: string }): string {
+export function leadCreationScript(store: LeadStore, ids: LeadTxIds & { leadRow: string; payload: string }): string {
   const cid = lit(ids.companyId);
   const uid = lit(ids.userId);
   return [
-    bound(sql.createReads.text, { 1: cid, 2: 'null', 3: uid, 4: uid }),
-    bound(sql.create.text, {
+    bound(store.sales.createReads.text, { 1: cid, 2: 'null', 3: uid, 4: uid }),
+    bound(store.sales.create.text, {
       1: cid,
       2: `jsonb_set(${lit(ids.leadRow)}::jsonb, '{id}', to_jsonb(gen_random_uuid()))`,
       3: "'[]'",
@@ -58,9 +58,9 @@ export function leadCreationScript(sql: LeadSql, ids: LeadTxIds & { leadRow: str
  * lead at a time for all the reads of it waiting, so under load it sends far fewer than pgbench does here, whose
  * clients all update the one lead's row and wait for each other's commits.
  */
-export function leadReadScript(sql: LeadSql, ids: LeadTxIds & { leadId: string }): string {
+export function leadReadScript(store: LeadStore, ids: LeadTxIds & { leadId: string }): string {
   return [
-    bound(sql.detailCheck.text, {
+    bound(store.detailCheck.text, {
       1: lit(ids.companyId),
       2: lit(ids.leadId),
       3: 'null',

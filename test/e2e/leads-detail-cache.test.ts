@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { LeadSql } from '@svc/crm';
+import { LeadStore } from '@svc/crm';
 import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { expect } from 'chai';
 import type pg from 'pg';
@@ -271,7 +271,7 @@ describe('GET lead detail cache: current across crm processes', () => {
   });
 
   it('every table the detail reads has the triggers that bump the versions', async () => {
-    const leadSql = new LeadSql(stack.services.crm.ctx.orm);
+    const leadSql = new LeadStore(stack.services.crm.ctx.orm);
     const tables = new Set([...leadSql.detailOf.text.matchAll(/\b(?:from|join)\s+(?!lateral\b)([a-z_]+)(?=\s)/g)].map((m) => m[1]!));
     // Read live by the check statement on every GET, never from the cache.
     for (const live of ['leads', 'companies', 'detail_catalog_versions', 'lead_view_queue']) tables.delete(live);

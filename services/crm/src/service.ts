@@ -1,6 +1,6 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { nativePool } from '@svc/platform/db/native';
-import type { ServiceDefinition } from '@svc/platform/service';
+import type { ServiceContext, ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
@@ -24,13 +24,15 @@ import { Deliveries } from './deliveries/delivery.service.js';
 import { fileCountGrpc } from './files/file-count.grpc.js';
 import { leadAdminRoutes, leadRoutes } from './leads/lead.http.js';
 import { Leads } from './leads/lead.service.js';
+import { findOrCreateConversionTool, findOrCreateLeadSource, resolveOrigin } from './marketing/origin.js';
 import { personGrpc } from './persons/person.grpc.js';
 import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
 import { recordGrpc } from './records/record.grpc.js';
-import { attemptOwnerOf } from './sales/sales.attempts.js';
+import { attemptOwnerOf } from './sales/sales.attempts.store.js';
 import { crmEvents } from './sales/sales.events.js';
+import type { OriginSource } from './sales/sales.origins.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
@@ -59,27 +61,33 @@ interface Components {
   customers: Customers;
 }
 
+/** The lead sources, trackers and conversion tools the sales core finds or makes, from marketing. */
+export function marketingOrigins(ctx: ServiceContext): OriginSource {
+  return {
+    resolve: (companyId, request) => resolveOrigin(ctx.orm.em.fork(), companyId, request),
+    leadSource: (companyId, name) => findOrCreateLeadSource(ctx.orm.em.fork(), companyId, name),
+    conversionTool: (companyId, name) => findOrCreateConversionTool(ctx.orm.em.fork(), companyId, name),
+  };
+}
+
 export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   name: 'crm',
   configSchema: crmConfig,
   defaults: { HTTP_PORT: '8081', GRPC_PORT: '9081', METRICS_PORT: '9181' },
   db: dbDefinition,
   setup: (ctx) => {
-    const leads = new Leads(ctx);
-    const deals = new Deals(ctx, leads);
     const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, ctx.logger);
-    leads.chatSource = chatLinks;
-    deals.chatSource = chatLinks;
     const taskCounts = new TaskCounts(ctx.config.TASKS_GRPC_URL, ctx.logger);
-    leads.taskSource = taskCounts;
-    deals.taskSource = taskCounts;
+    const sales = { origins: marketingOrigins(ctx), sources: { chats: chatLinks, tasks: taskCounts } };
+    const leads = new Leads(ctx, sales);
+    const deals = new Deals(ctx, leads, sales);
     return {
       chatLinks,
       taskCounts,
       keys: new KeyLookups(ctx.config.DATABASE_URL, ctx.schema, ctx.logger),
       leads,
       deals,
-      dealList: new DealList(ctx.orm, deals.sql),
+      dealList: new DealList(deals.store),
       deliveries: new Deliveries(ctx),
       contracts: new Contracts(ctx),
       satisfaction: new Satisfaction(ctx),

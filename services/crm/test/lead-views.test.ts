@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { dbDefinition } from '../src/db.js';
-import { LeadSql } from '../src/leads/lead.sql.js';
+import { LeadStore } from '../src/leads/lead.store.js';
 import { LeadViewFolder } from '../src/leads/lead.views.js';
 
 /**
@@ -17,13 +17,13 @@ describe('lead views: queue, fold, count', () => {
   let db: TestDatabase;
   let orms: Orm[];
   let pools: Pool[];
-  let sql: LeadSql;
+  let store: LeadStore;
   const company = uuidv7();
   const user = uuidv7();
   const leads = [uuidv7(), uuidv7(), uuidv7()];
   const logger = createLogger('crm-test', 'silent');
 
-  const view = (leadId: string) => sql && pools[0]!.query({ ...sql.detailById, values: [company, leadId, uuidv7(), user] });
+  const view = (leadId: string) => store.detail(pools[0]!, company, leadId, true, uuidv7(), user);
   const queue = (leadId: string) =>
     pools[0]!.query('insert into lead_view_queue (id, company_id, lead_id, user_id, viewed_at) values ($1, $2, $3, $4, now())', [
       uuidv7(),
@@ -48,7 +48,7 @@ describe('lead views: queue, fold, count', () => {
     );
     await migrate(orms[0]!, 'crm');
     pools = await Promise.all(orms.map((o) => nativePool(o)));
-    sql = new LeadSql(orms[0]!);
+    store = new LeadStore(orms[0]!);
     const pipeline = uuidv7();
     const stage = uuidv7();
     await pools[0]!.query(
@@ -76,14 +76,14 @@ describe('lead views: queue, fold, count', () => {
   it('a GET counts the folded views, the queued ones and itself', async () => {
     await queue(leads[0]!);
     const second = await view(leads[0]!);
-    expect(second!.rows[0]._viewsCount).to.equal(2);
-    await new LeadViewFolder(Promise.resolve(pools[0]!), sql, logger).foldAll();
-    expect((await view(leads[0]!))!.rows[0]._viewsCount).to.equal(3);
+    expect(second!._viewsCount).to.equal(2);
+    await new LeadViewFolder(Promise.resolve(pools[0]!), store, logger).foldAll();
+    expect((await view(leads[0]!))!._viewsCount).to.equal(3);
   });
 
   it('two replicas folding at once count every view exactly once', async () => {
     await Promise.all(Array.from({ length: 300 }, (_, i) => queue(leads[i % 3]!)));
-    const folders = pools.map((p) => new LeadViewFolder(Promise.resolve(p), sql, logger));
+    const folders = pools.map((p) => new LeadViewFolder(Promise.resolve(p), store, logger));
     await Promise.all([...folders.map((f) => f.foldAll()), ...Array.from({ length: 30 }, (_, i) => view(leads[i % 3]!))]);
     await folders[0]!.foldAll();
     const rows = await counts();
@@ -95,10 +95,10 @@ describe('lead views: queue, fold, count', () => {
 
   it('a failed fold leaves the views queued and still counted', async () => {
     await queue(leads[1]!);
-    const broken = { ...sql, foldViews: { name: 'crm_lead_fold_views_broken', text: 'select 1 / 0 as folded' } } as LeadSql;
+    const broken = { foldViews: (db: Pool) => db.query('select 1 / 0 as folded').then(() => 0) };
     await new LeadViewFolder(Promise.resolve(pools[0]!), broken, logger).foldAll().catch(() => undefined);
     const row = (await counts())[1];
     expect(row).to.include({ counted: 110, queued: 1 });
-    expect((await view(leads[1]!))!.rows[0]._viewsCount).to.equal(112);
+    expect((await view(leads[1]!))!._viewsCount).to.equal(112);
   });
 });

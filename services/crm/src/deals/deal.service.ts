@@ -1,98 +1,76 @@
-import { run, statement } from '@svc/platform/db/native';
 import { invalidField, notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
+import type { Logger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
-import type { PoolClient } from 'pg';
-import type { NamedItem } from '../catalog/catalog.entity.js';
 import { CustomerStatus } from '../customers/customer.entity.js';
 import { customerPartyOf, findOrCreateCustomer } from '../customers/customer.service.js';
 import type { Leads } from '../leads/lead.service.js';
 import { effectiveLeadSourceId } from '../marketing/acquisition.view.js';
-import type { Actor, Loaded } from '../sales/sales.base.js';
-import { SalesStatus } from '../sales/sales.entity.js';
-import { type NewSalesRecord, newSalesRecord, responsibleOf } from '../sales/sales.rules.js';
-import { SalesRecords } from '../sales/sales.service.js';
-import { effectiveConsent, noRelations, type SalesRelations } from '../sales/sales.snapshot.js';
+import type { SalesActions } from '../sales/sales.actions.js';
+import type { SalesChanges } from '../sales/sales.changes.js';
+import type { SalesCreation } from '../sales/sales.creation.js';
+import type { SalesDetails } from '../sales/sales.details.js';
+import { type SalesDeps, type SalesService, salesParts } from '../sales/sales.parts.js';
+import type { SalesRefs } from '../sales/sales.refs.js';
+import { type Actor, newSalesRecord, refOf, responsibleOf } from '../sales/sales.rules.js';
+import { effectiveConsent, noRelations } from '../sales/sales.snapshot.js';
+import type { Loaded } from '../sales/sales.store.js';
 import { namedSummary } from '../sales/sales.summaries.js';
+import type { SalesUpdate } from '../sales/sales.update.js';
 import { LeadVisibility } from '../sales/sales.visibility.js';
 import type { Deal } from './deal.entity.js';
+import { dealKind } from './deal.kind.js';
 import type { CreateDealBody, UpdateDealBody, WonLeadDeal } from './deal.schema.js';
-import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
-import { DealSql } from './deal.sql.js';
+import type { DealRelations, DealSnapshot } from './deal.snapshot.js';
+import { DealStore } from './deal.store.js';
 
 export type LoadedDeal = Loaded<Deal, DealRelations>;
 
-// The deal's main person, else its first.
-const MAIN_PERSON = statement(
-  'crm_deal_main_person',
-  'select person_id from deal_participants where company_id = $1 and deal_id = $2 order by main desc, created_at, id limit 1',
-);
-
-/** crm's deal operations (decisions 0050–0052): the lead rules and relations (SalesRecords), on the deal tables. */
-export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
-  declare readonly sql: DealSql;
+/**
+ * crm's deal operations (decisions 0050–0052): the ones deals share with leads, each through the collaborator that
+ * holds it, on the deal tables; and the deal's own: the detail, the win with its customer, a lead won into a deal.
+ */
+export class Deals implements SalesService<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
+  readonly kind = 'deal' as const;
+  readonly logger: Logger;
+  readonly store: DealStore;
+  readonly refs: SalesRefs;
+  readonly changes: SalesChanges<Deal, DealRelations, DealSnapshot>;
+  readonly creation: SalesCreation<Deal, DealRelations, DealSnapshot, CreateDealBody>;
+  readonly updates: SalesUpdate<Deal, DealRelations, DealSnapshot, UpdateDealBody>;
+  readonly actions: SalesActions<Deal, DealRelations, DealSnapshot>;
+  readonly details: SalesDetails<Deal, DealRelations, DealSnapshot>;
+  private readonly own: ReturnType<typeof dealKind>;
 
   constructor(
     ctx: ServiceContext,
     readonly leads: Leads,
+    deps: SalesDeps,
   ) {
-    super(ctx, new DealSql(ctx.orm));
+    this.logger = ctx.logger;
+    this.store = new DealStore(ctx.orm);
+    this.own = dealKind(this.store);
+    const parts = salesParts(ctx, this.store.sales, this.own, deps);
+    this.refs = parts.refs;
+    this.changes = parts.changes;
+    this.creation = parts.creation;
+    this.updates = parts.updates;
+    this.actions = parts.actions;
+    this.details = parts.details;
   }
 
-  snapshot(deal: Deal, rel: DealRelations): DealSnapshot {
-    return dealSnapshot(deal, rel);
+  snapshotOf({ record, rel }: LoadedDeal): DealSnapshot {
+    return this.own.snapshot(record, rel);
   }
 
-  protected newRecord(shared: NewSalesRecord, body: CreateDealBody): Deal {
-    return {
-      ...shared,
-      value: body.value ?? null,
-      expectedCloseDate: body.expected_close_date ? new Date(body.expected_close_date) : null,
-      temperature: body.temperature ?? null,
-      wonReasonDescription: null,
-      leadId: null,
-    };
+  /** POST /deals (sales.creation.ts). */
+  create(actor: Actor, body: CreateDealBody, headerKey?: string) {
+    return this.creation.create(actor, body, headerKey);
   }
 
-  protected newRelations(shared: SalesRelations): DealRelations {
-    return { ...shared, gainReasons: [], lead: null };
-  }
-
-  /** DealCreatedPayload: `{deal}` (the creation adds `custom_fields_changed` when it has answers). */
-  protected createdPayload(snapshot: DealSnapshot) {
-    return { deal: snapshot };
-  }
-
-  /**
-   * PUT's deal fields: `value`, `expected_close_date`, `temperature` (null clears) and `status` (decision 0052). A new
-   * status sets its date (won_date or lost_date, now) and clears the other; the loss reasons and description are
-   * cleared (a PUT names none), and the gain reasons and won description unless the deal is now won. It fires only
-   * deal.updated (spec), never won or lost.
-   */
-  protected override async updateOwnFields(client: PoolClient, deal: Deal, body: UpdateDealBody, before: LoadedDeal) {
-    if (body.value !== undefined) deal.value = body.value;
-    if (body.expected_close_date !== undefined)
-      deal.expectedCloseDate = body.expected_close_date ? new Date(body.expected_close_date) : null;
-    if (body.temperature !== undefined) deal.temperature = body.temperature;
-    if (body.status === undefined || body.status === before.record.status) return;
-    const now = new Date();
-    deal.status = body.status;
-    deal.wonDate = body.status === SalesStatus.won ? now : null;
-    deal.lostDate = body.status === SalesStatus.lost ? now : null;
-    if (body.status !== SalesStatus.won) {
-      deal.wonReasonDescription = null;
-      await this.setGainReasons(client, deal, []);
-    }
-    deal.lostReasonDescription = null;
-    await this.setLossReasons(client, deal.companyId, deal.id, []);
-  }
-
-  /** A deal won by PUT (status 2) makes its customer as the admin API's win does, from the persons the PUT left it. */
-  protected override async updated(client: PoolClient, deal: Deal, before: LoadedDeal) {
-    if (deal.status !== SalesStatus.won || before.record.status === SalesStatus.won) return;
-    const [main] = await run<{ person_id: string }>(client, MAIN_PERSON, [deal.companyId, deal.id]);
-    const party = customerPartyOf(deal, { participants: main ? [{ participant: { main: true }, person: { id: main.person_id } }] : [] });
-    if (party) await findOrCreateCustomer(client, deal.companyId, party, new Date(), CustomerStatus.ACTIVE);
+  /** PUT /deals/{id} (sales.update.ts). */
+  update(actor: Actor, ref: string, body: UpdateDealBody) {
+    return this.updates.update(actor, ref, body);
   }
 
   /**
@@ -102,17 +80,17 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    * deal has neither.
    */
   async win(companyId: string, ref: string, userId: string, gainReasonIds: string[], description: string | null) {
-    const target = await this.target(companyId, ref, userId);
-    const reasons = await this.reasons(companyId, 'gain_reason', gainReasonIds, 'gain_reason_ids');
-    return this.close(target, {
+    const target = await this.actions.target(companyId, ref, userId);
+    const reasons = await this.actions.reasons(companyId, 'gain_reason', gainReasonIds, 'gain_reason_ids');
+    return this.actions.close(target, {
       won: true,
       lossReasons: [],
       lossDescription: null,
-      also: async (client, deal, before) => {
+      also: async (tx, deal, before) => {
         deal.wonReasonDescription = description;
-        await this.setGainReasons(client, deal, reasons);
+        await this.store.replaceGainReasons(tx, deal, reasons);
         const party = customerPartyOf(deal, before.rel);
-        return party ? (await findOrCreateCustomer(client, companyId, party, new Date(), CustomerStatus.ACTIVE)).id : null;
+        return party ? (await findOrCreateCustomer(tx, companyId, party, new Date(), CustomerStatus.ACTIVE)).id : null;
       },
       event: ({ snapshot, at, by }, customerId) =>
         salesEvent('deal', 'won', snapshot, {
@@ -126,17 +104,6 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
     });
   }
 
-  /** A deal lost (or won, where `win` sets them) keeps no gain reasons or won description. */
-  protected override async closing(client: PoolClient, deal: Deal, won: boolean) {
-    if (won) return;
-    deal.wonReasonDescription = null;
-    await this.setGainReasons(client, deal, []);
-  }
-
-  private async setGainReasons(client: PoolClient, deal: Pick<Deal, 'id' | 'companyId'>, reasons: NamedItem[]) {
-    await this.setReasons(client, this.sql.setGainReasons, deal.companyId, deal.id, reasons);
-  }
-
   /**
    * The admin API's lead win with `deal` (decision 0057): the lead is won and, in the same transaction, a deal is
    * created from it: first stage of the primary pipeline, the lead's responsible (the master user when that one is
@@ -146,9 +113,8 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    */
   winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal | undefined) {
     if (!body) return this.leads.win(companyId, ref, userId);
-    return this.leads.win(companyId, ref, userId, async (client, { record: lead, rel: leadRel }, by) => {
-      const [row] = await run(client, this.sql.createReads, [companyId, null, lead.responsibleId, by.id]);
-      const reads = this.sql.createReadsFromRow(row ?? {});
+    return this.leads.win(companyId, ref, userId, async (tx, { record: lead, rel: leadRel }, by) => {
+      const reads = await this.store.sales.readCreation(tx, companyId, null, lead.responsibleId, by.id);
       const { stage, pipeline } = reads;
       if (!stage || !pipeline) throw invalidField('deal', 'the company has no primary pipeline with a stage to put the deal in');
       const { user: responsible } = responsibleOf(reads, lead.responsibleId);
@@ -162,13 +128,14 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
         leadSourceId,
         new Date(),
       );
+      const fields = { title: body.title, value: body.value ?? null } as CreateDealBody;
       const deal: Deal = {
-        ...this.newRecord(shared, { title: body.title, value: body.value ?? null }),
+        ...this.own.newRecord(shared, fields),
         organizationId: lead.organizationId ?? null,
         leadId: lead.id,
       };
       const rel: DealRelations = {
-        ...this.newRelations({
+        ...this.own.newRelations({
           stage,
           pipeline,
           pipelineStages: [],
@@ -179,8 +146,8 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
         }),
         lead: { id: lead.id, code: lead.code, title: lead.title },
       };
-      await this.insertRecord(client, deal, null, this.createdPayload(this.snapshot(deal, rel)));
-      return this.snapshot(deal, rel);
+      await this.creation.insertRecord(tx, deal, null, this.own.createdPayload(this.own.snapshot(deal, rel), deal, fields));
+      return this.own.snapshot(deal, rel);
     });
   }
 
@@ -189,28 +156,24 @@ export class Deals extends SalesRecords<Deal, DealRelations, DealSnapshot, Creat
    * fields are asked of chat for its persons when the key has crm/chats.read (`canReadChats`), as the lead detail's.
    */
   async detail(actor: Actor, given: string, canReadChats = false) {
-    const ref = await this.resolveRef(actor.companyId, given);
-    const r = ref && this.refOf(ref);
+    const ref = await this.refs.resolve(actor.companyId, given);
+    const r = ref && refOf(ref);
     if (!ref || !r) throw notFound('Deal');
-    const [row] = await run(await this.pool, r.byId ? this.sql.detailById : this.sql.detailByCode, [
-      actor.companyId,
-      r.value,
-      actor.userId,
-    ]);
-    if (!row) return this.refuse(actor, ref);
-    const found = this.detailOf(row);
+    const row = await this.store.detail(await this.store.sales.pool, actor.companyId, r.value, r.byId, actor.userId);
+    if (!row) return this.refs.refuse(actor, ref);
+    const found = this.details.of(row);
     const detail = {
       ...found,
       associations_count: {
         ...found.associations_count,
-        tasks: await this.tasksOf(actor.companyId, (found as unknown as { id: string }).id),
+        tasks: await this.details.tasksOf(actor.companyId, (found as unknown as { id: string }).id),
       },
     };
     if (!canReadChats) return detail;
     const participants = (detail as { participants?: { person: { id: string; name: string } }[] }).participants ?? [];
     return {
       ...detail,
-      ...(await this.chatFieldsOfDetail(
+      ...(await this.details.chatFields(
         actor.companyId,
         participants.map((p) => p.person),
       )),

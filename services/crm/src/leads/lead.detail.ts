@@ -1,12 +1,10 @@
-import { run } from '@svc/platform/db/native';
 import { isUuid } from '@svc/platform/errors';
 import { LRUCache } from 'lru-cache';
-import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import type { DetailParts } from '../sales/sales.base.js';
+import type { DetailParts } from '../sales/sales.details.js';
 import { type SalesDetailExtras, stageDurationsAt, withoutChatFields } from '../sales/sales.snapshot.js';
 import type { Lead } from './lead.entity.js';
-import type { LeadSql } from './lead.sql.js';
+import type { DetailCheckRow, LeadStore } from './lead.store.js';
 
 type Json = Record<string, unknown>;
 
@@ -50,15 +48,6 @@ interface Check {
   ref: string;
   byId: boolean;
   userId: string;
-}
-
-interface CheckRow {
-  n: number;
-  id: string;
-  version: number;
-  _catalogVersion: string;
-  viewsCount: number;
-  _nowUs: string;
 }
 
 /**
@@ -127,14 +116,13 @@ interface Waiting<I, O> {
 export class LeadDetails {
   private readonly cache: LRUCache<string, CachedDetail>;
   private readonly loading = new Map<string, Promise<CachedDetail | null>>();
-  private readonly checks: KeyedBatcher<Check, CheckRow>;
+  private readonly checks: KeyedBatcher<Check, DetailCheckRow>;
   private readonly idleMs: number;
   private purgedAt = performance.now();
 
   constructor(
-    private readonly pool: Promise<Pool>,
-    private readonly sql: LeadSql,
-    /** The parts of a detail read by the detail statements (SalesRecords.detailParts). */
+    private readonly store: LeadStore,
+    /** The parts of a detail read by the detail statements (SalesDetails.parts). */
     private readonly parts: (row: Json) => DetailParts<Lead>,
     options: { maxBytes?: number; idleMs?: number } = {},
   ) {
@@ -203,10 +191,9 @@ export class LeadDetails {
   }
 
   private async readFully(key: string, companyId: string, userId: string, ref: string | number, byId: boolean) {
-    const st = byId ? this.sql.detailById : this.sql.detailByCode;
-    const [row] = await run(await this.pool, st, [companyId, ref, uuidv7(), userId]);
+    const row = await this.store.detail(await this.store.sales.pool, companyId, ref, byId, uuidv7(), userId);
     if (!row) return null;
-    const detail = this.store(key, row);
+    const detail = this.keep(key, row);
     return { id: detail.id, text: this.body(detail, Number(row._nowUs), row._viewsCount as number), persons: detail.persons };
   }
 
@@ -214,9 +201,9 @@ export class LeadDetails {
   private reload(key: string, companyId: string, id: string): Promise<CachedDetail | null> {
     let p = this.loading.get(key);
     if (!p) {
-      p = this.pool
-        .then((pool) => run(pool, this.sql.detailOf, [companyId, id]))
-        .then(([row]) => (row ? this.store(key, row) : null))
+      p = this.store.sales.pool
+        .then((pool) => this.store.detailWithoutView(pool, companyId, id))
+        .then((row) => (row ? this.keep(key, row) : null))
         .finally(() => this.loading.delete(key));
       this.loading.set(key, p);
     }
@@ -224,21 +211,22 @@ export class LeadDetails {
   }
 
   /** The reads of one lead (one key): the same company and reference. */
-  private async check(items: Check[]): Promise<(CheckRow | undefined)[]> {
+  private async check(items: Check[]): Promise<(DetailCheckRow | undefined)[]> {
     const [{ companyId, ref, byId }] = items as [Check];
-    const rows = await run<CheckRow>(await this.pool, this.sql.detailCheck, [
+    const rows = await this.store.checkDetail(
+      await this.store.sales.pool,
       companyId,
       byId ? ref : null,
       byId ? null : Number(ref),
       items.map(() => uuidv7()),
       items.map((i) => i.userId),
-    ]);
-    const out: (CheckRow | undefined)[] = new Array(items.length);
+    );
+    const out: (DetailCheckRow | undefined)[] = new Array(items.length);
     for (const row of rows) out[row.n - 1] = row;
     return out;
   }
 
-  private store(key: string, row: Json): CachedDetail {
+  private keep(key: string, row: Json): CachedDetail {
     const { record, head, stagePeriods, associations } = this.parts(row);
     // The chat fields come from the chat service per read: the cached text holds a mark where they go.
     const own = withoutChatFields(head);

@@ -1,57 +1,76 @@
 import { notFound } from '@svc/platform/errors';
 import { salesEvent } from '@svc/platform/events/payloads';
+import type { Logger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
 import type { User } from '../companies/company.entity.js';
-import type { Actor, Loaded } from '../sales/sales.base.js';
-import type { NewSalesRecord } from '../sales/sales.rules.js';
-import { SalesRecords } from '../sales/sales.service.js';
+import type { SalesActions } from '../sales/sales.actions.js';
+import type { SalesChanges } from '../sales/sales.changes.js';
+import type { SalesCreation } from '../sales/sales.creation.js';
+import type { SalesDetails } from '../sales/sales.details.js';
+import type { SalesDeps, SalesService } from '../sales/sales.parts.js';
+import { salesParts } from '../sales/sales.parts.js';
+import type { SalesRefs } from '../sales/sales.refs.js';
+import { type Actor, refOf } from '../sales/sales.rules.js';
 import { type SalesRelations, withoutChatFields } from '../sales/sales.snapshot.js';
+import type { Loaded } from '../sales/sales.store.js';
+import type { SalesUpdate } from '../sales/sales.update.js';
 import { LeadDetails, type LeadPerson } from './lead.detail.js';
 import type { Lead } from './lead.entity.js';
-import type { CreateLeadBody, ListLeadsQuery } from './lead.schema.js';
+import { leadKind } from './lead.kind.js';
+import type { CreateLeadBody, ListLeadsQuery, UpdateLeadBody } from './lead.schema.js';
 import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
-import { LeadSql } from './lead.sql.js';
+import { LeadStore } from './lead.store.js';
 import { LeadViewFolder } from './lead.views.js';
 
 export type LoadedLead = Loaded<Lead, SalesRelations>;
 
 type Json = Record<string, unknown>;
 
-/** crm's lead operations: the ones leads share with deals (SalesRecords), the detail with views, the list, win. */
-export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
-  declare readonly sql: LeadSql;
+/**
+ * crm's lead operations: the ones leads share with deals, each through the collaborator that holds it (creation,
+ * updates, actions, refs, changes, details), and the lead's own: the cached detail with its views, the list, win.
+ */
+export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, CreateLeadBody, UpdateLeadBody> {
+  readonly kind = 'lead' as const;
+  readonly logger: Logger;
+  readonly store: LeadStore;
+  readonly refs: SalesRefs;
+  readonly changes: SalesChanges<Lead, SalesRelations, LeadSnapshot>;
+  readonly creation: SalesCreation<Lead, SalesRelations, LeadSnapshot, CreateLeadBody>;
+  readonly updates: SalesUpdate<Lead, SalesRelations, LeadSnapshot, UpdateLeadBody>;
+  readonly actions: SalesActions<Lead, SalesRelations, LeadSnapshot>;
+  readonly details: SalesDetails<Lead, SalesRelations, LeadSnapshot>;
+  /** The assembled details, cached and checked against versions (decision 0015). */
+  readonly cache: LeadDetails;
   readonly views: LeadViewFolder;
-  readonly details: LeadDetails;
 
-  constructor(ctx: ServiceContext) {
-    super(ctx, new LeadSql(ctx.orm));
-    this.views = new LeadViewFolder(this.pool, this.sql, ctx.logger);
-    this.details = new LeadDetails(this.pool, this.sql, (row) => this.detailParts(row));
+  constructor(ctx: ServiceContext, deps: SalesDeps) {
+    this.logger = ctx.logger;
+    this.store = new LeadStore(ctx.orm);
+    const parts = salesParts(ctx, this.store.sales, leadKind, deps);
+    this.refs = parts.refs;
+    this.changes = parts.changes;
+    this.creation = parts.creation;
+    this.updates = parts.updates;
+    this.actions = parts.actions;
+    this.details = parts.details;
+    this.views = new LeadViewFolder(this.store.sales.pool, this.store, ctx.logger);
+    this.cache = new LeadDetails(this.store, (row) => this.details.parts(row));
   }
 
-  snapshot(lead: Lead, rel: SalesRelations): LeadSnapshot {
-    return leadSnapshot(lead, rel);
+  snapshotOf({ record, rel }: LoadedLead): LeadSnapshot {
+    return leadSnapshot(record, rel);
   }
 
-  protected newRecord(shared: NewSalesRecord): Lead {
-    return { ...shared, viewsCount: 0, detailVersion: 0 };
+  /** POST /leads (sales.creation.ts). */
+  create(actor: Actor, body: CreateLeadBody, headerKey?: string) {
+    return this.creation.create(actor, body, headerKey);
   }
 
-  protected newRelations(shared: SalesRelations): SalesRelations {
-    return shared;
-  }
-
-  /** LeadCreatedPayload: the lead, and the qualification when the body sent one (previous values null). */
-  protected createdPayload(snapshot: LeadSnapshot, lead: Lead, body: CreateLeadBody): Json {
-    if (body.quality_rating === undefined) return { lead: snapshot };
-    return {
-      lead: snapshot,
-      previous_quality: null,
-      previous_quality_reason: null,
-      new_quality: lead.qualityRating,
-      new_quality_reason: lead.qualityReason,
-    };
+  /** PUT /leads/{id} (sales.update.ts). */
+  update(actor: Actor, ref: string, body: UpdateLeadBody) {
+    return this.updates.update(actor, ref, body);
   }
 
   /**
@@ -60,19 +79,19 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
    * crm/chats.read; without it the chat fields are false and empty (spec, Lead detail).
    */
   async detailJson(actor: Actor, given: string, canReadChats = false): Promise<string> {
-    const ref = await this.resolveRef(actor.companyId, given);
-    if (!ref || !this.refOf(ref)) throw notFound('Lead');
+    const ref = await this.refs.resolve(actor.companyId, given);
+    if (!ref || !refOf(ref)) throw notFound('Lead');
     const chatFields = canReadChats
-      ? async (persons: LeadPerson[]) => JSON.stringify(await this.chatFieldsOfDetail(actor.companyId, persons)).slice(1, -1)
+      ? async (persons: LeadPerson[]) => JSON.stringify(await this.details.chatFields(actor.companyId, persons)).slice(1, -1)
       : undefined;
-    const tasksOf = (id: string) => this.tasksOf(actor.companyId, id);
-    return (await this.details.read(actor.companyId, actor.userId, ref, chatFields, tasksOf)) ?? this.refuse(actor, ref);
+    const tasksOf = (id: string) => this.details.tasksOf(actor.companyId, id);
+    return (await this.cache.read(actor.companyId, actor.userId, ref, chatFields, tasksOf)) ?? this.refs.refuse(actor, ref);
   }
 
   /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045); no chat fields. */
   async list(actor: Actor, q: ListLeadsQuery) {
-    return this.sql.list.page(await this.pool, actor, q, (row) => {
-      const { record, rel } = this.sql.fromRow(row);
+    return this.store.list(await this.store.sales.pool, actor, q, (row) => {
+      const { record, rel } = this.store.sales.select.fromRow(row);
       return withoutChatFields(leadSnapshot(record, rel));
     });
   }
@@ -81,12 +100,12 @@ export class Leads extends SalesRecords<Lead, SalesRelations, LeadSnapshot> {
    * The admin API's win: lead.won (and lead.updated). `makeDeal` (a win with `deal`) creates the deal in the same
    * transaction, its deal.created with it, and lead.won carries its DealSnapshot (decision 0057); else `deal` is null.
    */
-  async win(companyId: string, ref: string, userId: string, makeDeal?: (client: PoolClient, lead: LoadedLead, by: User) => Promise<Json>) {
-    return this.close(await this.target(companyId, ref, userId), {
+  async win(companyId: string, ref: string, userId: string, makeDeal?: (tx: PoolClient, lead: LoadedLead, by: User) => Promise<Json>) {
+    return this.actions.close(await this.actions.target(companyId, ref, userId), {
       won: true,
       lossReasons: [],
       lossDescription: null,
-      also: makeDeal && ((client, _lead, before, by) => makeDeal(client, before, by)),
+      also: makeDeal && ((tx, _lead, before, by) => makeDeal(tx, before, by)),
       event: ({ snapshot, at, by }, deal) => salesEvent('lead', 'won', snapshot, { won_date: at, won_by: by, deal: deal ?? null }),
     });
   }

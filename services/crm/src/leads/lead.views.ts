@@ -1,7 +1,6 @@
-import { run } from '@svc/platform/db/native';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
-import type { LeadSql } from './lead.sql.js';
+import type { LeadStore } from './lead.store.js';
 
 const BATCH = 5000;
 
@@ -17,7 +16,7 @@ export class LeadViewFolder {
 
   constructor(
     private readonly pool: Promise<Pool>,
-    private readonly sql: LeadSql,
+    private readonly store: Pick<LeadStore, 'foldViews'>,
     private readonly logger: Logger,
     private readonly intervalMs = 250,
   ) {}
@@ -48,7 +47,6 @@ export class LeadViewFolder {
   }
 
   private async foldOnce(): Promise<number> {
-    const [row] = await run<{ folded: number }>(await this.pool, this.sql.foldViews, [BATCH]);
-    return row?.folded ?? 0;
+    return this.store.foldViews(await this.pool, BATCH);
   }
 }

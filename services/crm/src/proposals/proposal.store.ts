@@ -1,8 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
-import { dealVisibleSql } from '../deals/deal.sql.js';
 import { proposalSummaryJson } from '../sales/sales.proposals.js';
-import { leadVisibleSql } from '../sales/sales.visibility.js';
+import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
 import type { PricedItem } from './proposal.rules.js';
 
 export type ProposalRecordKind = 'lead' | 'deal';

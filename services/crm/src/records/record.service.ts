@@ -13,8 +13,7 @@ import {
   type UserSummary,
 } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
-import { dealVisibleSql } from '../deals/deal.sql.js';
-import { leadVisibleSql } from '../sales/sales.visibility.js';
+import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
 
 const MAX_REFS = 5000;
 
@@ -31,7 +30,7 @@ function idsByType(refs: GetRecordSummariesRequest['refs']): Map<RecordType, str
 }
 
 // One round trip for every type; a type with no ids costs an index probe with an empty array.
-// Deals follow the visibility rule of leads (deal.sql.ts); deliveries and customers are seen by every user of the
+// Deals follow the visibility rule of leads (sales.visibility.ts); deliveries and customers are seen by every user of the
 // company.
 const SUMMARIES_SQL = `
 select

@@ -5,9 +5,9 @@ import { hasPermission, type Identity } from '@svc/platform/identity';
 import { z } from 'zod';
 import type { SalesRecord } from './sales.entity.js';
 import type { CreationAnswer } from './sales.idempotency.js';
+import type { SalesService } from './sales.parts.js';
 import { personReceipt } from './sales.responses.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
-import type { SalesRecords } from './sales.service.js';
 import type { SalesRelations } from './sales.snapshot.js';
 
 /** The most items one batch takes (decision 0181). */
@@ -56,7 +56,7 @@ export const batchResult = z
 export const batchAnswer = z.object({ results: z.array(batchResult) }).meta({ id: 'BatchResponse' });
 export type BatchResult = z.infer<typeof batchResult>;
 
-/** The 409 of an external id another record holds (SalesBase.externalIdTaken). */
+/** The 409 of an external id another record holds (SalesRefs.externalIdTaken). */
 const isExternalIdConflict = (err: unknown) => err instanceof AppError && err.kind === 'conflict' && err.message.startsWith('external_id:');
 
 /** The fields of a creation body that an update does not take: an upsert item that updates may not send them. */
@@ -86,7 +86,7 @@ interface BatchSchemas<CB, UB> {
 
 /**
  * Runs a batch (decision 0181): the items one after the other in their order, each through the single routes'
- * own `create` or `applyUpdate`, so every rule, idempotency key and event is theirs, and each in its own
+ * own `create` or `update`, so every rule, idempotency key and event is theirs, and each in its own
  * transaction, so an item's failure undoes nothing of another's. A later item sees what an earlier one wrote: the
  * same external_id twice creates once (then 409 in create mode, an update in upsert mode), the same person twice
  * with avoid_duplicate is created once and then found.
@@ -98,7 +98,7 @@ export async function runBatch<
   CB extends CreateSalesBody,
   UB extends UpdateSalesBody,
 >(
-  records: SalesRecords<R, Rel, S, CB, UB>,
+  records: SalesService<R, Rel, S, CB, UB>,
   identity: Extract<Identity, { kind: 'integration' }>,
   body: { mode: BatchMode; items: Record<string, unknown>[] },
   schemas: BatchSchemas<CB, UB>,
@@ -113,12 +113,12 @@ export async function runBatch<
     if (!canUpdate) throw forbidden(`The key lacks the permission crm/${kind}.update`);
     const sent = CREATION_ONLY.find((f) => item[f] !== undefined);
     if (sent) throw invalidField(sent, `not taken when an upsert updates an existing ${kind}`);
-    const { answer, changed } = await records.applyUpdate(identity, id, parse(schemas.update, schemas.toUpdate(item)));
+    const { answer, changed } = await records.updates.apply(identity, id, parse(schemas.update, schemas.toUpdate(item)));
     return { index, status: 200, id: answer.id, code: answer.code, action: changed ? 'updated' : 'unchanged' };
   };
   const create = async (index: number, item: CB): Promise<BatchResult> => {
     if (!canCreate) throw forbidden(`The key lacks the permission crm/${kind}.create`);
-    const created: CreationAnswer = await records.create(identity, item);
+    const created: CreationAnswer = await records.creation.create(identity, item);
     return {
       index,
       status: 201,
@@ -130,13 +130,13 @@ export async function runBatch<
     };
   };
   const upsert = async (index: number, item: CB, externalId: string): Promise<BatchResult> => {
-    const existing = await records.externalIdOf(identity.companyId, externalId);
+    const existing = await records.refs.externalIdOf(identity.companyId, externalId);
     if (existing) return update(index, item, existing);
     try {
       return await create(index, item);
     } catch (err) {
       // Another request created a record with this external id meanwhile: the upsert updates it instead.
-      const holder = isExternalIdConflict(err) ? await records.externalIdOf(identity.companyId, externalId) : null;
+      const holder = isExternalIdConflict(err) ? await records.refs.externalIdOf(identity.companyId, externalId) : null;
       if (!holder) throw err;
       return update(index, item, holder);
     }
@@ -147,7 +147,7 @@ export async function runBatch<
       const item = parse(schemas.create, raw);
       results.push(body.mode === 'upsert' && item.external_id ? await upsert(index, item, item.external_id) : await create(index, item));
     } catch (err) {
-      const e = toAppError(err, records.ctx.logger, { method: 'POST', path: `/${kind}s/batch` });
+      const e = toAppError(err, records.logger, { method: 'POST', path: `/${kind}s/batch` });
       const error = errorBodyOf(e);
       results.push({ index, status: error.statusCode, action: 'failed', error });
     }

@@ -5,10 +5,10 @@
  * (`whatsapp_chats` an alias of `channel_chats`); events carry the webhook's own (decision 0130).
  */
 
-import { run, statement } from '@svc/platform/db/native';
 import type { Logger } from '@svc/platform/logging';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
 import type { Pool, PoolClient } from 'pg';
+import { chatResponsibles } from './sales.chats.store.js';
 import type { UserSummary } from './sales.summaries.js';
 
 /** Where the chats of persons come from: the chat service's client (chats/chat-links.ts), set at start in service.ts. */
@@ -31,13 +31,11 @@ interface NamedPerson {
   name: string | null;
 }
 
-const usersOf = statement('crm_users_for_chat_fields', 'select id, name, avatar from users where company_id = $1 and id = any($2::uuid[])');
-
 /** `chats` with their responsible users' summaries, read from crm's users on `db`. */
 export async function withResponsibles(db: Pool | PoolClient, companyId: string, chats: PersonChat[]): Promise<LinkedChat[]> {
   const ids = [...new Set(chats.flatMap((c) => (c.responsible_user_id ? [c.responsible_user_id] : [])))];
   const users = new Map<string, UserSummary>();
-  if (ids.length) for (const u of await run<UserSummary>(db, usersOf, [companyId, ids])) users.set(u.id, u);
+  if (ids.length) for (const u of await chatResponsibles(db, companyId, ids)) users.set(u.id, u);
   return chats.map((c) => ({ ...c, responsible: c.responsible_user_id ? (users.get(c.responsible_user_id) ?? null) : null }));
 }
 

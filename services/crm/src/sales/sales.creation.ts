@@ -1,67 +1,70 @@
-import { inTransaction, run } from '@svc/platform/db/native';
-import { AppError, invalidField } from '@svc/platform/errors';
+import { inTransaction } from '@svc/platform/db/native';
+import { AppError } from '@svc/platform/errors';
+import type { ServiceContext } from '@svc/platform/service';
 import { currentTraceparent } from '@svc/platform/tracing';
-import type { Pool, PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
-import { CONTACT_TYPES } from '../contacts/contact.entity.js';
-import type { PersonWithContacts } from '../contacts/contact.sql.js';
+import type { AnswerPlan } from '../catalog/custom-field.answers.js';
+import type { ContactSql, PersonWithContacts } from '../contacts/contact.sql.js';
 import type { MarketingAcquisition, MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
-import { type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
-import { attemptOwnerOf } from './sales.attempts.js';
-import { type Actor, SalesBase } from './sales.base.js';
+import { originSourceName, type PreparedMarketing, prepareMarketing } from '../marketing/tracking.js';
+import { attemptOwnerOf } from './sales.attempts.store.js';
+import type { SalesChanges } from './sales.changes.js';
 import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
-import { type CreationAnswer, createOnce, type PersonReceipt, type SettleKey } from './sales.idempotency.js';
-import { checkFollowers, creationBasics, type NewSalesRecord, newSalesRecord, originOf, participantRow } from './sales.rules.js';
-import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
+import { type CreationAnswer, createOnce, type SettleKey } from './sales.idempotency.js';
+import type { RecordKind } from './sales.kind.js';
+import type { OriginSource } from './sales.origins.js';
+import type { SalesRefs } from './sales.refs.js';
+import {
+  type Actor,
+  checkFollowers,
+  checkReferences,
+  creationBasics,
+  newSalesRecord,
+  participantRow,
+  personReceipts,
+} from './sales.rules.js';
+import type { CreateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
 import { effectiveConsent, noRelations, type SalesRelations } from './sales.snapshot.js';
+import type { Db, SalesStore } from './sales.store.js';
 import { type CustomFieldChange, customFieldsWithAnswers } from './sales.summaries.js';
 
 type Json = Record<string, unknown>;
 
-const MATCHES: Record<number, PersonReceipt['match']> = {
-  [CONTACT_TYPES.email]: 'email',
-  [CONTACT_TYPES.phone]: 'phone',
-  [CONTACT_TYPES.website]: 'website',
-  [CONTACT_TYPES.other]: 'other',
-};
-
-/**
- * The receipts of a creation's persons (decision 0182), main person first: created, found by a contact of the
- * Person object, or named by persons_id.
- */
-export function personReceipts(participants: PersonWithContacts[]): { person?: PersonReceipt; persons?: PersonReceipt[] } {
-  const receipts = participants.map(
-    (p): PersonReceipt => ({
-      id: p.person.id,
-      match: p.created ? 'created' : p.matchedType !== undefined ? (MATCHES[p.matchedType] ?? 'other') : 'id',
-    }),
-  );
-  if (!receipts[0]) return {};
-  return receipts.length > 1 ? { person: receipts[0], persons: receipts } : { person: receipts[0] };
-}
-
 /** The fields of a creation that only a richer creation (extra writes in a transaction) handles. */
 const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organization', 'custom_fields', 'followers', 'note'] as const;
 
-/** Creation (POST /leads, POST /deals; decisions 0040, 0042): idempotency, relations, followers and note after the record. */
-export abstract class SalesCreation<
+/** What a creation holds: the kind's store and rules, its refs (external ids), its changes (followers, note) and origins. */
+export interface CreationParts<
   R extends SalesRecord,
   Rel extends SalesRelations,
   S extends { updated_at: string },
-  CB extends CreateSalesBody = CreateSalesBody,
-  UB extends UpdateSalesBody = UpdateSalesBody,
-> extends SalesBase<R, Rel, S, CB, UB> {
-  /** A new record: the shared columns plus the kind's own, from the creation body. */
-  protected abstract newRecord(shared: NewSalesRecord, body: CB): R;
-  /** A new record's relations: the shared ones plus the kind's own. */
-  protected abstract newRelations(shared: SalesRelations): Rel;
-  /** The `<kind>.created` payload besides `custom_fields_changed`, which the creation adds when it has answers. */
-  protected abstract createdPayload(snapshot: S, record: R, body: CB): Json;
+  CB extends CreateSalesBody,
+> {
+  ctx: ServiceContext;
+  store: SalesStore<R, Rel>;
+  kind: RecordKind<R, Rel, S, CB, never>;
+  refs: SalesRefs;
+  changes: SalesChanges<R, Rel, S>;
+  contacts: ContactSql;
+  origins: OriginSource;
+}
+
+/**
+ * Creation (POST /leads, POST /deals; decisions 0040, 0042): the whole path of a new record, top to bottom, calling the
+ * store for reads and writes, the rules for checks, the kind for what differs, and `changes` for what comes after.
+ */
+export class SalesCreation<
+  R extends SalesRecord,
+  Rel extends SalesRelations,
+  S extends { updated_at: string },
+  CB extends CreateSalesBody,
+> {
+  constructor(private readonly parts: CreationParts<R, Rel, S, CB>) {}
 
   /**
    * POST /leads and POST /deals. The marketing object and the consent are settled first, without storage (a
@@ -71,40 +74,53 @@ export abstract class SalesCreation<
    * write statement (decision 0040).
    */
   async create(actor: Actor, body: CB, headerKey?: string): Promise<CreationAnswer> {
+    const { ctx, store, refs } = this.parts;
     const marketing = prepareMarketing(body.measurement_consent, body.marketing);
     const key = headerKey ?? body.idempotency_key;
     try {
       if (!key) return await this.createRecord(actor, body, marketing, null);
-      const owner = attemptOwnerOf(this.ctx);
-      return await createOnce(await this.pool, this.sql.keys, owner, actor.companyId, key, (settle) =>
+      const owner = attemptOwnerOf(ctx);
+      return await createOnce(await store.pool, store.keys, owner, actor.companyId, key, (settle) =>
         this.createRecord(actor, body, marketing, settle),
       );
     } catch (err) {
-      throw withoutSensitiveText(await this.externalIdTaken(err, actor.companyId, body.external_id), marketing.sensitive);
+      throw withoutSensitiveText(await refs.externalIdTaken(err, actor.companyId, body.external_id), marketing.sensitive);
     }
   }
 
   /** `settle`: the idempotency key's, called last in the creation's transaction (a keyed creation always has one). */
-  protected async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, settle: SettleKey | null): Promise<CreationAnswer> {
+  private async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, settle: SettleKey | null): Promise<CreationAnswer> {
+    const { store, kind, changes, origins } = this.parts;
     // The chats of the persons it names are asked of chat while the references are read, before the transaction.
     const prefetch =
-      body.persons_id?.length || body.person ? this.chatsBefore(actor.companyId, null, body.persons_id ?? [], body.person) : null;
-    const pool = await this.pool;
-    const { stage, pipeline, responsible, handedOver, creator, requested, responsibleId } = await creationBasics(
-      pool,
-      this.sql,
-      actor,
-      body,
-    );
+      body.persons_id?.length || body.person ? changes.chatsBefore(actor.companyId, null, body.persons_id ?? [], body.person) : null;
+    const pool = await store.pool;
+    const responsibleId = body.responsible_id ?? actor.userId;
+    const reads = await store.readCreation(pool, actor.companyId, body.stage_id ?? null, responsibleId, actor.userId);
+    const { stage, pipeline, responsible, handedOver, creator, requested } = creationBasics(reads, actor, body, responsibleId);
     const rich = handedOver || settle !== null || RICH_FIELDS.some((f) => body[f] !== undefined && body[f] !== null);
-    const refs = rich ? await this.richReads(pool, actor.companyId, body) : null;
+    const followers = body.followers ?? [];
+    const references = rich
+      ? await store.readReferences(pool, actor.companyId, {
+          tags: body.tags ?? [],
+          persons: body.persons_id ?? [],
+          organizationId: body.organization_id ?? null,
+          users: followers.map((f) => f.user_id),
+          roles: followers.flatMap((f) => (f.role_id ? [f.role_id] : [])),
+        })
+      : null;
     const draft = marketing.acquisition;
-    const origin = await originOf(this.ctx, actor, body, draft);
+    const origin = await origins.resolve(actor.companyId, {
+      crmLeadSourceId: body.crm_lead_source_id,
+      svcCode: draft?.svc_code,
+      sourceName: draft && originSourceName(draft),
+    });
+    if (draft?.svc_conversion_tool) await origins.conversionTool(actor.companyId, draft.svc_conversion_tool);
     const now = new Date();
     const shared = newSalesRecord(actor, body, { stage, pipeline, responsible }, marketing.consent, origin.leadSource?.id ?? null, now);
-    const record = this.newRecord(shared, body);
-    const acquisition = draft ? acquisitionOf(this.kind, record, draft, origin, now) : null;
-    const rel = this.newRelations({
+    const record = kind.newRecord(shared, body);
+    const acquisition = draft ? acquisitionOf(kind.kind, record, draft, origin, now) : null;
+    const rel = kind.newRelations({
       stage,
       pipeline,
       pipelineStages: [],
@@ -119,54 +135,43 @@ export abstract class SalesCreation<
       },
       ...noRelations(),
     });
-    let changes: CustomFieldChange[] | null = null;
-    const write = async (db: Pool | PoolClient) => {
+    let changed: CustomFieldChange[] | null = null;
+    const write = async (db: Db) => {
       const payload = {
-        ...this.createdPayload(this.snapshot(record, rel), record, body),
-        ...(changes ? { custom_fields_changed: changes } : {}),
+        ...kind.createdPayload(kind.snapshot(record, rel), record, body),
+        ...(changed ? { custom_fields_changed: changed } : {}),
       };
       await this.insertRecord(db, record, acquisition, payload);
     };
-    if (!refs) {
+    if (!references) {
       await write(pool);
     } else {
-      const plans = this.checkReferences(refs, body, record);
-      checkFollowers(refs, body.followers ?? []);
+      const plans = checkReferences(references, body, record);
+      checkFollowers(references, followers);
       const chats = (await prefetch) ?? ChatPrefetch.none;
-      await inTransaction(pool, async (client) => {
-        const created = await this.writeRelations(client, record, rel, body, refs, plans, now);
+      await inTransaction(pool, async (tx) => {
+        const created = await this.writeRelations(tx, record, rel, body, references, plans, now);
         rel.chats = await chats.of(
-          client,
+          tx,
           rel.participants.map((p) => p.person.id),
           created,
         );
         if (handedOver) {
-          await this.insertNote(client, record, {
-            content: `Responsible user ${requested?.name ?? responsibleId} is inactive or archived; the ${this.kind} was assigned to the account's master user.`,
+          await this.insertNote(tx, record, {
+            content: `Responsible user ${requested?.name ?? responsibleId} is inactive or archived; the ${kind.kind} was assigned to the account's master user.`,
             isPinned: false,
             automatic: true,
             createdById: null,
           });
         }
         if (plans.length) {
-          changes = customFieldsWithAnswers(rel.customFields).map((f): CustomFieldChange => ({ ...f, previous_answers: [] }));
+          changed = customFieldsWithAnswers(rel.customFields).map((f): CustomFieldChange => ({ ...f, previous_answers: [] }));
         }
-        await write(client);
+        await write(tx);
         // Last, so the key's row is locked only until the commit: a replay meanwhile is not held up.
-        await settle?.(client, record, personReceipts(rel.participants));
+        await settle?.(tx, record, personReceipts(rel.participants));
       });
-      if (body.followers?.length || body.note) {
-        try {
-          await this.afterCreation(actor, record, body);
-        } catch (err) {
-          // Spec rule 6: the record stays created; the answer names it so a client need not create it again.
-          this.ctx.logger.error({ err, kind: this.kind, id: record.id }, 'followers and note failed after the record');
-          throw new AppError(
-            'internal',
-            `the ${this.kind} ${record.id} (code ${record.code}) was created, but its followers and note were not saved`,
-          );
-        }
-      }
+      if (followers.length || body.note) await this.afterCreation(actor, record, body);
     }
     return {
       id: record.id,
@@ -181,122 +186,74 @@ export abstract class SalesCreation<
    * Writes a new record with its acquisition and its `<kind>.created` (`payload`, whose record code the statement
    * fills in) in the one creation statement (decision 0010), and sets the record's code.
    */
-  protected async insertRecord(db: Pool | PoolClient, record: R, acquisition: MarketingAcquisition | null, payload: Json) {
-    const [created] = await run<{ id: string; code: number }>(db, this.sql.create, [
-      record.companyId,
-      JSON.stringify(this.sql.record.row(record)),
-      JSON.stringify(acquisition ? [this.sql.acquisitionRow(acquisition)] : []),
-      uuidv7(),
-      JSON.stringify(payload),
-      currentTraceparent() ?? null,
-    ]);
-    if (!created) throw new Error(`${this.kind} insert returned no row`);
-    this.ctx.outbox.wake(db);
-    record.code = Number(created.code);
-  }
-
-  /** The tags, persons, organization, custom fields (of the kind), users and follower roles a request names. */
-  protected async richReads(
-    db: Pool | PoolClient,
-    companyId: string,
-    body: {
-      tags?: string[] | undefined;
-      persons_id?: string[] | undefined;
-      organization_id?: string | null | undefined;
-      followers?: { user_id: string; role_id?: string | null | undefined }[] | undefined;
-    },
-  ): Promise<RichReads> {
-    const [row] = await run(db, this.sql.richReads, [
-      companyId,
-      body.tags ?? [],
-      body.persons_id ?? [],
-      body.organization_id ?? null,
-      (body.followers ?? []).map((f) => f.user_id),
-      (body.followers ?? []).flatMap((f) => (f.role_id ? [f.role_id] : [])),
-    ]);
-    return this.sql.richReadsFromRow(row ?? {});
-  }
-
-  /** Unknown tags, persons, organization or custom fields are a 400 naming the item; returns the answers' plans. */
-  protected checkReferences(refs: RichReads, body: CB, record: R): AnswerPlan[] {
-    (body.tags ?? []).forEach((id, i) => {
-      if (!refs.tags.some((t) => t.id === id)) throw invalidField(`tags[${i}]`, 'unknown tag');
+  async insertRecord(db: Db, record: R, acquisition: MarketingAcquisition | null, payload: Json): Promise<void> {
+    const { ctx, store } = this.parts;
+    record.code = await store.insertRecord(db, record, acquisition ? [acquisition] : [], {
+      id: uuidv7(),
+      payload,
+      traceparent: currentTraceparent() ?? null,
     });
-    (body.persons_id ?? []).forEach((id, i) => {
-      if (!refs.persons.some((p) => p.person.id === id)) throw invalidField(`persons_id[${i}]`, 'unknown person');
-    });
-    if (body.organization_id && !refs.organization) throw invalidField('organization_id', 'unknown organization');
-    return this.planAnswers(refs, body.custom_fields ?? [], record, false);
-  }
-
-  /** The plans of `answers` (named `custom_fields[i]` in errors, or by their own fields when `path` is ''). */
-  protected planAnswers(
-    refs: Pick<RichReads, 'fields'>,
-    answers: AnswerInput[],
-    record: R,
-    allowFiles: boolean,
-    path = (i: number) => `custom_fields[${i}]`,
-  ): AnswerPlan[] {
-    const fields = new Map<string, FieldDefinition>(refs.fields.map((f) => [f.field.id, f]));
-    const at = new Date();
-    return answers.map((a, i) => planAnswer(fields, a, path(i), { companyId: record.companyId, recordId: record.id, at, allowFiles }));
+    ctx.outbox.wake(db);
   }
 
   /**
    * The creation's extra rows (persons, organization, participants, tags, answers), written before the record. Returns
    * the persons it created.
    */
-  protected async writeRelations(
-    client: PoolClient,
+  private async writeRelations(
+    tx: PoolClient,
     record: R,
     rel: Rel,
     body: CB,
-    refs: RichReads,
+    references: RichReads,
     plans: AnswerPlan[],
     at: Date,
   ): Promise<Set<string>> {
+    const { store, contacts } = this.parts;
     const people: PersonWithContacts[] = [];
-    if (body.person) people.push(await this.contacts.resolvePerson(client, record.companyId, body.person, 'person', at));
+    if (body.person) people.push(await contacts.resolvePerson(tx, record.companyId, body.person, 'person', at));
     for (const id of body.persons_id ?? []) {
-      const found = refs.persons.find((p) => p.person.id === id);
+      const found = references.persons.find((p) => p.person.id === id);
       if (found && !people.some((p) => p.person.id === id)) people.push(found);
     }
-    if (body.organization) rel.organization = await this.contacts.createOrganization(client, record.companyId, body.organization, at);
-    else if (body.organization_id) rel.organization = refs.organization;
+    if (body.organization) rel.organization = await contacts.createOrganization(tx, record.companyId, body.organization, at);
+    else if (body.organization_id) rel.organization = references.organization;
     record.organizationId = rel.organization?.id ?? null;
     rel.participants = people.map((p, i) => ({ participant: participantRow(record, p.person.id, i === 0, at), ...p }));
-    await this.sql.insert(
-      client,
+    await store.insert(
+      tx,
       'participants',
       rel.participants.map((p) => p.participant),
     );
     const tagIds = [...new Set(body.tags ?? [])];
-    // The order relationsSelect reads them in: one creation's tags share created_at, so by name (code points,
-    // collate "C" there), then id.
+    // The order the snapshot reads them in: one creation's tags share created_at, so by name (code points, collate
+    // "C" there), then id.
     const byCodePoints = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-    rel.tags = refs.tags.filter((t) => tagIds.includes(t.id)).sort((a, b) => byCodePoints(a.name, b.name) || byCodePoints(a.id, b.id));
-    await this.sql.insert(
-      client,
+    rel.tags = references.tags
+      .filter((t) => tagIds.includes(t.id))
+      .sort((a, b) => byCodePoints(a.name, b.name) || byCodePoints(a.id, b.id));
+    await store.insert(
+      tx,
       'tags',
       tagIds.map((tagId): SalesTag => ({ recordId: record.id, tagId, companyId: record.companyId, createdAt: at })),
     );
     rel.customFields = plans.flatMap((p) =>
       p.rows.map((value) => ({ field: p.field.field, value, option: p.field.options.find((o) => o.id === value.optionId) ?? null })),
     );
-    await this.sql.insert(
-      client,
+    await store.insert(
+      tx,
       'answers',
       plans.flatMap((p) => p.rows),
     );
     return new Set(people.filter((p) => p.created).map((p) => p.person.id));
   }
 
-  protected async insertNote(
-    client: PoolClient,
+  private async insertNote(
+    tx: PoolClient,
     record: Pick<R, 'id' | 'companyId'>,
     note: { content: string; isPinned: boolean; automatic: boolean; createdById: string | null },
   ) {
-    await this.sql.insert(client, 'notes', [
+    await this.parts.store.insert(tx, 'notes', [
       { id: uuidv7(), companyId: record.companyId, recordId: record.id, createdAt: new Date(), ...note },
     ]);
   }
@@ -306,10 +263,10 @@ export abstract class SalesCreation<
    * here is an error answer naming the record, which stays created (and the idempotency key consumed). Duplicate
    * users count once. The record's followers change its snapshot, so `<kind>.updated` is written with them.
    */
-  protected async afterCreation(actor: Actor, record: R, body: CB) {
-    const followers = body.followers ?? [];
+  private async afterCreation(actor: Actor, record: R, body: CB) {
+    const { ctx, store, kind, changes } = this.parts;
     const users = new Set<string>();
-    const rows = followers.flatMap((f) => {
+    const rows = (body.followers ?? []).flatMap((f) => {
       if (users.has(f.user_id)) return [];
       users.add(f.user_id);
       const at = new Date();
@@ -325,16 +282,25 @@ export abstract class SalesCreation<
         },
       ];
     });
-    await this.change(record.companyId, record.id, async (client) => {
-      await this.sql.insert(client, 'followers', rows, true);
-      if (body.note) {
-        await this.insertNote(client, record, {
-          content: body.note.content,
-          isPinned: body.note.is_pinned ?? false,
-          automatic: false,
-          createdById: actor.userId,
-        });
-      }
-    });
+    try {
+      await changes.change(record.companyId, record.id, async (tx) => {
+        await store.insert(tx, 'followers', rows, true);
+        if (body.note) {
+          await this.insertNote(tx, record, {
+            content: body.note.content,
+            isPinned: body.note.is_pinned ?? false,
+            automatic: false,
+            createdById: actor.userId,
+          });
+        }
+      });
+    } catch (err) {
+      // Spec rule 6: the record stays created; the answer names it so a client need not create it again.
+      ctx.logger.error({ err, kind: kind.kind, id: record.id }, 'followers and note failed after the record');
+      throw new AppError(
+        'internal',
+        `the ${kind.kind} ${record.id} (code ${record.code}) was created, but its followers and note were not saved`,
+      );
+    }
   }
 }

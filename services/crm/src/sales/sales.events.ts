@@ -1,7 +1,7 @@
 import { changesSchema } from '@svc/platform/events/changes';
 import { type EventContract, event } from '@svc/platform/http/contract';
 import { z } from 'zod';
-import { SALES_CHANGE_RULES } from './sales.base.js';
+import { SALES_CHANGE_RULES } from './sales.changes.js';
 import {
   customFieldChange,
   dealSnapshotSchema,

@@ -4,8 +4,8 @@ import { parse, parseQuery } from '@svc/platform/http/parse';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import type { SalesRecord } from './sales.entity.js';
+import type { SalesService } from './sales.parts.js';
 import { customFieldAnswer, idempotencyKey } from './sales.schema.js';
-import type { SalesRecords } from './sales.service.js';
 import type { SalesRelations } from './sales.snapshot.js';
 
 /** The `x-idempotency-key` header of a creation (decision 0042). */
@@ -47,7 +47,7 @@ export const companyParam = (cid: string) => requireUuid(cid, 'Company');
  */
 export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }>(
   r: Router,
-  records: SalesRecords<R, Rel, S>,
+  records: SalesService<R, Rel, S, never, never>,
 ): void {
   const path = `${records.kind}s`;
   const answer = (loaded: { record: R; rel: Rel }) => records.snapshotOf(loaded);
@@ -58,36 +58,36 @@ export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelati
   r.post(route('/lose'), async (req, res) => {
     const body = parse(loseBody, req.body);
     const { cid, id } = target(req);
-    res.json(answer(await records.lose(cid, id, body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
+    res.json(answer(await records.actions.lose(cid, id, body.user_id, body.loss_reason_ids ?? [], body.description ?? null)));
   });
   r.post(route('/move'), async (req, res) => {
     const body = parse(moveBody, req.body);
     const { cid, id } = target(req);
-    res.json(answer(await records.move(cid, id, body.user_id, body.stage_id)));
+    res.json(answer(await records.actions.move(cid, id, body.user_id, body.stage_id)));
   });
   r.post(route('/tags'), async (req, res) => {
     const body = parse(tagsBody, req.body);
     const { cid, id } = target(req);
-    res.json(answer(await records.addTags(cid, id, body.user_id, body.tag_ids)));
+    res.json(answer(await records.actions.addTags(cid, id, body.user_id, body.tag_ids)));
   });
   r.delete(route('/tags/:tagId'), async (req, res) => {
     const { user_id } = parseQuery(userQuery, req.query);
     const { cid, id } = target(req);
-    res.json(answer(await records.removeTag(cid, id, user_id, param(req, 'tagId'))));
+    res.json(answer(await records.actions.removeTag(cid, id, user_id, param(req, 'tagId'))));
   });
   r.put(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id, ...rest } = parse(answerBody, req.body);
     const { cid, id } = target(req);
-    res.json(answer(await records.setCustomField(cid, id, user_id, { id: param(req, 'fieldId'), ...rest })));
+    res.json(answer(await records.actions.setCustomField(cid, id, user_id, { id: param(req, 'fieldId'), ...rest })));
   });
   r.delete(route('/custom-fields/:fieldId'), async (req, res) => {
     const { user_id } = parseQuery(userQuery, req.query);
     const { cid, id } = target(req);
-    res.json(answer(await records.removeCustomField(cid, id, user_id, param(req, 'fieldId'))));
+    res.json(answer(await records.actions.removeCustomField(cid, id, user_id, param(req, 'fieldId'))));
   });
   r.put(route('/quality'), async (req, res) => {
     const body = parse(qualityBody, req.body);
     const { cid, id } = target(req);
-    res.json(answer(await records.setQuality(cid, id, body.user_id, body.quality_rating, body.quality_reason ?? null)));
+    res.json(answer(await records.actions.setQuality(cid, id, body.user_id, body.quality_rating, body.quality_reason ?? null)));
   });
 }

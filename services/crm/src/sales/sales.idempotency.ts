@@ -1,11 +1,8 @@
-import { run, type Statement, statement } from '@svc/platform/db/native';
 import { conflict } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
-import { ATTEMPT_LOCK_CLASS, type AttemptOwner } from './sales.attempts.js';
-
-/** No creation takes this long (the gateway gives up on its upstream after 60 s): an older attempt is dead. */
-const ATTEMPT_MAX_SECONDS = 120;
+import type { AttemptOwner } from './sales.attempts.store.js';
+import type { KeyStore } from './sales.keys.store.js';
 
 /** How a creation resolved one of its persons (decision 0182). */
 export interface PersonReceipt {
@@ -26,60 +23,8 @@ export interface CreationAnswer {
   persons?: PersonReceipt[];
 }
 
-/** The three statements of a creation's idempotency keys (decision 0042), for one key table. */
-export interface IdempotencySql {
-  /** $1 company, $2 key, $3 the attempt's owner (AttemptOwner.id); a row when this call reserved the key. */
-  reserveKey: Statement;
-  /**
-   * $1 company, $2 key: the key's status, whether a processing attempt is abandoned (decision 0111) and, when
-   * done, the record's id, code, title, effective consent and person receipts.
-   */
-  keyLookup: Statement;
-  /** $1 company, $2 key, $3 status, $4 record id, $5 title, $6 person receipts (jsonb); only a key still processing (a row when it was). */
-  finishKey: Statement;
-  /** $1 company, $2 key: a processing key whose attempt is dead becomes failed (a row when it was still processing). */
-  abandonKey: Statement;
-}
-
 /**
- * The statements for `keys` (company_id, key, status, <fk>, title, created_at, finished_at) of records in
- * `records` (alias r); `consent` is the SQL of the record's effective consent.
- */
-export function idempotencySql(name: string, keys: string, records: string, fk: string, consent: string): IdempotencySql {
-  return {
-    reserveKey: statement(
-      `crm_${name}_key_reserve`,
-      `insert into ${keys} (company_id, key, status, created_at, attempt_owner) values ($1, $2, 'processing', now(), $3)
-       on conflict do nothing returning key`,
-    ),
-    keyLookup: statement(
-      `crm_${name}_key_lookup`,
-      `select k.status, r.id, r.code, k.title, ${consent} as consent, k.persons,
-         k.status = 'processing' and (
-           k.created_at < now() - interval '${ATTEMPT_MAX_SECONDS} seconds'
-           or (k.attempt_owner is not null and not exists (
-             select 1 from pg_locks l
-             where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
-               and l.classid = ${ATTEMPT_LOCK_CLASS}::oid and l.objid = k.attempt_owner::oid and l.objsubid = 2 and l.granted))
-         ) as abandoned
-       from ${keys} k left join ${records} r on r.company_id = k.company_id and r.id = k.${fk}
-       where k.company_id = $1 and k.key = $2`,
-    ),
-    finishKey: statement(
-      `crm_${name}_key_finish`,
-      `update ${keys} set status = $3, ${fk} = $4, title = $5, persons = $6::jsonb, finished_at = now()
-       where company_id = $1 and key = $2 and status = 'processing' returning key`,
-    ),
-    abandonKey: statement(
-      `crm_${name}_key_abandon`,
-      `update ${keys} set status = 'failed', finished_at = now() where company_id = $1 and key = $2 and status = 'processing'
-       returning key`,
-    ),
-  };
-}
-
-/**
- * Settles the key in the creation's own transaction (issue 23 item 7): `done` with the record, committed or rolled
+ * Settles the key in the creation's own transaction: `done` with the record, committed or rolled
  * back with it, so no crash or lost liveness session between the two can leave a key failed while its record
  * exists. It runs last in the transaction: a replay that declared the attempt dead before it makes the creation
  * roll back (409, the key stays failed); one that comes after it waits for the commit and finds the key done.
@@ -101,20 +46,19 @@ const FAILED_MESSAGE = 'idempotency key: a creation with this key failed after s
  */
 export async function createOnce(
   pool: Pool,
-  sql: IdempotencySql,
+  keys: KeyStore,
   owner: AttemptOwner,
   companyId: string,
   key: string,
   create: (settle: SettleKey) => Promise<CreationAnswer>,
 ): Promise<CreationAnswer> {
   await owner.ready();
-  const [reserved] = await run(pool, sql.reserveKey, [companyId, key, owner.id]);
-  if (!reserved) return replay(pool, sql, companyId, key);
+  if (!(await keys.reserve(pool, companyId, key, owner.id))) return replay(pool, keys, companyId, key);
   let settled = false;
   const settle: SettleKey = async (client, record, receipts) => {
     const persons = receipts.person ? JSON.stringify(receipts) : null;
-    const [row] = await run(client, sql.finishKey, [companyId, key, 'done', record.id, record.title, persons]);
-    if (!row) throw conflict(FAILED_MESSAGE);
+    if (!(await keys.finish(client, companyId, key, { status: 'done', id: record.id, title: record.title, persons })))
+      throw conflict(FAILED_MESSAGE);
     settled = true;
   };
   try {
@@ -122,30 +66,22 @@ export async function createOnce(
     if (!settled) throw new Error('a keyed creation returned without settling its idempotency key');
     return created;
   } catch (err) {
-    await run(pool, sql.finishKey, [companyId, key, 'failed', null, null, null]);
+    await keys.finish(pool, companyId, key, { status: 'failed' });
     throw err;
   }
 }
 
 /** The answer to a key already used: the finished creation's record, else 409 (still processing, or failed). */
-async function replay(pool: Pool, sql: IdempotencySql, companyId: string, key: string, again = true): Promise<CreationAnswer> {
-  const [row] = await run<{
-    status: string;
-    abandoned: boolean;
-    id: string | null;
-    code: number | null;
-    title: string | null;
-    consent: MeasurementConsent;
-    persons: Pick<CreationAnswer, 'person' | 'persons'> | null;
-  }>(pool, sql.keyLookup, [companyId, key]);
+async function replay(pool: Pool, keys: KeyStore, companyId: string, key: string, again = true): Promise<CreationAnswer> {
+  const row = await keys.lookup(pool, companyId, key);
   if (row?.status === 'done' && row.id && row.code !== null) {
-    return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent, ...row.persons };
+    const persons = row.persons as Pick<CreationAnswer, 'person' | 'persons'> | null;
+    return { id: row.id, code: Number(row.code), title: row.title ?? '', measurement_consent: row.consent, ...persons };
   }
   if (row?.abandoned) {
     // The attempt settling the key in its transaction holds the row: this waits for it, and finds nothing to
     // abandon when it committed the key done, so the key is read again.
-    const [abandoned] = await run(pool, sql.abandonKey, [companyId, key]);
-    if (!abandoned && again) return replay(pool, sql, companyId, key, false);
+    if (!(await keys.abandon(pool, companyId, key)) && again) return replay(pool, keys, companyId, key, false);
   }
   if (row?.status === 'failed' || row?.abandoned) throw conflict(FAILED_MESSAGE);
   throw conflict('idempotency key: a creation with this key is still processing');

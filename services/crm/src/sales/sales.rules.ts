@@ -1,21 +1,35 @@
-import { run } from '@svc/platform/db/native';
-import { invalidField, invalidFields } from '@svc/platform/errors';
-import type { ServiceContext } from '@svc/platform/service';
-import type { Pool } from 'pg';
+/**
+ * The rules of leads and deals as pure functions: the data they judge is read by the store and passed in, and
+ * each rule that fails is a 400 naming its field.
+ */
+import { invalidField, invalidFields, isUuid } from '@svc/platform/errors';
+import { codeOf } from '@svc/platform/numbers';
 import { v7 as uuidv7 } from 'uuid';
-import type { AnswerInput, AnswerPlan } from '../catalog/custom-field.answers.js';
+import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
 import type { User } from '../companies/company.entity.js';
+import { CONTACT_TYPES } from '../contacts/contact.entity.js';
+import type { PersonWithContacts } from '../contacts/contact.sql.js';
 import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
-import { findOrCreateConversionTool, resolveOrigin } from '../marketing/origin.js';
-import { type AcquisitionDraft, originSourceName } from '../marketing/tracking.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
-import type { Actor, Loaded } from './sales.base.js';
 import type { SalesParticipant } from './sales.entity.js';
 import { type SalesRecord, SalesStatus } from './sales.entity.js';
+import type { PersonReceipt } from './sales.idempotency.js';
 import type { CreateSalesBody } from './sales.schema.js';
 import type { CreateReads, RichReads } from './sales.select.js';
 import type { SalesRelations } from './sales.snapshot.js';
-import type { SalesSql } from './sales.sql.js';
+import type { Loaded, RecordRef } from './sales.store.js';
+
+export interface Actor {
+  companyId: string;
+  userId: string;
+}
+
+/** `ref` (a UUID or a code) as the reference of a by-id or by-code read, or null when it can name no record. */
+export function refOf(ref: string): RecordRef | null {
+  if (isUuid(ref)) return { byId: true, value: ref };
+  const code = codeOf(ref);
+  return code === null ? null : { byId: false, value: code };
+}
 
 /** Whether the record already holds exactly the answers a plan writes (rewriting them would change only their ids). */
 export function holdsAnswers(before: Loaded<SalesRecord, SalesRelations>, plan: AnswerPlan): boolean {
@@ -89,13 +103,10 @@ export function newSalesRecord(
 type CreationFields = Pick<CreateSalesBody, 'stage_id' | 'responsible_id' | 'quality_rating' | 'quality_reason' | 'custom_fields'>;
 
 /**
- * The reads and checks every creation makes before it writes: the kind's `createReads` statement gives the stage,
- * the users and the required custom fields; each rule that fails is a 400 naming its field.
+ * The checks every creation makes before it writes, on its reads (the stage, the users and the required custom
+ * fields, read for `responsibleId`: the one sent, else the key creator).
  */
-export async function creationBasics(pool: Pool, sql: SalesSql<SalesRecord, SalesRelations>, actor: Actor, body: CreationFields) {
-  const responsibleId = body.responsible_id ?? actor.userId;
-  const [row] = await run(pool, sql.createReads, [actor.companyId, body.stage_id ?? null, responsibleId, actor.userId]);
-  const found = sql.createReadsFromRow(row ?? {});
+export function creationBasics(found: CreateReads, actor: Actor, body: CreationFields, responsibleId: string) {
   const { stage, pipeline } = stageOf(found, body.stage_id);
   const { user: responsible, handedOver } = responsibleOf(found, responsibleId);
   const creator = found.users.find((u) => u.id === actor.userId);
@@ -110,30 +121,6 @@ export async function creationBasics(pool: Pool, sql: SalesSql<SalesRecord, Sale
   if (missing.length)
     throw invalidField('custom_fields', `required fields missing: ${missing.map((f) => `${f.name} (${f.id})`).join(', ')}`);
   return { stage, pipeline, responsible, handedOver, creator, requested: found.users.find((u) => u.id === responsibleId), responsibleId };
-}
-
-/**
- * The origin of a creation (POST /leads rule 2): the manual one, the tracker's, or one found or made by name; and
- * the acquisition's conversion tool, made when the company has none of that name yet.
- */
-export async function originOf(
-  ctx: ServiceContext,
-  actor: Actor,
-  body: Pick<CreateSalesBody, 'crm_lead_source_id'>,
-  draft: AcquisitionDraft | null,
-) {
-  const origin = await resolveOrigin(ctx.orm.em.fork(), actor.companyId, {
-    crmLeadSourceId: body.crm_lead_source_id,
-    svcCode: draft?.svc_code,
-    sourceName: draft && originSourceName(draft),
-  });
-  await conversionToolOf(ctx, actor, draft);
-  return origin;
-}
-
-/** The conversion tool an acquisition names is one of the company's (found by name without case, or made). */
-export async function conversionToolOf(ctx: ServiceContext, actor: Actor, draft: AcquisitionDraft | null | undefined): Promise<void> {
-  if (draft?.svc_conversion_tool) await findOrCreateConversionTool(ctx.orm.em.fork(), actor.companyId, draft.svc_conversion_tool);
 }
 
 /** The stage sent (400 when it is not the company's), else the first stage of the primary pipeline. */
@@ -164,4 +151,55 @@ export function checkFollowers(refs: RichReads, followers: readonly { user_id: s
     if (!refs.users.some((u) => u.id === f.user_id)) throw invalidField(`followers[${i}].user_id`, 'unknown user');
     if (f.role_id && !refs.roles.some((r) => r.id === f.role_id)) throw invalidField(`followers[${i}].role_id`, 'unknown follower role');
   });
+}
+
+/** Unknown tags, persons, organization or custom fields of a creation are a 400 naming the item; returns the answers' plans. */
+export function checkReferences(
+  refs: RichReads,
+  body: Pick<CreateSalesBody, 'tags' | 'persons_id' | 'organization_id' | 'custom_fields'>,
+  record: Pick<SalesRecord, 'id' | 'companyId'>,
+): AnswerPlan[] {
+  (body.tags ?? []).forEach((id, i) => {
+    if (!refs.tags.some((t) => t.id === id)) throw invalidField(`tags[${i}]`, 'unknown tag');
+  });
+  (body.persons_id ?? []).forEach((id, i) => {
+    if (!refs.persons.some((p) => p.person.id === id)) throw invalidField(`persons_id[${i}]`, 'unknown person');
+  });
+  if (body.organization_id && !refs.organization) throw invalidField('organization_id', 'unknown organization');
+  return planAnswers(refs, body.custom_fields ?? [], record, false);
+}
+
+/** The plans of `answers` (named `custom_fields[i]` in errors, or by their own fields when `path` gives ''). */
+export function planAnswers(
+  refs: Pick<RichReads, 'fields'>,
+  answers: AnswerInput[],
+  record: Pick<SalesRecord, 'id' | 'companyId'>,
+  allowFiles: boolean,
+  path = (i: number) => `custom_fields[${i}]`,
+): AnswerPlan[] {
+  const fields = new Map<string, FieldDefinition>(refs.fields.map((f) => [f.field.id, f]));
+  const at = new Date();
+  return answers.map((a, i) => planAnswer(fields, a, path(i), { companyId: record.companyId, recordId: record.id, at, allowFiles }));
+}
+
+const MATCHES: Record<number, PersonReceipt['match']> = {
+  [CONTACT_TYPES.email]: 'email',
+  [CONTACT_TYPES.phone]: 'phone',
+  [CONTACT_TYPES.website]: 'website',
+  [CONTACT_TYPES.other]: 'other',
+};
+
+/**
+ * The receipts of a creation's persons (decision 0182), main person first: created, found by a contact of the
+ * Person object, or named by persons_id.
+ */
+export function personReceipts(participants: PersonWithContacts[]): { person?: PersonReceipt; persons?: PersonReceipt[] } {
+  const receipts = participants.map(
+    (p): PersonReceipt => ({
+      id: p.person.id,
+      match: p.created ? 'created' : p.matchedType !== undefined ? (MATCHES[p.matchedType] ?? 'other') : 'id',
+    }),
+  );
+  if (!receipts[0]) return {};
+  return receipts.length > 1 ? { person: receipts[0], persons: receipts } : { person: receipts[0] };
 }

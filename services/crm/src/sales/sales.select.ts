@@ -1,6 +1,6 @@
 import type { EntityName } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { EntityColumns } from '@svc/platform/db/native';
+import type { Orm } from '@svc/platform/db/orm';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag } from '../catalog/catalog.entity.js';
 import { User } from '../companies/company.entity.js';
 import { Organization, Person, PersonContact } from '../contacts/contact.entity.js';
@@ -40,7 +40,7 @@ export interface RichReads {
   roles: NamedItem[];
 }
 
-/** The relation tables `SalesSql.insert` writes: the kind's own (`<kind>_tags`, ...) and the custom field answers. */
+/** The relation tables `SalesStore.insert` writes: the kind's own (`<kind>_tags`, ...) and the custom field answers. */
 export type RelationTable = 'tags' | 'participants' | 'followers' | 'notes' | 'answers';
 
 type Json = Record<string, unknown>;
@@ -49,39 +49,55 @@ type Json = Record<string, unknown>;
 export const NOW_US = '(extract(epoch from now()) * 1000000)::int8';
 
 /**
- * What the statements of one kind of sales record read with (SalesSql builds on it): the columns of every table
- * they touch, from the entity definitions (EntityColumns), the select lists of a record with its relations, and
- * the readers that turn the rows those statements return into records, relations and reads.
+ * What a kind reads beyond the relations leads and deals share: `select` adds items to a record's select list (a
+ * leading comma, then the items), `read` turns them into the kind's relations.
  */
-export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
+export interface OwnColumns<Rel extends SalesRelations> {
+  select(alias: string, columns: SharedColumns): string;
+  read(row: Json, shared: SalesRelations, columns: SharedColumns): Rel;
+}
+
+/** What a kind's own columns may build on: the columns and readers both kinds share. */
+export type SharedColumns = Pick<
+  SalesSelect<SalesRecord, SalesRelations>,
+  'stage' | 'pipeline' | 'user' | 'reasonsSelect' | 'namedFromRows'
+>;
+
+/**
+ * What the statements of one kind of sales record read with (the kind's store builds its statements on it): the
+ * columns of every table they touch, from the entity definitions (EntityColumns), the select lists of a record with
+ * its relations, and the readers that turn the rows those statements return into records, relations and reads.
+ */
+export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
   readonly record: EntityColumns<R>;
-  protected readonly stage: EntityColumns<Stage>;
-  protected readonly pipeline: EntityColumns<Pipeline>;
-  protected readonly user: EntityColumns<User>;
-  protected readonly acquisition: EntityColumns<MarketingAcquisition>;
-  protected readonly leadSource: EntityColumns<LeadSource>;
-  protected readonly tag: EntityColumns<Tag>;
-  protected readonly participant: EntityColumns<SalesParticipant>;
-  protected readonly person: EntityColumns<Person>;
-  protected readonly contact: EntityColumns<PersonContact>;
-  protected readonly organization: EntityColumns<Organization>;
-  protected readonly field: EntityColumns<CustomField>;
-  protected readonly option: EntityColumns<CustomFieldOption>;
-  protected readonly value: EntityColumns<CustomFieldValue>;
-  protected readonly follower: EntityColumns<SalesFollower>;
-  protected readonly named: EntityColumns<NamedItem>;
-  protected readonly recordTag: EntityColumns<SalesTag>;
-  protected readonly note: EntityColumns<SalesNote>;
+  readonly stage: EntityColumns<Stage>;
+  readonly pipeline: EntityColumns<Pipeline>;
+  readonly user: EntityColumns<User>;
+  readonly acquisition: EntityColumns<MarketingAcquisition>;
+  readonly leadSource: EntityColumns<LeadSource>;
+  readonly tag: EntityColumns<Tag>;
+  readonly participant: EntityColumns<SalesParticipant>;
+  readonly person: EntityColumns<Person>;
+  readonly contact: EntityColumns<PersonContact>;
+  readonly organization: EntityColumns<Organization>;
+  readonly field: EntityColumns<CustomField>;
+  readonly option: EntityColumns<CustomFieldOption>;
+  readonly value: EntityColumns<CustomFieldValue>;
+  readonly follower: EntityColumns<SalesFollower>;
+  readonly named: EntityColumns<NamedItem>;
+  readonly recordTag: EntityColumns<SalesTag>;
+  readonly note: EntityColumns<SalesNote>;
   /** `leads` or `deals`. */
   readonly table: string;
   /** The column naming the record in its relation tables and in marketing_acquisitions (`lead_id`, `deal_id`). */
   readonly fk: string;
 
   constructor(
-    protected readonly orm: MikroORM,
+    readonly orm: Orm,
     readonly kind: SalesKind,
     entity: EntityName<R>,
     relations: SalesRelationEntities,
+    private readonly own: OwnColumns<Rel>,
   ) {
     this.table = `${kind}s`;
     this.fk = `${kind}_id`;
@@ -114,7 +130,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
     return rows.map((r) => this.named.hydrate(r));
   }
 
-  protected contactsOf(personAlias: string): string {
+  contactsOf(personAlias: string): string {
     return `coalesce((select json_agg(${this.contact.json('c')} order by c.type, c.primary desc, c.id) from person_contacts c
       where c.company_id = ${personAlias}.company_id and c.person_id = ${personAlias}.id), '[]')`;
   }
@@ -122,7 +138,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
   /**
    * The select list of a record (alias `alias`) with everything its snapshot shows: the stages of its pipeline,
    * the pipeline, its users, the latest active acquisition and the latest decision, the lead sources, tags,
-   * participants, organization, custom field answers, followers and loss reasons, plus what `extraSelect` adds.
+   * participants, organization, custom field answers, followers and loss reasons, plus the kind's own columns.
    * `proposals` adds its live proposals' summaries (the snapshot an event carries, a list record, a detail; not the
    * locked read a change compares with); `detail` adds them, the time per stage and the note and file counts. Needs
    * `relationsJoin(alias)` in the from clause.
@@ -174,20 +190,15 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
         from ${kind}_followers rf join users fu on fu.${same} and fu.id = rf.user_id
         left join named_items fr on fr.${same} and fr.id = rf.role_id
         where rf.${same} and rf.${fk} = ${alias}.id) as "_followers",
-      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.extraSelect(alias)}${proposalList}${extras}`;
+      ${this.reasonsSelect(alias, 'loss')} as "_lossReasons"${this.own.select(alias, this)}${proposalList}${extras}`;
   }
 
   /** The JSON array of the reasons record `alias` was lost or won for (`<kind>_<outcome>_reasons`), in their order. */
-  protected reasonsSelect(alias: string, outcome: 'loss' | 'gain'): string {
+  reasonsSelect(alias: string, outcome: 'loss' | 'gain'): string {
     const table = `${this.kind}_${outcome}_reasons`;
     return `(select json_agg(${this.named.json('rn')} order by rr.position) from ${table} rr
         join named_items rn on rn.company_id = rr.company_id and rn.id = rr.reason_id
         where rr.company_id = ${alias}.company_id and rr.${this.fk} = ${alias}.id)`;
-  }
-
-  /** What a kind's snapshot shows beyond the shared relations (a leading comma and select items), read by `fromRow`. */
-  protected extraSelect(_alias: string): string {
-    return '';
   }
 
   /** The latest active acquisition of record `alias`, as `la` (for relationsSelect). */
@@ -198,7 +209,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
   }
 
   /** What a record (alias `alias`) shows of its pipeline and users: `_stages`, `_pipeline`, `_users`. */
-  protected stagesAndUsersSelect(alias: string): string {
+  private stagesAndUsersSelect(alias: string): string {
     const same = `company_id = ${alias}.company_id`;
     return `(select json_agg(${this.stage.json('s')} order by s.position, s.id) from stages s
         where s.${same} and s.pipeline_id = ${alias}.pipeline_id) as "_stages",
@@ -208,9 +219,31 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
   }
 
   /** The JSON array of the lead sources of `alias` whose id is one of the SQL expressions `ids`. */
-  protected leadSourcesSelect(alias: string, ids: string[]): string {
+  private leadSourcesSelect(alias: string, ids: string[]): string {
     return `(select json_agg(${this.leadSource.json('s')}) from lead_sources s
         where s.company_id = ${alias}.company_id and s.id in (${ids.join(', ')}))`;
+  }
+
+  /**
+   * The text of a creation's reads: $1 company, $2 stage id or null (the primary pipeline's first stage), $3
+   * responsible, $4 creator; the master user and the kind's required custom fields.
+   */
+  createReadsText(): string {
+    return `with st as (
+         select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
+         union all
+         (select s.* from pipelines p join stages s on s.company_id = p.company_id and s.pipeline_id = p.id
+          where $2::uuid is null and p.company_id = $1 and p.is_primary order by s.position, s.id limit 1)
+       ), co as (select master_user_id from companies where id = $1)
+       select
+         (select ${this.stage.json('st')} from st) as stage,
+         (select ${this.pipeline.json('p')} from pipelines p where p.company_id = $1 and p.id = (select pipeline_id from st)) as pipeline,
+         exists (select 1 from pipelines p where p.company_id = $1 and p.is_primary) as "hasPrimary",
+         (select json_agg(${this.user.json('u')}) from users u
+           where u.company_id = $1 and u.id in ($3::uuid, $4::uuid, (select master_user_id from co))) as users,
+         (select master_user_id from co) as "masterUserId",
+         (select coalesce(json_agg(json_build_object('id', f.id, 'name', f.name) order by f.created_at, f.id), '[]')
+           from custom_fields f where f.company_id = $1 and f.entity = '${this.kind}' and f.required) as "requiredFields"`;
   }
 
   /** A row of relationsSelect: the record (its own columns) and its relations. */
@@ -253,12 +286,7 @@ export class SalesSelects<R extends SalesRecord, Rel extends SalesRelations> {
       proposals: list(row._proposals).map(proposalDates),
       chats: [],
     };
-    return { record, rel: this.relationsOf(row, rel) };
-  }
-
-  /** The kind's relations: the shared ones plus what `extraSelect` read. */
-  protected relationsOf(_row: Json, shared: SalesRelations): Rel {
-    return shared as Rel;
+    return { record, rel: this.own.read(row, rel, this) };
   }
 
   /** The detail-only part of a `relationsSelect(alias, { detail: true })` row. */

@@ -25,7 +25,7 @@ import {
   userSummary,
 } from './sales.summaries.js';
 
-/** Everything a record's snapshot shows besides its own columns (SalesSql.relationsSelect reads it in one statement). */
+/** Everything a record's snapshot shows besides its own columns (SalesSelect.relationsSelect reads it in one statement). */
 export interface SalesRelations {
   stage?: Stage;
   pipeline?: Pipeline;

@@ -1,6 +1,6 @@
 /**
  * The lead visibility rule (spec: "Honors the visibility of the key creator"), in one place for every reader:
- * the detail, list and access statements of leads and deals (SalesSql.access) and crm's gRPC peers embed it.
+ * the detail, list and access statements of leads and deals (SalesStore.access) and crm's gRPC peers embed it.
  *
  * A user sees a lead when it is visible to the team (visibility 1: the company is the team; crm has no smaller
  * teams), or they are its responsible, its creator or one of its followers, or they are the company's master
@@ -50,3 +50,6 @@ export function canSeeLead(lead: LeadAccessFacts, viewer: LeadViewer): boolean {
     (lead.followerIds ?? []).includes(viewer.userId)
   );
 }
+
+/** SQL truth value: user `userParam` may see deal row `alias` (the lead rule with the deal's followers, decision 0041). */
+export const dealVisibleSql = (alias: string, userParam: string) => salesRecordVisibleSql('deal', alias, userParam);

@@ -1,21 +1,63 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { EntityColumns, type Statement, statement } from '@svc/platform/db/native';
-import { SALES_RECORD_PROPERTIES, type SalesRecord } from '../sales/sales.entity.js';
-import { listed, originFilter, SalesList, salesRecordFilters, VIEWER } from '../sales/sales.list.js';
-import { NOW_US } from '../sales/sales.select.js';
+import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
+import type { Pool } from 'pg';
+import { SALES_RECORD_PROPERTIES } from '../sales/sales.entity.js';
+import { type ListPage, listed, originFilter, SalesList, salesRecordFilters, VIEWER } from '../sales/sales.list.store.js';
+import { NOW_US, type OwnColumns } from '../sales/sales.select.js';
 import type { SalesRelations } from '../sales/sales.snapshot.js';
-import { SalesSql } from '../sales/sales.sql.js';
+import { type Db, SalesStore } from '../sales/sales.store.js';
 import { leadVisibleSql } from '../sales/sales.visibility.js';
 import { Lead, LeadRelationEntities } from './lead.entity.js';
 import type { ListLeadsQuery } from './lead.schema.js';
 
 type Json = Record<string, unknown>;
 
+/** What a cached lead detail's check returns for one read (decision 0015). */
+export interface DetailCheckRow {
+  n: number;
+  id: string;
+  version: number;
+  _catalogVersion: string;
+  viewsCount: number;
+  _nowUs: string;
+}
+
 /**
- * The lead statements: the ones leads share with deals (SalesSql) plus the detail that records a view, the view
+ * The deals that came from a lead (decision 0057), oldest first, with their stage, pipeline and responsible: read
+ * through the columns leads and deals share, so leads need not know the deal entity.
+ */
+function dealsOfLead(orm: MikroORM): OwnColumns<SalesRelations> {
+  const deal = new EntityColumns(orm, Lead, SALES_RECORD_PROPERTIES);
+  return {
+    select: (alias, s) => {
+      const same = `company_id = ${alias}.company_id`;
+      const row = (x: string, columns: EntityColumns<object>) => `case when ${x}.id is null then null else ${columns.json(x)} end`;
+      return `,
+      (select json_agg(json_build_object('deal', ${deal.json('ld')}, 'stage', ${row('ds', s.stage)},
+          'pipeline', ${row('dp', s.pipeline)}, 'responsible', ${row('du', s.user)}) order by ld.created_at, ld.id)
+        from deals ld left join stages ds on ds.${same} and ds.id = ld.stage_id
+        left join pipelines dp on dp.${same} and dp.id = ld.pipeline_id left join users du on du.${same} and du.id = ld.responsible_id
+        where ld.${same} and ld.lead_id = ${alias}.id) as "_deals"`;
+    },
+    read: (row, shared, s) => ({
+      ...shared,
+      deals: ((row._deals as Json[] | null) ?? []).map((x) => ({
+        deal: deal.hydrate(x.deal as Json),
+        stage: x.stage ? s.stage.hydrate(x.stage as Json) : null,
+        pipeline: x.pipeline ? s.pipeline.hydrate(x.pipeline as Json) : null,
+        responsible: x.responsible ? s.user.hydrate(x.responsible as Json) : null,
+      })),
+    }),
+  };
+}
+
+/**
+ * The lead store: the statements leads share with deals (`sales`) plus the detail that records a view, the view
  * folding (decision 0012) and the list (decision 0045), as named statements (decision 0010).
  */
-export class LeadSql extends SalesSql<Lead, SalesRelations> {
+export class LeadStore {
+  /** The statements leads share with deals, on the lead tables. */
+  readonly sales: SalesStore<Lead, SalesRelations>;
   /**
    * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): records the view ($3 view id),
    * returns the lead, its relations, its views (`_viewsCount`) and the versions its cached copy is checked against
@@ -36,16 +78,13 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
    * Folds up to $1 queued views (the oldest; rows another replica is folding are skipped): moves them to lead_views
    * and adds them to their leads' views_count, in one statement, so any reader sees each view exactly once.
    */
-  readonly foldViews: Statement;
-  /** GET /leads (sales.list.ts): the shared filters, the effective origin and only_new. */
-  readonly list: SalesList<ListLeadsQuery>;
-
-  /** The columns of the lead's deals (`_deals`): those leads and deals share, so leads need not know the deal entity. */
-  private readonly deal: EntityColumns<SalesRecord>;
+  readonly foldViewsStatement: Statement;
+  /** GET /leads (sales.list.store.ts): the shared filters, the effective origin and only_new. */
+  private readonly listed: SalesList<ListLeadsQuery>;
 
   constructor(orm: MikroORM) {
-    super(orm, 'lead', Lead, LeadRelationEntities);
-    this.deal = new EntityColumns(orm, Lead, SALES_RECORD_PROPERTIES);
+    this.sales = new SalesStore<Lead, SalesRelations>(orm, 'lead', Lead, LeadRelationEntities, dealsOfLead(orm));
+    const select = this.sales.select;
 
     // A read records its views in lead_views and adds them to leads.views_count in its own statement (decision 0015:
     // crm sends one statement per lead at a time, for all the reads of that lead waiting, so reads of one lead do not
@@ -61,14 +100,14 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
       ), u as (
         update leads set views_count = leads.views_count + 1 from l where leads.id = l.id returning leads.views_count
       )
-      select ${this.relationsSelect('l', { detail: true })}, ${catalogVersion('l')},
+      select ${select.relationsSelect('l', { detail: true })}, ${catalogVersion('l')},
         (select views_count from u) + ${queued('l')} as "_viewsCount"
-      from l ${this.relationsJoin('l')}`;
+      from l ${select.relationsJoin('l')}`;
     this.detailById = statement('crm_lead_detail_by_id', detail('id = $2'));
     this.detailByCode = statement('crm_lead_detail_by_code', detail('code = $2'));
     this.detailOf = statement(
       'crm_lead_detail_of',
-      `select ${this.relationsSelect('l', { detail: true })}, ${catalogVersion('l')} from leads l ${this.relationsJoin('l')}
+      `select ${select.relationsSelect('l', { detail: true })}, ${catalogVersion('l')} from leads l ${select.relationsJoin('l')}
        where l.company_id = $1 and l.id = $2`,
     );
     // The reads (ordinality n) of one lead, each by its viewer: those who may see it record their views; the k views
@@ -91,7 +130,7 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
          u.views_count - (select count(*) from l)::int + (row_number() over (order by l.n))::int + ${queued('l')} as "viewsCount"
        from l join u on u.id = l.id`,
     );
-    this.foldViews = statement(
+    this.foldViewsStatement = statement(
       'crm_lead_fold_views',
       `with d as (
          delete from lead_view_queue where id in (select id from lead_view_queue order by id limit $1 for update skip locked)
@@ -106,9 +145,9 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
        select (select count(*) from d)::int as folded`,
     );
 
-    this.list = new SalesList<ListLeadsQuery>('crm_lead_list', this, [
-      ...salesRecordFilters(this),
-      originFilter<ListLeadsQuery>(this, (q) => q.lead_source_id),
+    this.listed = new SalesList<ListLeadsQuery>('crm_lead_list', select, [
+      ...salesRecordFilters(select),
+      originFilter<ListLeadsQuery>(select, (q) => q.lead_source_id),
       {
         type: 'boolean',
         value: (q) => q.only_new || null,
@@ -118,27 +157,41 @@ export class LeadSql extends SalesSql<Lead, SalesRelations> {
     ]);
   }
 
-  /** The deals that came from the lead (decision 0057), oldest first, with their stage, pipeline and responsible. */
-  protected override extraSelect(alias: string): string {
-    // Called by the base constructor, before this class's fields are set.
-    const deal = new EntityColumns(this.orm, Lead, SALES_RECORD_PROPERTIES);
-    const same = `company_id = ${alias}.company_id`;
-    const row = (x: string, columns: EntityColumns<object>) => `case when ${x}.id is null then null else ${columns.json(x)} end`;
-    return `,
-      (select json_agg(json_build_object('deal', ${deal.json('ld')}, 'stage', ${row('ds', this.stage)},
-          'pipeline', ${row('dp', this.pipeline)}, 'responsible', ${row('du', this.user)}) order by ld.created_at, ld.id)
-        from deals ld left join stages ds on ds.${same} and ds.id = ld.stage_id
-        left join pipelines dp on dp.${same} and dp.id = ld.pipeline_id left join users du on du.${same} and du.id = ld.responsible_id
-        where ld.${same} and ld.lead_id = ${alias}.id) as "_deals"`;
+  /**
+   * The detail of lead `ref` (its id, or its code when `byId` is false) when `userId` may see it, its view `viewId`
+   * recorded and counted; undefined when absent or hidden.
+   */
+  async detail(db: Db, companyId: string, ref: string | number, byId: boolean, viewId: string, userId: string): Promise<Json | undefined> {
+    const [row] = await run(db, byId ? this.detailById : this.detailByCode, [companyId, ref, viewId, userId]);
+    return row;
   }
 
-  protected override relationsOf(row: Json, shared: SalesRelations): SalesRelations {
-    const deals = ((row._deals as Json[] | null) ?? []).map((x) => ({
-      deal: this.deal.hydrate(x.deal as Json),
-      stage: x.stage ? this.stage.hydrate(x.stage as Json) : null,
-      pipeline: x.pipeline ? this.pipeline.hydrate(x.pipeline as Json) : null,
-      responsible: x.responsible ? this.user.hydrate(x.responsible as Json) : null,
-    }));
-    return { ...shared, deals };
+  /** The detail of lead `id`, without recording a view. */
+  async detailWithoutView(db: Db, companyId: string, id: string): Promise<Json | undefined> {
+    const [row] = await run(db, this.detailOf, [companyId, id]);
+    return row;
+  }
+
+  /** The check of a cached detail for the reads of one lead (`id`, else `code`): one row per read its viewer may see. */
+  checkDetail(
+    db: Db,
+    companyId: string,
+    id: string | null,
+    code: number | null,
+    viewIds: string[],
+    viewers: string[],
+  ): Promise<DetailCheckRow[]> {
+    return run<DetailCheckRow & Json>(db, this.detailCheck, [companyId, id, code, viewIds, viewers]);
+  }
+
+  /** Folds up to `max` queued views; returns how many. */
+  async foldViews(db: Db, max: number): Promise<number> {
+    const [row] = await run<{ folded: number }>(db, this.foldViewsStatement, [max]);
+    return row?.folded ?? 0;
+  }
+
+  /** One page of GET /leads for `actor`, each row made a record by `toRecord`. */
+  list<T>(db: Pool, actor: { companyId: string; userId: string }, q: ListLeadsQuery, toRecord: (row: Json) => T): Promise<ListPage<T>> {
+    return this.listed.page(db, actor, q, toRecord);
   }
 }
