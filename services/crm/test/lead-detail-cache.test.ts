@@ -1,28 +1,34 @@
 import { expect } from 'chai';
-import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { LeadDetails } from '../src/leads/lead.detail.js';
-import type { LeadSql } from '../src/leads/lead.sql.js';
+import type { LeadStore } from '../src/leads/lead.store.js';
 
 /**
  * Decision 0223: the cache of assembled lead details is bounded by what it holds, not by a count of entries, and lets
- * go of the details nobody reads again. A pool that answers every statement with the lead it names stands in for
- * Postgres: what is checked is which statement each read sends.
+ * go of the details nobody reads again. A store that answers every read with the lead it names stands in for
+ * Postgres: what is checked is which read each request makes.
  */
 describe('lead detail cache: bounded in bytes, idle details dropped', () => {
   const company = uuidv7();
   const user = uuidv7();
   const sent: string[] = [];
-  const pool = {
-    query: async ({ name, values }: { name: string; values: unknown[] }) => {
-      sent.push(name);
-      // Every statement names the lead second (the full read, the check, the read again).
-      const id = values[1] as string;
-      const row = { n: 1, id, version: 1, _catalogVersion: '1', viewsCount: 1, _viewsCount: 1, _nowUs: '0' };
-      return { rows: [row] };
+  const row = (id: string) => ({ n: 1, id, version: 1, _catalogVersion: '1', viewsCount: 1, _viewsCount: 1, _nowUs: '0' });
+  // The store's reads of a detail, each noted by name: the full read (with a view), the check, the read again.
+  const store = {
+    sales: { pool: Promise.resolve({}) },
+    detail: async (_db: unknown, _company: string, ref: string) => {
+      sent.push('full');
+      return row(ref);
     },
-  } as unknown as Pool;
-  const sql = { detailById: { name: 'full' }, detailByCode: { name: 'full' }, detailOf: { name: 'again' }, detailCheck: { name: 'check' } };
+    checkDetail: async (_db: unknown, _company: string, id: string) => {
+      sent.push('check');
+      return [row(id)];
+    },
+    detailWithoutView: async (_db: unknown, _company: string, id: string) => {
+      sent.push('again');
+      return row(id);
+    },
+  } as unknown as LeadStore;
   /** A detail of about 20 KB of text. */
   const parts = (row: Record<string, unknown>) => ({
     record: { id: row.id as string, detailVersion: 1 },
@@ -31,8 +37,7 @@ describe('lead detail cache: bounded in bytes, idle details dropped', () => {
     nowUs: 0,
     associations: {},
   });
-  const details = (options: { maxBytes?: number; idleMs?: number }) =>
-    new LeadDetails(Promise.resolve(pool), sql as unknown as LeadSql, parts as never, options);
+  const details = (options: { maxBytes?: number; idleMs?: number }) => new LeadDetails(store, parts as never, options);
   const statementOf = async (d: LeadDetails, id: string) => {
     sent.length = 0;
     expect(await d.read(company, user, id)).to.be.a('string');
