@@ -1,5 +1,4 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
 import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
@@ -14,7 +13,7 @@ import { contractAdminRoutes } from './contracts/contract.http.js';
 import { Contracts } from './contracts/contract.service.js';
 import { customerAdminRoutes } from './customers/customer.http.js';
 import { Customers } from './customers/customer.service.js';
-import { dbDefinition } from './db.js';
+import { dbDefinition, type PoolOf, poolOf } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
@@ -28,12 +27,12 @@ import { personGrpc } from './persons/person.grpc.js';
 import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
-import { recordGrpc } from './records/record.grpc.js';
 import { attemptOwnerOf } from './sales/sales.attempts.js';
 import { crmEvents } from './sales/sales.events.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
+import { recordGrpc } from './summaries/summary.grpc.js';
 import { TaskCounts } from './tasks/task-counts.js';
 
 const crmConfig = serviceConfigSchema.extend({
@@ -46,6 +45,7 @@ const crmConfig = serviceConfigSchema.extend({
 });
 
 interface Components {
+  pool: PoolOf;
   chatLinks: ChatLinks;
   taskCounts: TaskCounts;
   keys: KeyLookups;
@@ -71,27 +71,29 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     leads.chatSource = chatLinks;
     deals.chatSource = chatLinks;
     const taskCounts = new TaskCounts(ctx.config.TASKS_GRPC_URL, ctx.logger);
+    const pool = poolOf(ctx.orm);
     leads.taskSource = taskCounts;
     deals.taskSource = taskCounts;
     return {
+      pool,
       chatLinks,
       taskCounts,
       keys: new KeyLookups(ctx.config.DATABASE_URL, ctx.schema, ctx.logger),
       leads,
       deals,
       dealList: new DealList(ctx.orm, deals.sql),
-      deliveries: new Deliveries(ctx),
-      contracts: new Contracts(ctx),
-      satisfaction: new Satisfaction(ctx),
-      proposals: new Proposals(ctx.orm),
-      customers: new Customers(() => nativePool(ctx.orm)),
+      deliveries: new Deliveries(pool, ctx.outbox),
+      contracts: new Contracts(pool, ctx.outbox),
+      satisfaction: new Satisfaction(pool, ctx.outbox),
+      proposals: new Proposals(pool),
+      customers: new Customers(pool),
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, proposals, customers }) =>
+    (_ctx, { pool, leads, deals, deliveries, contracts, proposals, customers }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
-      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
+      app.use('/admin/v1', companyAdminRoutes(pool), referenceAdminRoutes(pool), leadAdminRoutes(leads), dealAdminRoutes(deals));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(proposals));
       app.use('/admin/v1', customerAdminRoutes(customers));
     },
   // The satisfaction form posts urlencoded as well as JSON (decision 0110).
@@ -100,20 +102,20 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     (app) => {
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
-  api: (ctx, { leads, deals, dealList, satisfaction, proposals }) => [
+  api: (ctx, { pool, leads, deals, dealList, satisfaction, proposals }) => [
     { prefix: '/integrations/external', router: proposalRoutes(proposals) },
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
-    { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
+    { prefix: '/integrations/external', router: customFieldRoutes(pool) },
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
   events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
-  grpc: (ctx, { keys, leads, deals, proposals }) => [
-    crmGrpc(ctx, keys),
-    recordGrpc(ctx),
-    personGrpc(ctx, { leads, deals }),
-    fileCountGrpc(ctx),
+  grpc: (ctx, { pool, keys, leads, deals, proposals }) => [
+    crmGrpc(ctx.logger, pool, keys),
+    recordGrpc(ctx.logger, pool),
+    personGrpc(ctx.logger, pool, { leads, deals }),
+    fileCountGrpc(ctx.logger, pool),
     proposalGrpc(ctx, proposals),
   ],
   workers: async (ctx, { leads, chatLinks, taskCounts, keys }) => {

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { CONTACT_TYPES } from '../src/contacts/contact.entity.js';
-import { ContactSql, type PersonRequest } from '../src/contacts/contact.sql.js';
+import { ContactSql, type PersonRequest } from '../src/contacts/contact.store.js';
 import { dbDefinition } from '../src/db.js';
 
 /**

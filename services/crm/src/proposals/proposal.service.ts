@@ -1,8 +1,9 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { inTransaction, nativePool } from '@svc/platform/db/native';
+import { inTransaction } from '@svc/platform/db/native';
 import { invalidField, isUuid, notFound, requireUuid } from '@svc/platform/errors';
 import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { v7 as uuidv7 } from 'uuid';
+import { requireCompany } from '../companies/company.service.js';
+import type { PoolOf } from '../db.js';
 import { proposalDates } from '../sales/sales.proposals.js';
 import { price } from './proposal.rules.js';
 import { type CreateProposalBody, type ListProposalsQuery, ProposalStatus, type UpdateProposalBody } from './proposal.schema.js';
@@ -53,11 +54,7 @@ const recordOf = (p: {
  * is (decision 0041's rule); anything else is not found. No proposal.* events exist (spec).
  */
 export class Proposals {
-  constructor(private readonly orm: MikroORM) {}
-
-  private pool() {
-    return nativePool(this.orm);
-  }
+  constructor(private readonly pool: PoolOf) {}
 
   private async requireRecord(actor: ProposalActor, ref: ProposalRecord): Promise<void> {
     if (!(await recordVisible(await this.pool(), actor.companyId, actor.userId, ref)))
@@ -239,7 +236,9 @@ export class Proposals {
     return { fileId: removed.file_id };
   }
 
+  /** A document of the company's library (404 when the company does not exist). */
   async createDocument(companyId: string, body: { name: string; file_name: string; mime_type: string; file_size: number; url: string }) {
+    await requireCompany(await this.pool(), companyId);
     const id = uuidv7();
     await insertDocument(await this.pool(), companyId, { id, ...body });
     const doc = await readDocument(await this.pool(), companyId, id);
