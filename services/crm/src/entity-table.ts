@@ -8,6 +8,9 @@ interface Definition {
 
 type Property<T> = keyof T & string;
 
+// Some columns are keywords (`primary`): every name is quoted.
+const quoted = (c: DefinedColumn) => `"${c.column}"`;
+
 /**
  * The statement texts a store builds from an entity's definition (decision 0201): select lists that answer the
  * entity's own property names, inserts and whole-row updates with every column bound as its type. No column is
@@ -24,9 +27,9 @@ export class EntityTable<T> {
     this.byProperty = new Map(this.columns.map((c) => [c.property, c]));
   }
 
-  /** The column of a property. */
+  /** The column of a property, quoted. */
   column(property: Property<T>): string {
-    return this.def(property).column;
+    return quoted(this.def(property));
   }
 
   /** `a.id as "id", a.company_id as "companyId", ...` (every property, or `only` these). */
@@ -55,7 +58,7 @@ export class EntityTable<T> {
   /** `insert into t (every column) values ($1::type, ...)`, bound by `values(entity)`; `tail` may add `returning ...`. */
   insert(tail = ''): string {
     const params = this.columns.map((c, i) => `$${i + 1}::${c.pgType}`).join(', ');
-    return `insert into ${this.name} (${this.columns.map((c) => c.column).join(', ')}) values (${params}) ${tail}`.trim();
+    return `insert into ${this.name} (${this.columns.map(quoted).join(', ')}) values (${params}) ${tail}`.trim();
   }
 
   /** The values of `insert()`, in its order. */
@@ -70,8 +73,8 @@ export class EntityTable<T> {
   update(by: readonly Property<T>[]): string {
     const param = (c: DefinedColumn) => `$${this.columns.indexOf(c) + 1}::${c.pgType}`;
     const keys = by.map((p) => this.def(p));
-    const set = this.columns.filter((c) => !keys.includes(c)).map((c) => `${c.column} = ${param(c)}`);
-    return `update ${this.name} set ${set.join(', ')} where ${keys.map((c) => `${c.column} = ${param(c)}`).join(' and ')}`;
+    const set = this.columns.filter((c) => !keys.includes(c)).map((c) => `${quoted(c)} = ${param(c)}`);
+    return `update ${this.name} set ${set.join(', ')} where ${keys.map((c) => `${quoted(c)} = ${param(c)}`).join(' and ')}`;
   }
 
   private def(property: string): DefinedColumn {
@@ -86,7 +89,7 @@ export class EntityTable<T> {
 
   // Decimals and bigints are read as float8, so pg answers numbers, as the entities type them.
   private expr(alias: string, c: DefinedColumn): string {
-    const col = `${alias}.${c.column}`;
+    const col = `${alias}.${quoted(c)}`;
     return c.pgType === 'numeric' || c.pgType === 'int8' ? `${col}::float8` : col;
   }
 
