@@ -14,7 +14,7 @@
  * BENCH_ONE_WARMUP (1 s), BENCH_PGBENCH_THREADS (1), BENCH_LEADS_PARTS (`a,b`: run only some).
  */
 import path from 'node:path';
-import { createLeadBody, crmPlan, dbDefinition, Leads, marketingOrigins } from '@svc/crm';
+import { createLeadBody, crmPlan, dbDefinition, Leads, marketingOrigins, poolOf } from '@svc/crm';
 import { createOrm } from '@svc/platform/db/orm';
 import { OutboxWriter } from '@svc/platform/events/writer';
 import { createLogger } from '@svc/platform/logging';
@@ -310,7 +310,7 @@ async function captureCreation(
       outbox: new OutboxWriter('crm', crmPlan),
     };
     const leads = new Leads(ctx as ServiceContext, {
-      origins: marketingOrigins(ctx as ServiceContext),
+      origins: marketingOrigins(poolOf(orm)),
       sources: { chats: null, tasks: null },
     });
     const actor = { companyId: s.companyId, userId: s.userId };

@@ -1,4 +1,8 @@
+import { nativePool } from '@svc/platform/db/native';
+import type { Orm } from '@svc/platform/db/orm';
+import { conflict } from '@svc/platform/errors';
 import { type DbDefinition, platformEntities } from '@svc/platform/service';
+import type { Pool, PoolClient } from 'pg';
 import { CustomField, CustomFieldOption, CustomFieldValue, LeadSource, NamedItem, Tag, Tracker } from './catalog/catalog.entity.js';
 import { Company, CompanySequence, IntegrationKey, User } from './companies/company.entity.js';
 import { Organization, Person, PersonContact } from './contacts/contact.entity.js';
@@ -61,3 +65,30 @@ export const dbDefinition: DbDefinition = {
   ],
   migrations,
 };
+
+/** What a store's functions run on: the pool, or the client of a transaction. */
+export type Db = Pool | PoolClient;
+
+/** The pool under the service's ORM, which the stores query and the services open transactions on. */
+export type PoolOf = () => Promise<Pool>;
+
+export function poolOf(orm: Orm): PoolOf {
+  let pool: Promise<Pool> | undefined;
+  return () => {
+    pool ??= nativePool(orm);
+    return pool;
+  };
+}
+
+/** SQLSTATE unique_violation: the row a request would write collides with one that exists. */
+const UNIQUE_VIOLATION = '23505';
+
+/** Runs `work`; a unique violation it meets becomes a 409 with `message` (the answer the ORM's exception had). */
+export async function conflictOnUnique<T>(work: () => Promise<T>, message: string): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) throw conflict(message);
+    throw err;
+  }
+}

@@ -1,5 +1,5 @@
 export { crmPlan } from './companies/plan.js';
-export { dbDefinition } from './db.js';
+export { dbDefinition, poolOf } from './db.js';
 export { createLeadBody } from './leads/lead.schema.js';
 export { Leads } from './leads/lead.service.js';
 export { LeadStore } from './leads/lead.store.js';

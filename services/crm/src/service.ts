@@ -1,6 +1,5 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
-import type { ServiceContext, ServiceDefinition } from '@svc/platform/service';
+import type { ServiceDefinition } from '@svc/platform/service';
 import { z } from 'zod';
 import { customFieldRoutes } from './catalog/custom-field.http.js';
 import { referenceAdminRoutes } from './catalog/reference.http.js';
@@ -14,7 +13,7 @@ import { contractAdminRoutes } from './contracts/contract.http.js';
 import { Contracts } from './contracts/contract.service.js';
 import { customerAdminRoutes } from './customers/customer.http.js';
 import { Customers } from './customers/customer.service.js';
-import { dbDefinition } from './db.js';
+import { dbDefinition, type PoolOf, poolOf } from './db.js';
 import { dealAdminRoutes, dealRoutes } from './deals/deal.http.js';
 import { DealList, dealListRoutes } from './deals/deal.list.js';
 import { Deals } from './deals/deal.service.js';
@@ -29,13 +28,13 @@ import { personGrpc } from './persons/person.grpc.js';
 import { proposalGrpc } from './proposals/proposal.grpc.js';
 import { proposalAdminRoutes, proposalRoutes } from './proposals/proposal.http.js';
 import { Proposals } from './proposals/proposal.service.js';
-import { recordGrpc } from './records/record.grpc.js';
 import { attemptOwnerOf } from './sales/sales.attempts.store.js';
 import { crmEvents } from './sales/sales.events.js';
 import type { OriginSource } from './sales/sales.origins.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
+import { recordGrpc } from './summaries/summary.grpc.js';
 import { TaskCounts } from './tasks/task-counts.js';
 
 const crmConfig = serviceConfigSchema.extend({
@@ -48,6 +47,7 @@ const crmConfig = serviceConfigSchema.extend({
 });
 
 interface Components {
+  pool: PoolOf;
   chatLinks: ChatLinks;
   taskCounts: TaskCounts;
   keys: KeyLookups;
@@ -62,11 +62,11 @@ interface Components {
 }
 
 /** The lead sources, trackers and conversion tools the sales core finds or makes, from marketing. */
-export function marketingOrigins(ctx: ServiceContext): OriginSource {
+export function marketingOrigins(pool: PoolOf): OriginSource {
   return {
-    resolve: (companyId, request) => resolveOrigin(ctx.orm.em.fork(), companyId, request),
-    leadSource: (companyId, name) => findOrCreateLeadSource(ctx.orm.em.fork(), companyId, name),
-    conversionTool: (companyId, name) => findOrCreateConversionTool(ctx.orm.em.fork(), companyId, name),
+    resolve: async (companyId, request) => resolveOrigin(await pool(), companyId, request),
+    leadSource: async (companyId, name) => findOrCreateLeadSource(await pool(), companyId, name),
+    conversionTool: async (companyId, name) => findOrCreateConversionTool(await pool(), companyId, name),
   };
 }
 
@@ -78,28 +78,30 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
   setup: (ctx) => {
     const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, ctx.logger);
     const taskCounts = new TaskCounts(ctx.config.TASKS_GRPC_URL, ctx.logger);
-    const sales = { origins: marketingOrigins(ctx), sources: { chats: chatLinks, tasks: taskCounts } };
+    const pool = poolOf(ctx.orm);
+    const sales = { origins: marketingOrigins(pool), sources: { chats: chatLinks, tasks: taskCounts } };
     const leads = new Leads(ctx, sales);
     const deals = new Deals(ctx, leads, sales);
     return {
+      pool,
       chatLinks,
       taskCounts,
       keys: new KeyLookups(ctx.config.DATABASE_URL, ctx.schema, ctx.logger),
       leads,
       deals,
       dealList: new DealList(deals.store),
-      deliveries: new Deliveries(ctx),
-      contracts: new Contracts(ctx),
-      satisfaction: new Satisfaction(ctx),
-      proposals: new Proposals(ctx.orm),
-      customers: new Customers(() => nativePool(ctx.orm)),
+      deliveries: new Deliveries(pool, ctx.outbox),
+      contracts: new Contracts(pool, ctx.outbox),
+      satisfaction: new Satisfaction(pool, ctx.outbox),
+      proposals: new Proposals(pool),
+      customers: new Customers(pool),
     };
   },
   http:
-    (ctx, { leads, deals, deliveries, contracts, proposals, customers }) =>
+    (_ctx, { pool, leads, deals, deliveries, contracts, proposals, customers }) =>
     (app) => {
-      app.use('/admin/v1', companyAdminRoutes(ctx), referenceAdminRoutes(ctx), leadAdminRoutes(leads), dealAdminRoutes(deals));
-      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(ctx.orm, proposals));
+      app.use('/admin/v1', companyAdminRoutes(pool), referenceAdminRoutes(pool), leadAdminRoutes(leads), dealAdminRoutes(deals));
+      app.use('/admin/v1', deliveryAdminRoutes(deliveries), contractAdminRoutes(contracts), proposalAdminRoutes(proposals));
       app.use('/admin/v1', customerAdminRoutes(customers));
     },
   // The satisfaction form posts urlencoded as well as JSON (decision 0110).
@@ -108,20 +110,20 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     (app) => {
       app.use(PUBLIC_PATH, satisfactionPublicRoutes(satisfaction, ctx.logger));
     },
-  api: (ctx, { leads, deals, dealList, satisfaction, proposals }) => [
+  api: (ctx, { pool, leads, deals, dealList, satisfaction, proposals }) => [
     { prefix: '/integrations/external', router: proposalRoutes(proposals) },
     { prefix: '/integrations/external', router: leadRoutes(leads) },
     { prefix: '/integrations/external', router: dealRoutes(deals) },
     { prefix: '/integrations/external', router: dealListRoutes(dealList) },
-    { prefix: '/integrations/external', router: customFieldRoutes(ctx) },
+    { prefix: '/integrations/external', router: customFieldRoutes(pool) },
     { prefix: '/integrations/external', router: satisfactionRoutes(satisfaction, ctx.config.PUBLIC_BASE_URL) },
   ],
   events: [...crmEvents, ...deliveryEvents, ...contractEvents, ...satisfactionEvents],
-  grpc: (ctx, { keys, leads, deals, proposals }) => [
-    crmGrpc(ctx, keys),
-    recordGrpc(ctx),
-    personGrpc(ctx, { leads, deals }),
-    fileCountGrpc(ctx),
+  grpc: (ctx, { pool, keys, leads, deals, proposals }) => [
+    crmGrpc(ctx.logger, pool, keys),
+    recordGrpc(ctx.logger, pool),
+    personGrpc(ctx.logger, pool, { leads, deals }),
+    fileCountGrpc(ctx.logger, pool),
     proposalGrpc(ctx, proposals),
   ],
   workers: async (ctx, { leads, chatLinks, taskCounts, keys }) => {

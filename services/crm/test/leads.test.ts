@@ -2,7 +2,7 @@ import { AppError } from '@svc/platform/errors';
 import { expect } from 'chai';
 import type { CustomField, CustomFieldOption } from '../src/catalog/catalog.entity.js';
 import { type FieldDefinition, planAnswer } from '../src/catalog/custom-field.answers.js';
-import { normalizedContact } from '../src/contacts/contact.sql.js';
+import { normalizedContact } from '../src/contacts/contact.store.js';
 import type { MarketingAcquisition } from '../src/marketing/acquisition.entity.js';
 import { correctAcquisition, draftOf } from '../src/marketing/correction.js';
 import { stageDuration } from '../src/sales/sales.summaries.js';

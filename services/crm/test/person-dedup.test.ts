@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { CONTACT_TYPES } from '../src/contacts/contact.entity.js';
-import { ContactSql, type PersonRequest } from '../src/contacts/contact.sql.js';
+import { ContactStore, type PersonRequest } from '../src/contacts/contact.store.js';
 import { dbDefinition } from '../src/db.js';
 
 /**
@@ -16,7 +16,7 @@ describe('person deduplication: per-contact locks and the normalized index', () 
   let db: TestDatabase;
   let orm: Orm;
   let pool: Pool;
-  let contacts: ContactSql;
+  let contacts: ContactStore;
   const company = uuidv7();
   const at = new Date();
 
@@ -63,7 +63,7 @@ describe('person deduplication: per-contact locks and the normalized index', () 
     orm = await createOrm({ url: db.url, schema: 'crm', entities: dbDefinition.entities, migrations: dbDefinition.migrations });
     await migrate(orm, 'crm');
     pool = await nativePool(orm);
-    contacts = new ContactSql(orm);
+    contacts = new ContactStore(orm);
   });
   after(async () => {
     await orm?.close(true);

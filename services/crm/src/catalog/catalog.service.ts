@@ -1,12 +1,14 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@svc/platform/db/orm';
-import { conflict, invalidField, isUuid } from '@svc/platform/errors';
+import { inTransaction } from '@svc/platform/db/native';
+import { invalidField, isUuid } from '@svc/platform/errors';
 import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { skipParam, takeParam } from '@svc/platform/http/parse';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog.entity.js';
+import { conflictOnUnique } from '../db.js';
+import type { CustomField, CustomFieldOption, NamedItem, Tag } from './catalog.entity.js';
+import * as store from './catalog.store.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 const color = z.string().trim().min(1).max(32);
@@ -48,16 +50,16 @@ export const NAMED_KINDS = {
   'conversion-tools': 'conversion_tool',
 } as const;
 
-export async function createTag(em: EntityManager, companyId: string, body: z.infer<typeof createTagBody>) {
-  await requireCompany(em, companyId);
-  const tag = em.create(Tag, {
+export async function createTag(pool: Pool, companyId: string, body: z.infer<typeof createTagBody>) {
+  await requireCompany(pool, companyId);
+  const tag: Tag = {
     id: uuidv7(),
     companyId,
     name: body.name,
     colorBackground: body.color?.background ?? null,
     colorForeground: body.color?.foreground ?? null,
-  });
-  await em.flush();
+  };
+  await store.insertTag(pool, tag);
   return tagView(tag);
 }
 export const tagView = (t: Tag) => ({
@@ -66,9 +68,9 @@ export const tagView = (t: Tag) => ({
   color: t.colorBackground || t.colorForeground ? { background: t.colorBackground, foreground: t.colorForeground } : null,
 });
 
-export async function createCustomField(em: EntityManager, companyId: string, body: z.infer<typeof createCustomFieldBody>) {
-  await requireCompany(em, companyId);
-  const field = em.create(CustomField, {
+export async function createCustomField(pool: Pool, companyId: string, body: z.infer<typeof createCustomFieldBody>) {
+  await requireCompany(pool, companyId);
+  const field: CustomField = {
     id: uuidv7(),
     companyId,
     entity: body.entity,
@@ -76,11 +78,11 @@ export async function createCustomField(em: EntityManager, companyId: string, bo
     type: body.type,
     required: body.required ?? false,
     createdAt: new Date(),
-  });
-  const options = (body.options ?? []).map((value, i) =>
-    em.create(CustomFieldOption, { id: uuidv7(), companyId, fieldId: field.id, value, position: i + 1 }),
+  };
+  const options = (body.options ?? []).map(
+    (value, i): CustomFieldOption => ({ id: uuidv7(), companyId, fieldId: field.id, value, position: i + 1 }),
   );
-  await em.flush();
+  await inTransaction(pool, (tx) => store.insertCustomField(tx, field, options));
   return customFieldView(field, options);
 }
 export const customFieldView = (f: CustomField, options: CustomFieldOption[]) => ({
@@ -104,21 +106,25 @@ export const listCustomFieldsQuery = z.strictObject({
  * GET /custom-fields: the company's fields, by entity, in creation order, with their options; `cursor` (the last
  * field's `(created_at, id)`) replaces `skip`.
  */
-export async function listCustomFields(em: EntityManager, companyId: string, q: z.infer<typeof listCustomFieldsQuery>) {
-  const where = { companyId, ...(q.entity ? { entity: q.entity } : {}) };
+export async function listCustomFields(pool: Pool, companyId: string, q: z.infer<typeof listCustomFieldsQuery>) {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
   const take = q.take ?? 100;
-  const page = after
-    ? { ...where, $or: [{ createdAt: { $gt: new Date(after.at) } }, { createdAt: new Date(after.at), id: { $gt: after.id } }] }
-    : where;
+  const entity = q.entity ?? null;
   const [fields, total] = await Promise.all([
-    em.find(CustomField, page, { orderBy: { createdAt: 'asc', id: 'asc' }, offset: after ? 0 : (q.skip ?? 0), limit: take + 1 }),
-    em.count(CustomField, where),
+    store.customFieldPage(pool, companyId, {
+      entity,
+      after: after ? { at: new Date(after.at), id: after.id } : null,
+      offset: after ? 0 : (q.skip ?? 0),
+      limit: take + 1,
+    }),
+    store.countCustomFields(pool, companyId, entity),
   ]);
   const shown = fields.slice(0, take);
-  const options = shown.length
-    ? await em.find(CustomFieldOption, { companyId, fieldId: { $in: shown.map((f) => f.id) } }, { orderBy: { position: 'asc' } })
-    : [];
+  const options = await store.optionsOf(
+    pool,
+    companyId,
+    shown.map((f) => f.id),
+  );
   const last = shown.at(-1);
   return {
     total,
@@ -132,49 +138,38 @@ export async function listCustomFields(em: EntityManager, companyId: string, q: 
   };
 }
 
-export async function createLeadSource(em: EntityManager, companyId: string, body: z.infer<typeof createLeadSourceBody>) {
-  await requireCompany(em, companyId);
-  const source = em.create(LeadSource, { id: uuidv7(), companyId, name: body.name, logo: body.logo ?? null });
-  await em.flush();
+export async function createLeadSource(pool: Pool, companyId: string, body: z.infer<typeof createLeadSourceBody>) {
+  await requireCompany(pool, companyId);
+  const source = { id: uuidv7(), companyId, name: body.name, logo: body.logo ?? null };
+  await store.insertLeadSource(pool, source);
   return { id: source.id, name: source.name, logo: source.logo };
 }
 
-export async function createTracker(em: EntityManager, companyId: string, body: z.infer<typeof createTrackerBody>) {
-  await requireCompany(em, companyId);
-  if (!isUuid(body.lead_source_id) || !(await em.findOne(LeadSource, { id: body.lead_source_id, companyId }))) {
+export async function createTracker(pool: Pool, companyId: string, body: z.infer<typeof createTrackerBody>) {
+  await requireCompany(pool, companyId);
+  if (!isUuid(body.lead_source_id) || !(await store.findLeadSource(pool, companyId, body.lead_source_id))) {
     throw invalidField('lead_source_id', 'no such lead source in the company');
   }
-  const tracker = em.create(Tracker, {
-    id: uuidv7(),
-    companyId,
-    code: body.code,
-    leadSourceId: body.lead_source_id,
-    active: body.active ?? true,
-  });
-  try {
-    await em.flush();
-  } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) throw conflict('code: a tracker with this code already exists');
-    throw err;
-  }
+  const tracker = { id: uuidv7(), companyId, code: body.code, leadSourceId: body.lead_source_id, active: body.active ?? true };
+  await conflictOnUnique(() => store.insertTracker(pool, tracker), 'code: a tracker with this code already exists');
   return { id: tracker.id, code: tracker.code, lead_source_id: tracker.leadSourceId, active: tracker.active };
 }
 
 export async function createNamedItem(
-  em: EntityManager,
+  pool: Pool,
   companyId: string,
   kind: (typeof NAMED_KINDS)[keyof typeof NAMED_KINDS],
   body: z.infer<typeof createNamedItemBody>,
 ) {
-  await requireCompany(em, companyId);
-  const item = em.create(NamedItem, { id: uuidv7(), companyId, kind, name: body.name });
-  await em.flush();
+  await requireCompany(pool, companyId);
+  const item: NamedItem = { id: uuidv7(), companyId, kind, name: body.name };
+  await store.insertNamedItem(pool, item);
   return { id: item.id, name: item.name };
 }
 
 /** The company's items of one kind, oldest first. */
-export async function listNamedItems(em: EntityManager, companyId: string, kind: (typeof NAMED_KINDS)[keyof typeof NAMED_KINDS]) {
-  await requireCompany(em, companyId);
-  const items = await em.find(NamedItem, { companyId, kind }, { orderBy: { id: 'asc' } });
+export async function listNamedItems(pool: Pool, companyId: string, kind: (typeof NAMED_KINDS)[keyof typeof NAMED_KINDS]) {
+  await requireCompany(pool, companyId);
+  const items = await store.namedItems(pool, companyId, kind);
   return { total: items.length, records: items.map((i) => ({ id: i.id, name: i.name })) };
 }

@@ -1,7 +1,7 @@
 import { invalidField, isUuid, notFound } from '@svc/platform/errors';
 import type { GrpcServiceRegistration } from '@svc/platform/grpc/server';
 import { unary } from '@svc/platform/grpc/server';
-import type { ServiceContext } from '@svc/platform/service';
+import type { Logger } from '@svc/platform/logging';
 import {
   CrmServiceService,
   type GetCompanyRequest,
@@ -12,6 +12,7 @@ import {
   type ResolveKeyResponse,
   type User as UserMessage,
 } from '@svc/proto/crm/v1/crm';
+import type { PoolOf } from '../db.js';
 import type { User } from './company.entity.js';
 import { requireCompany, requireUser } from './company.service.js';
 import type { KeyLookups } from './key-lookups.js';
@@ -28,17 +29,16 @@ const userMessage = (u: User): UserMessage => ({
 });
 
 /** `keys` answers ResolveKey on its own connections (decision 0145); the other methods use the service's pool. */
-export function crmGrpc(ctx: ServiceContext, keys: KeyLookups): GrpcServiceRegistration {
-  const em = () => ctx.orm.em.fork();
+export function crmGrpc(logger: Logger, pool: PoolOf, keys: KeyLookups): GrpcServiceRegistration {
   return {
     definition: CrmServiceService,
     implementation: {
-      resolveKey: unary<ResolveKeyRequest, ResolveKeyResponse>(ctx.logger, async (req) => {
+      resolveKey: unary<ResolveKeyRequest, ResolveKeyResponse>(logger, async (req) => {
         if (!/^[0-9a-f]{64}$/.test(req.key_hash)) throw invalidField('key_hash', 'must be a hex SHA-256');
         return keys.resolve(req.key_hash);
       }),
-      getCompany: unary<GetCompanyRequest, GetCompanyResponse>(ctx.logger, async (req) => {
-        const company = await requireCompany(em(), req.company_id);
+      getCompany: unary<GetCompanyRequest, GetCompanyResponse>(logger, async (req) => {
+        const company = await requireCompany(await pool(), req.company_id);
         return {
           company: {
             id: company.id,
@@ -48,9 +48,9 @@ export function crmGrpc(ctx: ServiceContext, keys: KeyLookups): GrpcServiceRegis
           },
         };
       }),
-      getUser: unary<GetUserRequest, GetUserResponse>(ctx.logger, async (req) => {
+      getUser: unary<GetUserRequest, GetUserResponse>(logger, async (req) => {
         if (!isUuid(req.company_id)) throw notFound('User');
-        return { user: userMessage(await requireUser(em(), req.company_id, req.user_id)) };
+        return { user: userMessage(await requireUser(await pool(), req.company_id, req.user_id)) };
       }),
     },
   };

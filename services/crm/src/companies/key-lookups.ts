@@ -2,45 +2,15 @@ import { separatePool } from '@svc/platform/db/pool';
 import type { Logger } from '@svc/platform/logging';
 import type { ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
+import { resolveKey } from './company.store.js';
 
 /**
- * Connections of the key look-ups' own pool. A look-up is one indexed statement of well under a millisecond, asked
- * at most once per key and cache period (500 ms) by each gateway: two connections serve thousands of keys.
+ * Connections of the key look-ups' own pool. A look-up is one indexed statement, asked at most once per key and
+ * cache period by each gateway: two connections serve thousands of keys.
  */
 const KEY_POOL_MAX = 2;
 
-interface KeyRow {
-  id: string;
-  company_id: string;
-  created_by_user_id: string;
-  permissions: string[];
-  allowed_domain: string | null;
-  valid_from: Date | null;
-  valid_until: Date | null;
-  active: boolean;
-  deleted: boolean;
-  rate_limit_per_minute: number | null;
-  creator_id: string | null;
-  creator_name: string | null;
-  creator_email: string | null;
-  creator_avatar: string | null;
-  creator_active: boolean | null;
-  creator_archived: boolean | null;
-}
-
-/** The key of a hash and its creator (a user of the key's company), in one statement. */
-const RESOLVE_KEY = {
-  name: 'crm_resolve_key',
-  text: `select k.id, k.company_id, k.created_by_user_id, k.permissions, k.allowed_domain, k.valid_from, k.valid_until,
-       k.active, k.deleted_at is not null as deleted, k.rate_limit_per_minute,
-       u.id as creator_id, u.name as creator_name, u.email as creator_email, u.avatar as creator_avatar,
-       u.active as creator_active, u.archived as creator_archived
-  from integration_keys k
-  left join users u on u.id = k.created_by_user_id and u.company_id = k.company_id
- where k.key_hash = $1`,
-};
-
-const opt = <T>(v: T | null): T | undefined => v ?? undefined;
+const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
 
 /**
  * The gateway's key look-ups (crm.v1.CrmService/ResolveKey), on a small pool of their own (decision 0145). Every
@@ -57,34 +27,25 @@ export class KeyLookups {
   }
 
   async resolve(keyHash: string): Promise<ResolveKeyResponse> {
-    const { rows } = await this.pool.query<KeyRow>({ ...RESOLVE_KEY, values: [keyHash] });
-    const r = rows[0];
-    if (!r) return {};
+    const found = await resolveKey(this.pool, keyHash);
+    if (!found) return {};
+    const { key: k, creator: u } = found;
     return {
       key: {
-        id: r.id,
-        company_id: r.company_id,
-        created_by_user_id: r.created_by_user_id,
-        permissions: r.permissions,
-        allowed_domain: opt(r.allowed_domain),
-        valid_from: opt(r.valid_from)?.toISOString(),
-        valid_until: opt(r.valid_until)?.toISOString(),
-        active: r.active,
-        deleted: r.deleted,
-        rate_limit_per_minute: opt(r.rate_limit_per_minute),
+        id: k.id,
+        company_id: k.companyId,
+        created_by_user_id: k.createdByUserId,
+        permissions: k.permissions,
+        allowed_domain: opt(k.allowedDomain),
+        valid_from: opt(k.validFrom)?.toISOString(),
+        valid_until: opt(k.validUntil)?.toISOString(),
+        active: k.active,
+        deleted: k.deletedAt !== null && k.deletedAt !== undefined,
+        rate_limit_per_minute: opt(k.rateLimitPerMinute),
       },
-      creator:
-        r.creator_id === null
-          ? undefined
-          : {
-              id: r.creator_id,
-              company_id: r.company_id,
-              name: r.creator_name!,
-              email: r.creator_email!,
-              avatar: opt(r.creator_avatar),
-              active: r.creator_active!,
-              archived: r.creator_archived!,
-            },
+      creator: u
+        ? { id: u.id, company_id: k.companyId, name: u.name, email: u.email, avatar: opt(u.avatar), active: u.active, archived: u.archived }
+        : undefined,
     };
   }
 

@@ -1,8 +1,10 @@
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { CONTACT_TYPES, Organization, Person, PersonContact } from './contact.entity.js';
+import { CONTACT_TYPES, type Organization, type Person, type PersonContact } from './contact.entity.js';
+import { insertOrganization, insertPerson } from './contact.store.js';
 
 /** Contact types (ours, listed in the README): 1 e-mail, 2 phone (also WhatsApp), 3 website, 4 other. */
 export { CONTACT_TYPES };
@@ -45,9 +47,9 @@ export const personView = (p: Person, contacts: PersonContact[]) => ({
   contacts: contacts.map((c) => ({ id: c.id, type: c.type, value: c.value, primary: c.primary })),
 });
 
-export async function createPerson(em: EntityManager, companyId: string, body: z.infer<typeof createPersonBody>) {
-  await requireCompany(em, companyId);
-  const person = em.create(Person, {
+export async function createPerson(pool: Pool, companyId: string, body: z.infer<typeof createPersonBody>) {
+  await requireCompany(pool, companyId);
+  const person: Person = {
     id: uuidv7(),
     companyId,
     name: body.name,
@@ -55,14 +57,15 @@ export async function createPerson(em: EntityManager, companyId: string, body: z
     gender: body.gender ?? null,
     notes: body.notes ?? null,
     createdAt: new Date(),
-  });
+  };
   const seenTypes = new Set<number>();
   const contacts = body.contacts.map((c) => {
     const primary = !seenTypes.has(c.type);
     seenTypes.add(c.type);
-    return em.create(PersonContact, { id: uuidv7(), companyId, personId: person.id, type: c.type, value: c.value, primary });
+    const contact: PersonContact = { id: uuidv7(), companyId, personId: person.id, type: c.type, value: c.value, primary };
+    return contact;
   });
-  await em.flush();
+  await inTransaction(pool, (tx) => insertPerson(tx, person, contacts));
   return personView(person, contacts);
 }
 
@@ -79,9 +82,9 @@ export const organizationView = (o: Organization) => ({
   logo: o.logo,
 });
 
-export async function createOrganization(em: EntityManager, companyId: string, body: z.infer<typeof createOrganizationBody>) {
-  await requireCompany(em, companyId);
-  const org = em.create(Organization, {
+export async function createOrganization(pool: Pool, companyId: string, body: z.infer<typeof createOrganizationBody>) {
+  await requireCompany(pool, companyId);
+  const org: Organization = {
     id: uuidv7(),
     companyId,
     name: body.name,
@@ -94,7 +97,7 @@ export async function createOrganization(em: EntityManager, companyId: string, b
     site: body.site ?? null,
     logo: body.logo ?? null,
     createdAt: new Date(),
-  });
-  await em.flush();
+  };
+  await insertOrganization(pool, org);
   return organizationView(org);
 }

@@ -1,16 +1,17 @@
-import { LockMode } from '@mikro-orm/core';
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
 import { conflict, invalidField, notFound } from '@svc/platform/errors';
 import { withChanges } from '@svc/platform/events/changes';
 import type { NewEvent } from '@svc/platform/events/payloads';
-import type { ServiceContext } from '@svc/platform/service';
+import type { OutboxWriter } from '@svc/platform/events/writer';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
+import type { PoolOf } from '../db.js';
 import { checkDeliveryLink } from '../deliveries/delivery.links.js';
 import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
 import { type UserSummary, userSummary } from '../sales/sales.summaries.js';
-import { Contract, ContractRenewal, ContractStatus } from './contract.entity.js';
+import { type Contract, ContractStatus } from './contract.entity.js';
 import type {
   CreateContractBody,
   cancelContractBody,
@@ -19,6 +20,7 @@ import type {
   UpdateContractBody,
 } from './contract.schema.js';
 import { CONTRACT_CHANGE_RULES, type ContractSnapshot, contractSnapshot, day } from './contract.snapshot.js';
+import * as store from './contract.store.js';
 
 type Action = 'change' | 'cancel' | 'renew' | 'complete';
 
@@ -57,34 +59,33 @@ const dateOf = (d: string) => new Date(`${d}T00:00:00.000Z`);
  * `contract.updated` with the fields that changed, as deals do.
  */
 export class Contracts {
-  constructor(private readonly ctx: ServiceContext) {}
-
-  private em(): EntityManager {
-    return this.ctx.orm.em.fork();
-  }
+  constructor(
+    private readonly pool: PoolOf,
+    private readonly outbox: OutboxWriter,
+  ) {}
 
   async get(companyId: string, ref: string): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const c = await em.findOne(Contract, refWhere(companyId, ref, 'Contract'));
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const c = await store.findContract(pool, refWhere(companyId, ref, 'Contract'));
     if (!c) throw notFound('Contract');
-    return contractSnapshot(em, c);
+    return contractSnapshot(pool, c);
   }
 
   /** `contract.created` with `{contract, created_by}`. */
   async create(companyId: string, body: CreateContractBody): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
-    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
-    await checkLinks(em, companyId, body);
-    await checkDeliveryLink(em, companyId, body.delivery_id);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(pool, companyId, body.responsible_id);
+    await checkLinks(pool, companyId, body);
+    await checkDeliveryLink(pool, companyId, body.delivery_id);
     const startDate = dateOf(body.start_date);
     const endDate = body.end_date ? dateOf(body.end_date) : null;
     checkPeriod(startDate, endDate);
-    return em.transactional(async (tx) => {
+    return inTransaction(pool, async (tx) => {
       const now = new Date();
-      const contract = tx.create(Contract, {
+      const contract: Contract = {
         id: uuidv7(),
         companyId,
         code: await nextCode(tx, companyId, 'contract'),
@@ -109,9 +110,10 @@ export class Contracts {
         completedById: null,
         createdAt: now,
         updatedAt: now,
-      });
+      };
+      await store.insertContract(tx, contract);
       const snapshot = await contractSnapshot(tx, contract);
-      await this.ctx.outbox.record(tx, [
+      await this.outbox.write(tx, [
         { companyId, eventKey: 'contract.created', payload: { contract: snapshot, created_by: userSummary(by) } },
       ]);
       return snapshot;
@@ -120,13 +122,13 @@ export class Contracts {
 
   /** PATCH (active contracts only): `contract.updated` `{contract, updated_by, changed_fields}` when something changed. */
   async update(companyId: string, ref: string, body: UpdateContractBody): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
-    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(pool, companyId, body.responsible_id);
     if (body.responsible_id === null) throw invalidField('responsible_id', 'a contract always has a responsible user');
-    await checkLinks(em, companyId, body);
-    await checkDeliveryLink(em, companyId, body.delivery_id);
+    await checkLinks(pool, companyId, body);
+    await checkDeliveryLink(pool, companyId, body.delivery_id);
     return this.act(companyId, ref, 'change', by, async (_tx, c) => {
       if (body.title !== undefined) c.title = body.title;
       if (body.description !== undefined) c.description = body.description;
@@ -145,9 +147,9 @@ export class Contracts {
 
   /** `contract.canceled` `{contract, canceled_by, canceled_at, cancellation_reason}`; final. */
   async cancel(companyId: string, ref: string, body: z.infer<typeof cancelContractBody>): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
     return this.act(companyId, ref, 'cancel', by, async (_tx, c, now) => {
       c.status = ContractStatus.CANCELED;
       c.canceledAt = now;
@@ -170,15 +172,15 @@ export class Contracts {
    * renewal_count}`: the period ends later (and the value may change); a completed contract becomes active again.
    */
   async renew(companyId: string, ref: string, body: z.infer<typeof renewContractBody>): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
     const newEnd = dateOf(body.end_date);
     return this.act(companyId, ref, 'renew', by, async (tx, c, now) => {
       if (!c.endDate) throw conflict('The contract has no end date: an open-ended contract has nothing to renew');
       if (newEnd <= c.endDate) throw invalidField('end_date', `must be after the contract's current end date (${day(c.endDate)})`);
       const previous = { endDate: c.endDate, value: c.value ?? null };
-      tx.create(ContractRenewal, {
+      await store.insertRenewal(tx, {
         id: uuidv7(),
         companyId,
         contractId: c.id,
@@ -196,7 +198,6 @@ export class Contracts {
       c.completedById = null;
       c.renewalCount += 1;
       c.lastRenewedAt = now;
-      await tx.flush();
       return (contract) => ({
         eventKey: 'contract.renewed',
         payload: {
@@ -215,9 +216,9 @@ export class Contracts {
 
   /** `contract.completed` `{contract, completed_by, completed_at}`. */
   async complete(companyId: string, ref: string, body: z.infer<typeof completeContractBody>): Promise<ContractSnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
     return this.act(companyId, ref, 'complete', by, async (_tx, c, now) => {
       c.status = ContractStatus.COMPLETED;
       c.completedAt = now;
@@ -240,13 +241,13 @@ export class Contracts {
     action: Action,
     by: { id: string; name: string; avatar?: string | null },
     change: (
-      tx: EntityManager,
+      tx: PoolClient,
       c: Contract,
       now: Date,
     ) => Promise<((snapshot: ContractSnapshot) => NewEvent<'contract.canceled' | 'contract.renewed' | 'contract.completed'>) | null>,
   ): Promise<ContractSnapshot> {
-    return this.em().transactional(async (tx) => {
-      const c = await tx.findOne(Contract, refWhere(companyId, ref, 'Contract'), { lockMode: LockMode.PESSIMISTIC_WRITE });
+    return inTransaction(await this.pool(), async (tx) => {
+      const c = await store.findContract(tx, refWhere(companyId, ref, 'Contract'), true);
       if (!c) throw notFound('Contract');
       if (!ALLOWED[c.status]?.includes(action)) throw conflict(`The contract is ${STATUS_NAME[c.status]}: it cannot be ${VERB[action]}`);
       const before = Object.fromEntries(Object.keys(CHANGEABLE).map((k) => [k, c[k as Changeable]]));
@@ -258,7 +259,7 @@ export class Contracts {
       if (c.status !== statusBefore) changed.push('status');
       if (!event && !changed.length) return contractSnapshot(tx, c);
       c.updatedAt = now;
-      await tx.flush();
+      await store.updateContract(tx, c);
       const snapshot = await contractSnapshot(tx, c);
       const updatedBy: UserSummary = { id: by.id, name: by.name, avatar: by.avatar ?? null };
       const own = event?.(snapshot);
@@ -271,7 +272,7 @@ export class Contracts {
         snapshot,
         CONTRACT_CHANGE_RULES,
       );
-      await this.ctx.outbox.record(
+      await this.outbox.write(
         tx,
         events.map((e) => ({ companyId, ...e })),
       );

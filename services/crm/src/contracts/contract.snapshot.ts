@@ -1,9 +1,10 @@
-import type { EntityManager } from '@svc/platform/db/orm';
 import type { ChangeRules } from '@svc/platform/events/changes';
 import { iso } from '@svc/platform/http/json';
+import type { Db } from '../db.js';
 import { deliverySummaries } from '../deliveries/delivery.links.js';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
-import { type Contract, ContractRenewal } from './contract.entity.js';
+import type { Contract } from './contract.entity.js';
+import { renewalsOf } from './contract.store.js';
 
 /** A contract date (whole day, stored as midnight UTC) as `YYYY-MM-DD`. */
 export const day = (d: Date | null | undefined): string | null => (d ? d.toISOString().slice(0, 10) : null);
@@ -18,21 +19,16 @@ export type ContractSnapshot = Awaited<ReturnType<typeof contractSnapshot>>;
  * contract's own fields, its links as summaries (`deal` and `delivery` `{id, code, title, status}`, `organization`
  * `{id, name, logo}`, `person` `{id, name}`) and its users as UserSummary, and every renewal in order.
  */
-export async function contractSnapshot(em: EntityManager, c: Contract) {
-  const renewals = await em.find(
-    ContractRenewal,
-    { companyId: c.companyId, contractId: c.id },
-    { orderBy: { renewedAt: 'asc', id: 'asc' } },
-  );
-  const [links, deliveries] = await Promise.all([
-    linkSummaries(em, c.companyId, {
-      users: [c.responsibleId, c.createdById, c.canceledById ?? null, c.completedById ?? null, ...renewals.map((r) => r.renewedById)],
-      deals: [c.dealId ?? null],
-      organizations: [c.organizationId ?? null],
-      persons: [c.personId ?? null],
-    }),
-    deliverySummaries(em, c.companyId, [c.deliveryId ?? null]),
-  ]);
+export async function contractSnapshot(db: Db, c: Contract) {
+  const renewals = await renewalsOf(db, c.companyId, c.id);
+  // One after the other: `db` may be a transaction's client.
+  const links = await linkSummaries(db, c.companyId, {
+    users: [c.responsibleId, c.createdById, c.canceledById ?? null, c.completedById ?? null, ...renewals.map((r) => r.renewedById)],
+    deals: [c.dealId ?? null],
+    organizations: [c.organizationId ?? null],
+    persons: [c.personId ?? null],
+  });
+  const deliveries = await deliverySummaries(db, c.companyId, [c.deliveryId ?? null]);
   return {
     id: c.id,
     code: c.code,

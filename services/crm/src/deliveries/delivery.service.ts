@@ -1,16 +1,17 @@
-import { LockMode } from '@mikro-orm/core';
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
 import { conflict, invalidField, notFound } from '@svc/platform/errors';
 import { withChanges } from '@svc/platform/events/changes';
 import type { NewEvent } from '@svc/platform/events/payloads';
-import type { ServiceContext } from '@svc/platform/service';
+import type { OutboxWriter } from '@svc/platform/events/writer';
+import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
+import type { Db, PoolOf } from '../db.js';
 import { actingUser, checkLinks, nextCode, refWhere, responsibleUser } from '../records/record.links.js';
 import { toDate } from '../records/record.schema.js';
 import { userSummary } from '../sales/sales.summaries.js';
-import { Delivery, DeliveryPipeline, DeliveryStage, DeliveryStatus } from './delivery.entity.js';
+import { type Delivery, type DeliveryPipeline, type DeliveryStage, DeliveryStatus } from './delivery.entity.js';
 import type {
   CreateDeliveryBody,
   completeDeliveryBody,
@@ -19,6 +20,7 @@ import type {
   UpdateDeliveryBody,
 } from './delivery.schema.js';
 import { DELIVERY_CHANGE_RULES, type DeliverySnapshot, deliverySnapshot, deliverySnapshots } from './delivery.snapshot.js';
+import * as store from './delivery.store.js';
 
 const STATUS_NAME: Record<number, string> = { 1: 'not started', 2: 'in progress', 3: 'delivered', 4: 'cancelled' };
 const isClosed = (d: Delivery) => d.status === DeliveryStatus.DELIVERED || d.status === DeliveryStatus.CANCELLED;
@@ -47,35 +49,33 @@ const same = (a: unknown, b: unknown) =>
  * the outbox; a delivered delivery is final, a cancelled one can be reopened by PATCH.
  */
 export class Deliveries {
-  constructor(private readonly ctx: ServiceContext) {}
-
-  private em(): EntityManager {
-    return this.ctx.orm.em.fork();
-  }
+  constructor(
+    private readonly pool: PoolOf,
+    private readonly outbox: OutboxWriter,
+  ) {}
 
   /** A company's first delivery pipeline is its default one; a new default demotes the old. */
   async createPipeline(companyId: string, body: z.infer<typeof createDeliveryPipelineBody>) {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    return em.transactional(async (tx) => {
-      await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`delivery-pipelines:${companyId}`]);
-      const hasDefault = (await tx.count(DeliveryPipeline, { companyId, isDefault: true })) > 0;
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    return inTransaction(pool, async (tx) => {
+      await store.lockCompanyPipelines(tx, companyId);
+      const hasDefault = await store.hasDefaultPipeline(tx, companyId);
       const isDefault = body.is_default ?? !hasDefault;
-      if (isDefault && hasDefault) await tx.nativeUpdate(DeliveryPipeline, { companyId, isDefault: true }, { isDefault: false });
-      const pipeline = tx.create(DeliveryPipeline, { id: uuidv7(), companyId, name: body.name, isDefault, createdAt: new Date() });
-      const stages = body.stages.map((s, i) =>
-        tx.create(DeliveryStage, { id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }),
+      if (isDefault && hasDefault) await store.demoteDefaultPipeline(tx, companyId);
+      const pipeline: DeliveryPipeline = { id: uuidv7(), companyId, name: body.name, isDefault, createdAt: new Date() };
+      const stages = body.stages.map(
+        (s, i): DeliveryStage => ({ id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }),
       );
-      await tx.flush();
+      await store.insertPipeline(tx, pipeline, stages);
       return pipelineView(pipeline, stages);
     });
   }
 
   async listPipelines(companyId: string) {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const pipelines = await em.find(DeliveryPipeline, { companyId }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-    const stages = await em.find(DeliveryStage, { companyId }, { orderBy: { position: 'asc' } });
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const { pipelines, stages } = await store.pipelinesWithStages(pool, companyId);
     return pipelines.map((p) =>
       pipelineView(
         p,
@@ -85,37 +85,33 @@ export class Deliveries {
   }
 
   async get(companyId: string, ref: string): Promise<DeliverySnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const d = await em.findOne(Delivery, refWhere(companyId, ref, 'Delivery'));
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const d = await store.findDelivery(pool, refWhere(companyId, ref, 'Delivery'));
     if (!d) throw notFound('Delivery');
-    return deliverySnapshot(em, d);
+    return deliverySnapshot(pool, d);
   }
 
   /** `{total, records, next_cursor}` of the company's deliveries, newest first (`skip`/`take` paging). */
   async list(companyId: string, skip: number, take: number) {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const [records, total] = await em.findAndCount(
-      Delivery,
-      { companyId },
-      { orderBy: { createdAt: 'desc', id: 'desc' }, offset: skip, limit: take },
-    );
-    return { total, records: await deliverySnapshots(em, companyId, records), next_cursor: null };
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const { records, total } = await store.deliveryPage(pool, companyId, skip, take);
+    return { total, records: await deliverySnapshots(pool, companyId, records), next_cursor: null };
   }
 
   /** `delivery.created` with `{delivery, created_by}`. */
   async create(companyId: string, body: CreateDeliveryBody): Promise<DeliverySnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
-    const stage = await this.initialStage(em, companyId, body.pipeline_id, body.stage_id);
-    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
-    await checkLinks(em, companyId, body);
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
+    const stage = await this.initialStage(pool, companyId, body.pipeline_id, body.stage_id);
+    if (body.responsible_id) await responsibleUser(pool, companyId, body.responsible_id);
+    await checkLinks(pool, companyId, body);
     checkPlannedDates(toDate(body.planned_start_date) ?? null, toDate(body.planned_end_date) ?? null);
-    return em.transactional(async (tx) => {
+    return inTransaction(pool, async (tx) => {
       const now = new Date();
-      const delivery = tx.create(Delivery, {
+      const delivery: Delivery = {
         id: uuidv7(),
         companyId,
         code: await nextCode(tx, companyId, 'delivery'),
@@ -138,9 +134,10 @@ export class Deliveries {
         cancellationReason: null,
         createdAt: now,
         updatedAt: now,
-      });
+      };
+      await store.insertDelivery(tx, delivery);
       const snapshot = await deliverySnapshot(tx, delivery);
-      await this.ctx.outbox.record(tx, [
+      await this.outbox.write(tx, [
         { companyId, eventKey: 'delivery.created', payload: { delivery: snapshot, created_by: userSummary(by) } },
       ]);
       return snapshot;
@@ -149,12 +146,12 @@ export class Deliveries {
 
   /** PATCH: the fields sent change (`null` clears); `delivery.updated` only when something did. */
   async update(companyId: string, ref: string, body: UpdateDeliveryBody): Promise<DeliverySnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    await actingUser(em, companyId, body.user_id);
-    if (body.responsible_id) await responsibleUser(em, companyId, body.responsible_id);
-    await checkLinks(em, companyId, body);
-    return em.transactional(async (tx) => {
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    await actingUser(pool, companyId, body.user_id);
+    if (body.responsible_id) await responsibleUser(pool, companyId, body.responsible_id);
+    await checkLinks(pool, companyId, body);
+    return inTransaction(pool, async (tx) => {
       const d = await this.locked(tx, companyId, ref);
       const before = Object.fromEntries(COMPARED.map((k) => [k, d[k]]));
       const was = await deliverySnapshot(tx, d);
@@ -162,6 +159,7 @@ export class Deliveries {
       const changed = COMPARED.some((k) => !same(before[k], d[k]));
       if (!changed) return deliverySnapshot(tx, d);
       d.updatedAt = new Date();
+      await store.updateDelivery(tx, d);
       const snapshot = await deliverySnapshot(tx, d);
       await this.recordChange(tx, companyId, was, snapshot, [{ eventKey: 'delivery.updated', payload: snapshot }]);
       return snapshot;
@@ -170,12 +168,12 @@ export class Deliveries {
 
   /** `delivery.stage_changed` `{previous_stage, current_stage, delivery, moved_by}`, then `delivery.updated`. */
   async move(companyId: string, ref: string, body: z.infer<typeof moveDeliveryBody>): Promise<DeliverySnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
-    return em.transactional(async (tx) => {
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
+    return inTransaction(pool, async (tx) => {
       const d = await this.locked(tx, companyId, ref);
-      const stage = await tx.findOne(DeliveryStage, { id: body.stage_id, companyId });
+      const stage = await store.findStage(tx, companyId, body.stage_id);
       if (!stage) throw invalidField('stage_id', 'no such delivery stage in the company');
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be moved`);
       if (d.stageId === stage.id) return deliverySnapshot(tx, d);
@@ -183,6 +181,7 @@ export class Deliveries {
       d.stageId = stage.id;
       d.pipelineId = stage.pipelineId;
       d.updatedAt = new Date();
+      await store.updateDelivery(tx, d);
       const snapshot = await deliverySnapshot(tx, d);
       await this.recordChange(tx, companyId, was, snapshot, [
         {
@@ -197,10 +196,10 @@ export class Deliveries {
 
   /** `delivery.completed` `{delivery, completed_by, delivered_at}`, then `delivery.updated`. Final: 409 once done. */
   async complete(companyId: string, ref: string, body: z.infer<typeof completeDeliveryBody>): Promise<DeliverySnapshot> {
-    const em = this.em();
-    await requireCompany(em, companyId);
-    const by = await actingUser(em, companyId, body.user_id);
-    return em.transactional(async (tx) => {
+    const pool = await this.pool();
+    await requireCompany(pool, companyId);
+    const by = await actingUser(pool, companyId, body.user_id);
+    return inTransaction(pool, async (tx) => {
       const d = await this.locked(tx, companyId, ref);
       if (isClosed(d)) throw conflict(`The delivery is ${STATUS_NAME[d.status]}: it cannot be completed`);
       const was = await deliverySnapshot(tx, d);
@@ -209,6 +208,7 @@ export class Deliveries {
       d.deliveredAt = toDate(body.delivered_at) ?? now;
       d.completedById = by.id;
       d.updatedAt = now;
+      await store.updateDelivery(tx, d);
       const snapshot = await deliverySnapshot(tx, d);
       await this.recordChange(tx, companyId, was, snapshot, [
         {
@@ -222,34 +222,32 @@ export class Deliveries {
   }
 
   /** The events of one change of a delivery, each with `changes` between its snapshots (decision 0178). */
-  private async recordChange(tx: EntityManager, companyId: string, before: DeliverySnapshot, after: DeliverySnapshot, events: NewEvent[]) {
+  private async recordChange(tx: PoolClient, companyId: string, before: DeliverySnapshot, after: DeliverySnapshot, events: NewEvent[]) {
     const changed = withChanges(events, before, after, DELIVERY_CHANGE_RULES);
-    await this.ctx.outbox.record(
+    await this.outbox.write(
       tx,
       changed.map((e) => ({ ...e, companyId })),
     );
   }
 
-  private async locked(tx: EntityManager, companyId: string, ref: string): Promise<Delivery> {
-    const d = await tx.findOne(Delivery, refWhere(companyId, ref, 'Delivery'), { lockMode: LockMode.PESSIMISTIC_WRITE });
+  private async locked(tx: PoolClient, companyId: string, ref: string): Promise<Delivery> {
+    const d = await store.findDelivery(tx, refWhere(companyId, ref, 'Delivery'), true);
     if (!d) throw notFound('Delivery');
     return d;
   }
 
   /** `stage_id`, else `pipeline_id`'s first stage, else the default pipeline's first stage. */
-  private async initialStage(em: EntityManager, companyId: string, pipelineId?: string, stageId?: string): Promise<DeliveryStage> {
+  private async initialStage(db: Db, companyId: string, pipelineId?: string, stageId?: string): Promise<DeliveryStage> {
     if (stageId) {
-      const stage = await em.findOne(DeliveryStage, { id: stageId, companyId });
+      const stage = await store.findStage(db, companyId, stageId);
       if (!stage) throw invalidField('stage_id', 'no such delivery stage in the company');
       if (pipelineId && stage.pipelineId !== pipelineId) throw invalidField('stage_id', 'not a stage of pipeline_id');
       return stage;
     }
-    const pipeline = pipelineId
-      ? await em.findOne(DeliveryPipeline, { id: pipelineId, companyId })
-      : await em.findOne(DeliveryPipeline, { companyId, isDefault: true });
+    const pipeline = await store.findPipeline(db, companyId, pipelineId);
     if (!pipeline)
       throw invalidField('pipeline_id', pipelineId ? 'no such delivery pipeline in the company' : 'the company has no delivery pipeline');
-    const [first] = await em.find(DeliveryStage, { pipelineId: pipeline.id, companyId }, { orderBy: { position: 'asc' }, limit: 1 });
+    const first = await store.firstStage(db, companyId, pipeline.id);
     if (!first) throw invalidField('pipeline_id', 'the pipeline has no stage');
     return first;
   }

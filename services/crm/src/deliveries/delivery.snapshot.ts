@@ -1,9 +1,10 @@
-import type { EntityManager } from '@svc/platform/db/orm';
 import type { ChangeRules } from '@svc/platform/events/changes';
 import { iso } from '@svc/platform/http/json';
+import type { Db } from '../db.js';
 import { linkSummaries, summaryOf } from '../records/record.links.js';
 import type { StageSummary } from '../sales/sales.summaries.js';
-import { type Delivery, DeliveryPipeline, DeliveryStage } from './delivery.entity.js';
+import type { Delivery } from './delivery.entity.js';
+import { stagesAndPipelines } from './delivery.store.js';
 
 /** `changes` of delivery events compare every snapshot field but updated_at, which moves with each change (decision 0178). */
 export const DELIVERY_CHANGE_RULES: ChangeRules = { ignore: ['updated_at'] };
@@ -18,12 +19,9 @@ export type DeliverySnapshot = Awaited<ReturnType<typeof deliverySnapshots>>[num
  * (`{id, code, title, status}`), `organization` (`{id, name, logo}`) and `person` (`{id, name}`). Documented in
  * docs/webhooks/delivery-events.md.
  */
-export async function deliverySnapshots(em: EntityManager, companyId: string, deliveries: Delivery[]) {
-  const stageIds = [...new Set(deliveries.map((d) => d.stageId))];
-  const stages = stageIds.length ? await em.find(DeliveryStage, { companyId, id: { $in: stageIds } }) : [];
-  const pipelineIds = [...new Set(stages.map((s) => s.pipelineId))];
-  const pipelines = pipelineIds.length ? await em.find(DeliveryPipeline, { companyId, id: { $in: pipelineIds } }) : [];
-  const links = await linkSummaries(em, companyId, {
+export async function deliverySnapshots(db: Db, companyId: string, deliveries: Delivery[]) {
+  const { stages, pipelines } = await stagesAndPipelines(db, companyId, [...new Set(deliveries.map((d) => d.stageId))]);
+  const links = await linkSummaries(db, companyId, {
     users: deliveries.flatMap((d) => [d.responsibleId, d.createdById, d.completedById ?? null]),
     deals: deliveries.map((d) => d.dealId ?? null),
     organizations: deliveries.map((d) => d.organizationId ?? null),
@@ -61,7 +59,7 @@ export async function deliverySnapshots(em: EntityManager, companyId: string, de
   }));
 }
 
-export async function deliverySnapshot(em: EntityManager, delivery: Delivery): Promise<DeliverySnapshot> {
-  const [snapshot] = await deliverySnapshots(em, delivery.companyId, [delivery]);
+export async function deliverySnapshot(db: Db, delivery: Delivery): Promise<DeliverySnapshot> {
+  const [snapshot] = await deliverySnapshots(db, delivery.companyId, [delivery]);
   return snapshot as DeliverySnapshot;
 }

@@ -1,8 +1,13 @@
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
 import { invalidField, isUuid } from '@svc/platform/errors';
+import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { LeadSource, NAMED_ITEM_NAME_MAX, NamedItem, Tracker } from '../catalog/catalog.entity.js';
+import { type LeadSource, NAMED_ITEM_NAME_MAX, type NamedItem, type Tracker } from '../catalog/catalog.entity.js';
+import * as catalog from '../catalog/catalog.store.js';
 import { leadSourceNameFor } from './tracking.js';
+
+/** Where origins are read and created. */
+export type OriginDb = Pool;
 
 export interface OriginRequest {
   /** `crm_lead_source_id` of the body: the only manual origin. */
@@ -24,33 +29,33 @@ const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The company's row of this name, compared without letter case (the oldest when several match), or a new one,
- * committed in its own transaction (a savepoint inside the caller's): a transaction advisory lock per company, kind
- * and name makes concurrent creations share one row.
+ * committed in its own transaction: a transaction advisory lock per company, kind and name makes concurrent
+ * creations share one row.
  */
-function findOrCreateByName<T extends object>(
-  em: EntityManager,
+function findOrCreateByName<T>(
+  db: OriginDb,
   lockKey: string,
-  find: (tx: EntityManager) => Promise<T | null>,
-  make: (tx: EntityManager) => T,
+  find: (tx: Pool | PoolClient) => Promise<T | null>,
+  make: (tx: PoolClient) => Promise<T>,
 ): Promise<T> {
-  return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [lockKey]);
-    const found = await find(tx);
-    if (found) return found;
-    const created = make(tx);
-    await tx.flush();
-    return created;
+  return inTransaction(db, async (tx) => {
+    await catalog.lockName(tx, lockKey);
+    return (await find(tx)) ?? make(tx);
   });
 }
 
 /** The company's lead source of this name, or a new one (origin by svc_source / utm_source, rule 2). */
-export function findOrCreateLeadSource(em: EntityManager, companyId: string, sourceName: string): Promise<LeadSource> {
+export function findOrCreateLeadSource(db: OriginDb, companyId: string, sourceName: string): Promise<LeadSource> {
   const name = leadSourceNameFor(sourceName);
   return findOrCreateByName(
-    em,
+    db,
     `lead_source:${companyId}:${name.toLowerCase()}`,
-    (tx) => tx.findOne(LeadSource, { companyId, name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } }),
-    (tx) => tx.create(LeadSource, { id: uuidv7(), companyId, name, logo: null }),
+    (tx) => catalog.leadSourceNamed(tx, companyId, likeLiteral(name)),
+    async (tx) => {
+      const source: LeadSource = { id: uuidv7(), companyId, name, logo: null };
+      await catalog.insertLeadSource(tx, source);
+      return source;
+    },
   );
 }
 
@@ -59,13 +64,17 @@ export function findOrCreateLeadSource(em: EntityManager, companyId: string, sou
  * one in the company's named items (kind `conversion_tool`, listed by the admin API): "a conversion tool created
  * when needed" of POST /deals, and of POST /leads alike (decision 0048). The acquisition keeps the name as sent.
  */
-export function findOrCreateConversionTool(em: EntityManager, companyId: string, toolName: string): Promise<NamedItem> {
+export function findOrCreateConversionTool(db: OriginDb, companyId: string, toolName: string): Promise<NamedItem> {
   const name = toolName.trim().slice(0, NAMED_ITEM_NAME_MAX);
   return findOrCreateByName(
-    em,
+    db,
     `conversion_tool:${companyId}:${name.toLowerCase()}`,
-    (tx) => tx.findOne(NamedItem, { companyId, kind: 'conversion_tool', name: { $ilike: likeLiteral(name) } }, { orderBy: { id: 'asc' } }),
-    (tx) => tx.create(NamedItem, { id: uuidv7(), companyId, kind: 'conversion_tool', name }),
+    (tx) => catalog.namedItemNamed(tx, companyId, 'conversion_tool', likeLiteral(name)),
+    async (tx) => {
+      const item: NamedItem = { id: uuidv7(), companyId, kind: 'conversion_tool', name };
+      await catalog.insertNamedItem(tx, item);
+      return item;
+    },
   );
 }
 
@@ -74,15 +83,19 @@ export function findOrCreateConversionTool(em: EntityManager, companyId: string,
  * company's); else the lead source of the active tracker svc_code names; else the source name finds or
  * creates one ("IG" in any case is Instagram); else none.
  */
-export async function resolveOrigin(em: EntityManager, companyId: string, request: OriginRequest): Promise<Origin> {
+export async function resolveOrigin(pool: OriginDb, companyId: string, request: OriginRequest): Promise<Origin> {
   let manual: LeadSource | null = null;
   if (request.crmLeadSourceId) {
-    manual = isUuid(request.crmLeadSourceId) ? await em.findOne(LeadSource, { id: request.crmLeadSourceId, companyId }) : null;
+    manual = isUuid(request.crmLeadSourceId) ? await catalog.findLeadSource(pool, companyId, request.crmLeadSourceId) : null;
     if (!manual) throw invalidField('crm_lead_source_id', 'no such lead source in the company');
   }
-  const tracker = request.svcCode ? await em.findOne(Tracker, { companyId, code: request.svcCode, active: true }) : null;
+  const tracker = request.svcCode ? await catalog.activeTracker(pool, companyId, request.svcCode) : null;
   if (manual) return { leadSource: manual, tracker };
-  if (tracker) return { leadSource: await em.findOneOrFail(LeadSource, { id: tracker.leadSourceId, companyId }), tracker };
-  if (request.sourceName) return { leadSource: await findOrCreateLeadSource(em, companyId, request.sourceName), tracker: null };
+  if (tracker) {
+    const source = await catalog.findLeadSource(pool, companyId, tracker.leadSourceId);
+    if (!source) throw new Error(`tracker ${tracker.id} names a lead source that does not exist`);
+    return { leadSource: source, tracker };
+  }
+  if (request.sourceName) return { leadSource: await findOrCreateLeadSource(pool, companyId, request.sourceName), tracker: null };
   return { leadSource: null, tracker: null };
 }

@@ -1,8 +1,10 @@
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
 import { requireCompany } from '../companies/company.service.js';
-import { Pipeline, Stage } from './pipeline.entity.js';
+import type { Pipeline, Stage } from './pipeline.entity.js';
+import * as store from './pipeline.store.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
 
@@ -22,25 +24,23 @@ export const pipelineView = (p: Pipeline, stages: Stage[]) => ({
 });
 
 /** A company's first pipeline is its primary one; a new primary pipeline demotes the old. */
-export async function createPipeline(em: EntityManager, companyId: string, body: z.infer<typeof createPipelineBody>) {
-  await requireCompany(em, companyId);
-  return em.transactional(async (tx) => {
-    await tx.execute('select pg_advisory_xact_lock(hashtext(?))', [`pipelines:${companyId}`]);
-    const hasPrimary = (await tx.count(Pipeline, { companyId, isPrimary: true })) > 0;
+export async function createPipeline(pool: Pool, companyId: string, body: z.infer<typeof createPipelineBody>) {
+  await requireCompany(pool, companyId);
+  return inTransaction(pool, async (tx) => {
+    await store.lockCompanyPipelines(tx, companyId);
+    const hasPrimary = await store.hasPrimary(tx, companyId);
     const isPrimary = body.is_primary ?? !hasPrimary;
-    if (isPrimary && hasPrimary) await tx.nativeUpdate(Pipeline, { companyId, isPrimary: true }, { isPrimary: false });
-    const pipeline = tx.create(Pipeline, {
+    if (isPrimary && hasPrimary) await store.demotePrimary(tx, companyId);
+    const pipeline: Pipeline = {
       id: uuidv7(),
       companyId,
       name: body.name,
       isPrimary,
       requiresQualityReason: body.requires_quality_reason ?? false,
       createdAt: new Date(),
-    });
-    const stages = body.stages.map((s, i) =>
-      tx.create(Stage, { id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }),
-    );
-    await tx.flush();
+    };
+    const stages = body.stages.map((s, i): Stage => ({ id: uuidv7(), companyId, pipelineId: pipeline.id, name: s.name, position: i + 1 }));
+    await store.insertPipeline(tx, pipeline, stages);
     return pipelineView(pipeline, stages);
   });
 }

@@ -1,9 +1,7 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { parse } from '@svc/platform/http/parse';
 import type { Router } from 'express';
-import { requireCompany } from '../companies/company.service.js';
 import { adminRouter, companyParam } from '../sales/sales.http.js';
 import {
   attachProposalDocument,
@@ -58,12 +56,11 @@ export function proposalRoutes(proposals: Proposals): ApiRouter {
 }
 
 /** The company's library of proposal documents (management API). */
-export function proposalAdminRoutes(orm: MikroORM, proposals: Proposals): Router {
+export function proposalAdminRoutes(proposals: Proposals): Router {
   const r = adminRouter();
   r.post('/companies/:cid/proposal-documents', async (req, res) => {
     const companyId = companyParam(req.params.cid);
     const body = parse(createDocumentBody, req.body);
-    await requireCompany(orm.em.fork(), companyId);
     res.status(201).json(await proposals.createDocument(companyId, body));
   });
   return r;

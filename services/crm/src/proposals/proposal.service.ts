@@ -1,8 +1,9 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { inTransaction, nativePool } from '@svc/platform/db/native';
+import { inTransaction } from '@svc/platform/db/native';
 import { invalidField, isUuid, notFound, requireUuid } from '@svc/platform/errors';
 import { decodeCursor, encodeCursor } from '@svc/platform/http/cursor';
 import { v7 as uuidv7 } from 'uuid';
+import { requireCompany } from '../companies/company.service.js';
+import type { PoolOf } from '../db.js';
 import { proposalDates } from '../sales/sales.proposals.js';
 import { price } from './proposal.rules.js';
 import { type CreateProposalBody, type ListProposalsQuery, ProposalStatus, type UpdateProposalBody } from './proposal.schema.js';
@@ -53,11 +54,7 @@ const recordOf = (p: {
  * is (decision 0041's rule); anything else is not found. No proposal.* events exist (spec).
  */
 export class Proposals {
-  constructor(private readonly orm: MikroORM) {}
-
-  private pool() {
-    return nativePool(this.orm);
-  }
+  constructor(private readonly pool: PoolOf) {}
 
   private async requireRecord(actor: ProposalActor, ref: ProposalRecord): Promise<void> {
     if (!(await recordVisible(await this.pool(), actor.companyId, actor.userId, ref)))
@@ -136,9 +133,8 @@ export class Proposals {
       if (body.valid_until !== undefined) changes.valid_until = body.valid_until;
       if (body.notes !== undefined) changes.notes = body.notes;
       if (body.items !== undefined || body.discount_type !== undefined || body.discount_value !== undefined) {
-        const discountType = body.discount_type !== undefined ? body.discount_type : current.discount_type;
-        const discountValue =
-          body.discount_value !== undefined ? body.discount_value : current.discount_value === null ? null : Number(current.discount_value);
+        const discountType = body.discount_type !== undefined ? body.discount_type : storedDiscountType(current.discountType);
+        const discountValue = body.discount_value !== undefined ? body.discount_value : (current.discountValue ?? null);
         const items = body.items ?? (await itemsOf(client, actor.companyId, current.id));
         const priced = price(items, discountType, discountValue);
         Object.assign(changes, {
@@ -156,12 +152,12 @@ export class Proposals {
             priced.items.map(() => uuidv7()),
           );
       }
-      if (body.is_primary === true && !current.is_primary) {
+      if (body.is_primary === true && !current.isPrimary) {
         await unsetPrimary(client, actor.companyId, record);
         changes.is_primary = true;
       } else if (body.is_primary === false) changes.is_primary = false;
       if (body.status !== undefined && body.status !== current.status) Object.assign(changes, statusChanges(body.status, actor.userId));
-      if (body.archived !== undefined) changes.archived_at = body.archived ? (current.archived_at ? undefined : 'now') : null;
+      if (body.archived !== undefined) changes.archived_at = body.archived ? (current.archivedAt ? undefined : 'now') : null;
       if (changes.archived_at === undefined) delete changes.archived_at;
       await updateProposal(client, actor.companyId, current.id, changes);
     });
@@ -190,9 +186,9 @@ export class Proposals {
       kind: 'document',
       fileId: null,
       documentId: doc.id,
-      fileName: doc.file_name,
-      mimeType: doc.mime_type,
-      fileSize: Number(doc.file_size),
+      fileName: doc.fileName,
+      mimeType: doc.mimeType,
+      fileSize: doc.fileSize,
       createdById: actor.userId,
     });
     return this.get(actor, id);
@@ -239,13 +235,29 @@ export class Proposals {
     return { fileId: removed.file_id };
   }
 
+  /** A document of the company's library (404 when the company does not exist). */
   async createDocument(companyId: string, body: { name: string; file_name: string; mime_type: string; file_size: number; url: string }) {
+    await requireCompany(await this.pool(), companyId);
     const id = uuidv7();
-    await insertDocument(await this.pool(), companyId, { id, ...body });
+    const { name, file_name: fileName, mime_type: mimeType, file_size: fileSize, url } = body;
+    await insertDocument(await this.pool(), { id, companyId, name, fileName, mimeType, fileSize, url, createdAt: new Date() });
     const doc = await readDocument(await this.pool(), companyId, id);
-    return { ...doc!, file_size: Number(doc!.file_size), created_at: new Date(doc!.created_at).toISOString() };
+    if (!doc) throw new Error(`proposal document ${id} was not written`);
+    return {
+      id: doc.id,
+      name: doc.name,
+      file_name: doc.fileName,
+      mime_type: doc.mimeType,
+      file_size: doc.fileSize,
+      url: doc.url,
+      created_at: doc.createdAt.toISOString(),
+    };
   }
 }
+
+/** The discount type a proposal holds: only the API's values are ever written. */
+const storedDiscountType = (v: string | null | undefined): 'percentage' | 'amount' | null =>
+  v === 'percentage' || v === 'amount' ? v : null;
 
 function statusChanges(status: number, userId: string): ProposalChanges {
   if (status === ProposalStatus.approved)

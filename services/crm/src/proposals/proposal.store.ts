@@ -1,8 +1,14 @@
+import { run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
+import { tableOf } from '../entity-table.js';
 import { proposalSummaryJson } from '../sales/sales.proposals.js';
 import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
+import { Proposal, ProposalDocument } from './proposal.entity.js';
 import type { PricedItem } from './proposal.rules.js';
+
+const PROPOSALS = tableOf(Proposal);
+const DOCUMENTS = tableOf(ProposalDocument);
 
 export type ProposalRecordKind = 'lead' | 'deal';
 export interface ProposalRecord {
@@ -66,26 +72,18 @@ export async function readProposal(db: Db, companyId: string, userId: string, id
   return r.rows[0]?.p ?? null;
 }
 
-/** The columns an update starts from, locked until the transaction ends. */
-export interface ProposalState {
-  id: string;
-  lead_id: string | null;
-  deal_id: string | null;
-  status: number;
-  is_primary: boolean;
-  discount_type: 'percentage' | 'amount' | null;
-  discount_value: string | null;
-  archived_at: Date | null;
-}
+const STATE = ['id', 'leadId', 'dealId', 'status', 'isPrimary', 'discountType', 'discountValue', 'archivedAt'] as const;
+/** The columns an update starts from. */
+export type ProposalState = Pick<Proposal, (typeof STATE)[number]>;
+const LOCK = statement(
+  'crm_proposal_lock',
+  `select ${PROPOSALS.select('p', STATE)} from proposals p where p.company_id = $1 and p.id = $2 and p.deleted_at is null for update`,
+);
 
+/** The proposal's state, locked until the transaction ends. */
 export async function lockProposal(client: PoolClient, companyId: string, id: string): Promise<ProposalState | null> {
-  const r = await client.query<ProposalState>({
-    name: 'crm_proposal_lock',
-    text: `select id, lead_id, deal_id, status, is_primary, discount_type, discount_value, archived_at from proposals
-      where company_id = $1 and id = $2 and deleted_at is null for update`,
-    values: [companyId, id],
-  });
-  return r.rows[0] ?? null;
+  const [row] = await run(client, LOCK, [companyId, id]);
+  return row ? PROPOSALS.hydrate<ProposalState>(row) : null;
 }
 
 export async function itemsOf(
@@ -325,34 +323,17 @@ export async function removeAttachment(
   return r.rows[0];
 }
 
-export interface DocumentRow {
-  id: string;
-  name: string;
-  file_name: string;
-  mime_type: string;
-  file_size: string;
-  url: string;
-  created_at: Date | string;
+const READ_DOCUMENT = statement(
+  'crm_proposal_document_read',
+  `select ${DOCUMENTS.select('d')} from proposal_documents d where d.company_id = $1 and d.id = $2`,
+);
+const INSERT_DOCUMENT = statement('crm_proposal_document_insert', DOCUMENTS.insert());
+
+export async function readDocument(db: Db, companyId: string, id: string): Promise<ProposalDocument | null> {
+  const [row] = await run(db, READ_DOCUMENT, [companyId, id]);
+  return row ? DOCUMENTS.hydrate(row) : null;
 }
 
-export async function readDocument(db: Db, companyId: string, id: string): Promise<DocumentRow | null> {
-  const r = await db.query<DocumentRow>({
-    name: 'crm_proposal_document_read',
-    text: 'select id, name, file_name, mime_type, file_size, url, created_at from proposal_documents where company_id = $1 and id = $2',
-    values: [companyId, id],
-  });
-  return r.rows[0] ?? null;
-}
-
-export async function insertDocument(
-  db: Db,
-  companyId: string,
-  d: Omit<DocumentRow, 'created_at' | 'file_size'> & { file_size: number },
-): Promise<void> {
-  await db.query({
-    name: 'crm_proposal_document_insert',
-    text: `insert into proposal_documents (id, company_id, name, file_name, mime_type, file_size, url, created_at)
-      values ($1, $2, $3, $4, $5, $6, $7, now())`,
-    values: [d.id, companyId, d.name, d.file_name, d.mime_type, d.file_size, d.url],
-  });
+export async function insertDocument(db: Db, document: ProposalDocument): Promise<void> {
+  await run(db, INSERT_DOCUMENT, DOCUMENTS.values(document));
 }

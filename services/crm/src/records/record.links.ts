@@ -1,11 +1,12 @@
-import type { EntityManager } from '@svc/platform/db/orm';
 import { invalidField, isUuid, notFound } from '@svc/platform/errors';
 import { codeOf } from '@svc/platform/numbers';
-import { User } from '../companies/company.entity.js';
-import { nextCodeSql } from '../companies/plan.js';
-import { Organization, Person } from '../contacts/contact.entity.js';
-import { Deal } from '../deals/deal.entity.js';
+import type { User } from '../companies/company.entity.js';
+import { findUser } from '../companies/company.store.js';
+import type { Db } from '../db.js';
 import type { UserSummary } from '../sales/sales.summaries.js';
+import { type DealSummary, linkExists, linkedRecords, type OrganizationSummary, type PersonSummary } from './record.store.js';
+
+export { nextCode } from './record.store.js';
 
 /**
  * What deliveries and contracts share: the acting user of an admin action, a record named by id or code, the
@@ -14,11 +15,9 @@ import type { UserSummary } from '../sales/sales.summaries.js';
  */
 
 /** The filter of record `ref` (UUID or numeric `code`) of the company; anything else names nothing (404 `label`). */
-export function refWhere(
-  companyId: string,
-  ref: string,
-  label: string,
-): { companyId: string; id: string } | { companyId: string; code: number } {
+export type RecordRef = { companyId: string; id: string } | { companyId: string; code: number };
+
+export function refWhere(companyId: string, ref: string, label: string): RecordRef {
   if (isUuid(ref)) return { companyId, id: ref.toLowerCase() };
   const code = codeOf(ref);
   if (code !== null) return { companyId, code };
@@ -26,23 +25,17 @@ export function refWhere(
 }
 
 /** The user acting through the admin API: a user of the company, else a 400 on `user_id`. */
-export async function actingUser(em: EntityManager, companyId: string, userId: string): Promise<User> {
-  const user = await em.findOne(User, { id: userId, companyId });
+export async function actingUser(db: Db, companyId: string, userId: string): Promise<User> {
+  const user = await findUser(db, companyId, userId);
   if (!user) throw invalidField('user_id', 'no such user in the company');
   return user;
 }
 
 /** A responsible user: active and not archived, of the company, else a 400 on `field`. */
-export async function responsibleUser(em: EntityManager, companyId: string, userId: string, field = 'responsible_id'): Promise<User> {
-  const user = await em.findOne(User, { id: userId, companyId });
+export async function responsibleUser(db: Db, companyId: string, userId: string, field = 'responsible_id'): Promise<User> {
+  const user = await findUser(db, companyId, userId);
   if (!user?.active || user.archived) throw invalidField(`${field}`, 'no active user of the company');
   return user;
-}
-
-/** The next `code` of a per-company sequence, taken in the caller's transaction (no gaps: it rolls back with it). */
-export async function nextCode(em: EntityManager, companyId: string, entity: string): Promise<number> {
-  const [row] = await em.execute<{ value: string | number }[]>(nextCodeSql('?', entity), [companyId]);
-  return Number(row?.value);
 }
 
 export interface LinkIds {
@@ -52,26 +45,26 @@ export interface LinkIds {
 }
 
 /** Each link sent must name a record of the company: an unknown or another company's id is a 400 on its field. */
-export async function checkLinks(em: EntityManager, companyId: string, links: LinkIds): Promise<void> {
-  const missing = async (count: Promise<number>, field: string) => {
-    if ((await count) === 0) throw invalidField(`${field}`, `no such ${field.slice(0, -3)} in the company`);
+export async function checkLinks(db: Db, companyId: string, links: LinkIds): Promise<void> {
+  const missing = async (found: Promise<boolean>, field: string) => {
+    if (!(await found)) throw invalidField(`${field}`, `no such ${field.slice(0, -3)} in the company`);
   };
-  if (links.deal_id) await missing(em.count(Deal, { id: links.deal_id, companyId }), 'deal_id');
-  if (links.organization_id) await missing(em.count(Organization, { id: links.organization_id, companyId }), 'organization_id');
-  if (links.person_id) await missing(em.count(Person, { id: links.person_id, companyId }), 'person_id');
+  if (links.deal_id) await missing(linkExists(db, 'deal', companyId, links.deal_id), 'deal_id');
+  if (links.organization_id) await missing(linkExists(db, 'organization', companyId, links.organization_id), 'organization_id');
+  if (links.person_id) await missing(linkExists(db, 'person', companyId, links.person_id), 'person_id');
 }
 
 /** The summaries a delivery or contract snapshot shows for its links. */
 export interface LinkSummaries {
   users: Map<string, UserSummary>;
-  deals: Map<string, { id: string; code: number; title: string; status: number }>;
-  organizations: Map<string, { id: string; name: string; logo: string | null }>;
-  persons: Map<string, { id: string; name: string }>;
+  deals: Map<string, DealSummary>;
+  organizations: Map<string, OrganizationSummary>;
+  persons: Map<string, PersonSummary>;
 }
 
 /** Loads, in four queries, the users, deals, organizations and persons a set of snapshots point at. */
 export async function linkSummaries(
-  em: EntityManager,
+  db: Db,
   companyId: string,
   ids: {
     users: (string | null)[];
@@ -81,12 +74,12 @@ export async function linkSummaries(
   },
 ): Promise<LinkSummaries> {
   const present = (list: (string | null)[]) => [...new Set(list.filter((x): x is string => x !== null))];
-  const [users, deals, organizations, persons] = await Promise.all([
-    present(ids.users).length ? em.find(User, { companyId, id: { $in: present(ids.users) } }) : [],
-    present(ids.deals).length ? em.find(Deal, { companyId, id: { $in: present(ids.deals) } }) : [],
-    present(ids.organizations).length ? em.find(Organization, { companyId, id: { $in: present(ids.organizations) } }) : [],
-    present(ids.persons).length ? em.find(Person, { companyId, id: { $in: present(ids.persons) } }) : [],
-  ]);
+  const { users, deals, organizations, persons } = await linkedRecords(db, companyId, {
+    users: present(ids.users),
+    deals: present(ids.deals),
+    organizations: present(ids.organizations),
+    persons: present(ids.persons),
+  });
   return {
     users: new Map(users.map((u) => [u.id, { id: u.id, name: u.name, avatar: u.avatar ?? null }])),
     deals: new Map(deals.map((d) => [d.id, { id: d.id, code: d.code, title: d.title, status: d.status }])),

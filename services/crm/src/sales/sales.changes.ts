@@ -5,7 +5,7 @@ import { type ChangeRules, withChanges } from '@svc/platform/events/changes';
 import { type NewEvent, salesEvent } from '@svc/platform/events/payloads';
 import type { ServiceContext } from '@svc/platform/service';
 import type { PoolClient } from 'pg';
-import type { ContactSql, PersonRequest } from '../contacts/contact.sql.js';
+import type { ContactStore, PersonRequest } from '../contacts/contact.store.js';
 import { CHAT_FIELD_KEYS, ChatPrefetch } from './sales.chats.js';
 import type { SalesKind, SalesRecord } from './sales.entity.js';
 import type { RecordKind, SalesSources } from './sales.kind.js';
@@ -42,7 +42,7 @@ export class SalesChanges<R extends SalesRecord, Rel extends SalesRelations, S e
     private readonly ctx: Pick<ServiceContext, 'outbox' | 'logger'>,
     private readonly store: SalesStore<R, Rel>,
     private readonly kind: RecordKind<R, Rel, S, never, never>,
-    private readonly contacts: ContactSql,
+    private readonly contacts: ContactStore,
     private readonly sources: SalesSources,
   ) {}
 

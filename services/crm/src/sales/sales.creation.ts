@@ -5,7 +5,7 @@ import { currentTraceparent } from '@svc/platform/tracing';
 import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { AnswerPlan } from '../catalog/custom-field.answers.js';
-import type { ContactSql, PersonWithContacts } from '../contacts/contact.sql.js';
+import type { ContactStore, PersonWithContacts } from '../contacts/contact.store.js';
 import type { MarketingAcquisition, MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
@@ -50,7 +50,7 @@ export interface CreationParts<
   kind: RecordKind<R, Rel, S, CB, never>;
   refs: SalesRefs;
   changes: SalesChanges<R, Rel, S>;
-  contacts: ContactSql;
+  contacts: ContactStore;
   origins: OriginSource;
 }
 

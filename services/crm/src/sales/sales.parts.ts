@@ -1,6 +1,6 @@
 import type { Logger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
-import { ContactSql } from '../contacts/contact.sql.js';
+import { ContactStore } from '../contacts/contact.store.js';
 import { SalesActions } from './sales.actions.js';
 import { SalesChanges } from './sales.changes.js';
 import { SalesCreation } from './sales.creation.js';
@@ -60,7 +60,7 @@ export function salesParts<
   CB extends CreateSalesBody,
   UB extends UpdateSalesBody,
 >(ctx: ServiceContext, store: SalesStore<R, Rel>, kind: RecordKind<R, Rel, S, CB, UB>, deps: SalesDeps): SalesParts<R, Rel, S, CB, UB> {
-  const contacts = new ContactSql(ctx.orm);
+  const contacts = new ContactStore(ctx.orm);
   const refs = new SalesRefs(store, kind.label);
   const changes = new SalesChanges<R, Rel, S>(ctx, store, kind, contacts, deps.sources);
   return {

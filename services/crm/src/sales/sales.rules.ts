@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { type AnswerInput, type AnswerPlan, type FieldDefinition, planAnswer } from '../catalog/custom-field.answers.js';
 import type { User } from '../companies/company.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.entity.js';
-import type { PersonWithContacts } from '../contacts/contact.sql.js';
+import type { PersonWithContacts } from '../contacts/contact.store.js';
 import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 import type { Pipeline } from '../pipelines/pipeline.entity.js';
 import type { SalesParticipant } from './sales.entity.js';

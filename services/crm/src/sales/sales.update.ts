@@ -2,7 +2,7 @@ import { invalidField } from '@svc/platform/errors';
 import type { PoolClient } from 'pg';
 import type { LeadSource } from '../catalog/catalog.entity.js';
 import { CONTACT_TYPES } from '../contacts/contact.entity.js';
-import type { ContactSql, PersonWithContacts } from '../contacts/contact.sql.js';
+import type { ContactStore, PersonWithContacts } from '../contacts/contact.store.js';
 import { acquisitionOf } from '../marketing/acquisition.service.js';
 import { correctAcquisition } from '../marketing/correction.js';
 import { withoutSensitiveText } from '../marketing/redaction.js';
@@ -32,7 +32,7 @@ export interface UpdateParts<
   kind: RecordKind<R, Rel, S, never, UB>;
   refs: SalesRefs;
   changes: SalesChanges<R, Rel, S>;
-  contacts: ContactSql;
+  contacts: ContactStore;
   origins: OriginSource;
 }
 

@@ -1,20 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { LockMode } from '@mikro-orm/core';
-import { nativePool } from '@svc/platform/db/native';
-import type { EntityManager } from '@svc/platform/db/orm';
+import { inTransaction } from '@svc/platform/db/native';
 import { conflict, gone, invalidField, notFound } from '@svc/platform/errors';
+import type { OutboxWriter } from '@svc/platform/events/writer';
 import { iso } from '@svc/platform/http/json';
-import type { ServiceContext } from '@svc/platform/service';
 import { RecordType } from '@svc/proto/crm/v1/records';
 import { v7 as uuidv7 } from 'uuid';
-import { User } from '../companies/company.entity.js';
-import { Deal } from '../deals/deal.entity.js';
-import { Delivery } from '../deliveries/delivery.entity.js';
-import { Lead } from '../leads/lead.entity.js';
-import { RecordSummaries } from '../records/record.service.js';
+import { findUser } from '../companies/company.store.js';
+import type { Db, PoolOf } from '../db.js';
 import { userSummary } from '../sales/sales.summaries.js';
-import { SatisfactionLink, SatisfactionSubmission } from './satisfaction.entity.js';
+import { RecordSummaries } from '../summaries/summary.service.js';
+import type { SatisfactionLink, SatisfactionSubmission } from './satisfaction.entity.js';
 import type { CreateLinkBody, SubmissionBody } from './satisfaction.schema.js';
+import * as store from './satisfaction.store.js';
 
 export const PUBLIC_PATH = '/public/satisfaction';
 export const DEFAULT_FORM = { title: 'How did we do?', question: 'How satisfied are you with our service?', max_score: 5 };
@@ -44,8 +41,11 @@ export const formOf = (l: SatisfactionLink) => ({ title: l.formTitle, question: 
 export class Satisfaction {
   private readonly summaries: RecordSummaries;
 
-  constructor(private readonly ctx: ServiceContext) {
-    this.summaries = new RecordSummaries(() => nativePool(ctx.orm));
+  constructor(
+    private readonly pool: PoolOf,
+    private readonly outbox: OutboxWriter,
+  ) {
+    this.summaries = new RecordSummaries(pool);
   }
 
   async createLink(creator: LinkCreator, body: CreateLinkBody, baseUrl: string) {
@@ -67,8 +67,7 @@ export class Satisfaction {
     if (!visible.length) throw invalidField(`${field}`, `${kind} not found`);
     const token = randomBytes(32).toString('base64url');
     const now = new Date();
-    const em = this.ctx.orm.em.fork();
-    const link = em.create(SatisfactionLink, {
+    const link: SatisfactionLink = {
       id: uuidv7(),
       companyId: creator.companyId,
       tokenHash: hashToken(token),
@@ -82,8 +81,8 @@ export class Satisfaction {
       expiresAt: new Date(now.getTime() + (body.expires_in_hours ?? DEFAULT_EXPIRY_HOURS) * 3_600_000),
       usedAt: null,
       createdAt: now,
-    });
-    await em.flush();
+    };
+    await store.insertLink(await this.pool(), link);
     return {
       id: link.id,
       token,
@@ -99,26 +98,29 @@ export class Satisfaction {
 
   /** The link of a token that can still be answered: unknown 404, answered 409, expired 410. */
   async open(token: string): Promise<SatisfactionLink> {
-    return usable(await this.ctx.orm.em.fork().findOne(SatisfactionLink, { tokenHash: hashOf(token) }));
+    return usable(await store.linkByToken(await this.pool(), hashOf(token)));
   }
 
   /** Records the answer and fires `satisfaction.public_submission_created` (payload: submissionPayload). */
   async submit(token: string, body: SubmissionBody) {
-    return this.ctx.orm.em.fork().transactional(async (tx) => {
-      const link = usable(await tx.findOne(SatisfactionLink, { tokenHash: hashOf(token) }, { lockMode: LockMode.PESSIMISTIC_WRITE }));
+    const tokenHash = hashOf(token);
+    return inTransaction(await this.pool(), async (tx) => {
+      const link = usable(await store.linkByToken(tx, tokenHash, true));
       if (body.score < 1 || body.score > link.maxScore) throw invalidField('score', `must be an integer from 1 to ${link.maxScore}`);
       const now = new Date();
       link.usedAt = now;
-      const submission = tx.create(SatisfactionSubmission, {
+      await store.updateLink(tx, link);
+      const submission: SatisfactionSubmission = {
         id: uuidv7(),
         companyId: link.companyId,
         linkId: link.id,
         score: body.score,
         comment: body.comment ?? null,
         submittedAt: now,
-      });
+      };
+      await store.insertSubmission(tx, submission);
       const payload = await submissionPayload(tx, link, submission);
-      await this.ctx.outbox.record(tx, [{ companyId: link.companyId, eventKey: 'satisfaction.public_submission_created', payload }]);
+      await this.outbox.write(tx, [{ companyId: link.companyId, eventKey: 'satisfaction.public_submission_created', payload }]);
       return { id: submission.id, submitted_at: iso(submission.submittedAt) };
     });
   }
@@ -142,14 +144,11 @@ function usable(link: SatisfactionLink | null): SatisfactionLink {
  * `{submission, link, form, record_type, crm_lead, crm_deal, crm_delivery}`. The record is summarized as tasks
  * show it (`{id, title, code}`, a delivery with its `status`), null for the two kinds it is not.
  */
-async function submissionPayload(em: EntityManager, link: SatisfactionLink, submission: SatisfactionSubmission) {
-  const where = { id: link.recordId, companyId: link.companyId };
-  const [creator, lead, deal, delivery] = await Promise.all([
-    em.findOne(User, { id: link.createdById, companyId: link.companyId }),
-    link.recordType === 'lead' ? em.findOne(Lead, where) : null,
-    link.recordType === 'deal' ? em.findOne(Deal, where) : null,
-    link.recordType === 'delivery' ? em.findOne(Delivery, where) : null,
-  ]);
+async function submissionPayload(db: Db, link: SatisfactionLink, submission: SatisfactionSubmission) {
+  const creator = await findUser(db, link.companyId, link.createdById);
+  const kind = link.recordType as 'lead' | 'deal' | 'delivery';
+  const record = await store.recordBrief(db, kind, link.companyId, link.recordId);
+  const [lead, deal, delivery] = [kind === 'lead' ? record : null, kind === 'deal' ? record : null, kind === 'delivery' ? record : null];
   return {
     submission: {
       id: submission.id,

@@ -3,6 +3,8 @@ import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/
 import { invalidField } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import type { Db } from '../db.js';
+import { tableOf } from '../entity-table.js';
 import { CONTACT_TYPES, normalizedContactSql, Organization, Person, PersonContact } from './contact.entity.js';
 
 type Json = Record<string, unknown>;
@@ -33,7 +35,7 @@ export function normalizedContact(type: number, value: string): string {
   return value.trim();
 }
 /** Persons and organizations written by lead creation and update, on the caller's transaction client. */
-export class ContactSql {
+export class ContactStore {
   private readonly person: EntityColumns<Person>;
   private readonly contact: EntityColumns<PersonContact>;
   readonly organization: EntityColumns<Organization>;
@@ -198,4 +200,67 @@ function dedupeContacts(contacts: { type: number; value: string }[]) {
     seen.add(k);
     return true;
   });
+}
+
+// Statements of the admin API and of the chat context's look-ups (crm.v1.PersonService).
+const PERSONS = tableOf(Person);
+const CONTACTS = tableOf(PersonContact);
+const ORGANIZATIONS = tableOf(Organization);
+
+const INSERT_PERSON = statement('crm_person_insert', PERSONS.insert());
+const INSERT_CONTACT = statement('crm_person_contact_insert', CONTACTS.insert());
+const INSERT_ORGANIZATION = statement('crm_organization_insert', ORGANIZATIONS.insert());
+const PERSONS_BY_IDS = statement(
+  'persons_for_chat',
+  `select ${PERSONS.select('p')}, coalesce((select json_agg(${CONTACTS.json('c')} order by c.primary desc, c.id)
+     from person_contacts c where c.person_id = p.id), '[]'::json) as contacts
+   from persons p where p.company_id = $1 and p.id = any($2::uuid[])`,
+);
+const CONTACT_BY_ID = statement(
+  'person_contact_for_chat',
+  `select ${CONTACTS.select('c')} from person_contacts c where c.company_id = $1 and c.id = $2`,
+);
+const PERSONS_BY_NAME = statement(
+  'persons_by_name_for_chat',
+  'select p.id from persons p where p.company_id = $1 and p.name ilike $2 order by p.id limit $3',
+);
+const PERSON_BY_PHONE = statement(
+  'person_by_phone_for_chat',
+  `select c.person_id as "personId" from person_contacts c join persons p on p.id = c.person_id
+   where c.company_id = $1 and c.type = ${CONTACT_TYPES.phone} and ${normalizedContactSql('c.')} = any($2::text[])
+   order by p.created_at, p.id limit 1`,
+);
+/** A person created by the admin API with its contacts, in the caller's transaction. */
+export async function insertPerson(db: Db, person: Person, contacts: PersonContact[]): Promise<void> {
+  await run(db, INSERT_PERSON, PERSONS.values(person));
+  for (const c of contacts) await run(db, INSERT_CONTACT, CONTACTS.values(c));
+}
+
+export async function insertOrganization(db: Db, organization: Organization): Promise<void> {
+  await run(db, INSERT_ORGANIZATION, ORGANIZATIONS.values(organization));
+}
+
+/** The company's persons of these ids with their contacts, the primary one of a type first. */
+export async function personsWithContacts(db: Db, companyId: string, ids: string[]): Promise<PersonWithContacts[]> {
+  const rows = await run<Json & { contacts: Json[] }>(db, PERSONS_BY_IDS, [companyId, ids]);
+  return rows.map(({ contacts, ...person }) => ({
+    person: PERSONS.hydrate(person),
+    contacts: contacts.map((c) => CONTACTS.hydrate(c)),
+  }));
+}
+
+export async function findContact(db: Db, companyId: string, id: string): Promise<PersonContact | null> {
+  const [row] = await run(db, CONTACT_BY_ID, [companyId, id]);
+  return row ? CONTACTS.hydrate(row) : null;
+}
+
+/** The ids of the company's persons whose name matches a LIKE pattern, at most `limit`. */
+export async function personIdsNamed(db: Db, companyId: string, likePattern: string, limit: number): Promise<string[]> {
+  return (await run<{ id: string }>(db, PERSONS_BY_NAME, [companyId, likePattern, limit])).map((r) => r.id);
+}
+
+/** The oldest person holding a phone of these digits. */
+export async function personIdByPhone(db: Db, companyId: string, digits: string[]): Promise<string | null> {
+  const [row] = await run<Pick<PersonContact, 'personId'>>(db, PERSON_BY_PHONE, [companyId, digits]);
+  return row?.personId ?? null;
 }
