@@ -1,4 +1,4 @@
-import { FakeGraph } from '@svc/chat/providers/testing';
+import { FakeGraph } from '@svc/chat/testing';
 import { randomSuffix } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';
