@@ -135,6 +135,7 @@ const BOUND_AS: Record<string, string> = {
   SmallIntType: 'int2',
   IntegerType: 'int4',
   BigIntType: 'int8',
+  DoubleType: 'float8',
   DateTimeType: 'timestamptz',
   JsonType: 'jsonb',
 };
