@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { CHAT_SELECT, planList } from '@svc/chat';
-import { FakeGraph } from '@svc/chat/providers/testing';
+import { FakeGraph } from '@svc/chat/testing';
 import { AdminClient } from '../../scripts/demo.js';
 import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { coresBusy, formatCores, snapshot } from '../lib/cpu.js';

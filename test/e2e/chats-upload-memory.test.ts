@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import { FakeGraph } from '@svc/chat/providers/testing';
+import { FakeGraph } from '@svc/chat/testing';
 import { expect } from 'chai';
 import { type ChatTenant, chatsApi, seedChatTenant } from '../support/chats.js';
 import { client } from '../support/client.js';

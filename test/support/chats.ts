@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { FakeGraph } from '@svc/chat/providers/testing';
+import { FakeGraph } from '@svc/chat/testing';
 import { randomSuffix } from '@svc/platform/testing';
 import { expect } from 'chai';
 import pg from 'pg';

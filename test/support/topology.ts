@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeGraph } from '@svc/chat/providers/testing';
+import { FakeGraph } from '@svc/chat/testing';
 import { connectNats } from '@svc/platform/events/nats';
 import { createLogger } from '@svc/platform/logging';
 import { createTestDatabase, eventually, randomSuffix, TEST_NATS_URL, TEST_REDIS_URL, type TestDatabase } from '@svc/platform/testing';

@@ -1,4 +1,10 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { nativePool } from '@svc/platform/db/native';
 import type { DbDefinition } from '@svc/platform/service';
-import { chatService } from './service.js';
+import { chatEntities } from './entities.js';
+import { migrations } from './migrations/index.js';
 
-export const dbDefinition: DbDefinition = chatService.db;
+export const dbDefinition: DbDefinition = { schema: 'chat', entities: chatEntities, migrations };
+
+/** The pg pool under the service's MikroORM, which the stores are handed (decision 0201). */
+export const poolOf = (orm: MikroORM) => () => nativePool(orm);

@@ -1,29 +1,34 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
-import { nativePool } from '@svc/platform/db/native';
 import { askPlan } from '@svc/platform/events/plan';
+import { apiRouter } from '@svc/platform/http/api';
+import { requireAdmin } from '@svc/platform/http/app';
 import { CrmPeer } from '@svc/platform/peers/crm';
 import type { ServiceDefinition } from '@svc/platform/service';
+import { Router } from 'express';
 import { z } from 'zod';
-import { chatAdminRoutes } from './accounts/account.http.js';
+import { accountAdminRoutes } from './accounts/account.http.js';
 import { AccountService } from './accounts/account.service.js';
 import { ChatActions } from './chats/chat.actions.js';
+import { chatAdminRoutes } from './chats/chat.admin.http.js';
 import { ChatAdmin } from './chats/chat.admin.js';
-import { chatEvents } from './chats/chat.contract.js';
-import { ChatCreation } from './chats/chat.create.js';
 import { chatLinkGrpc } from './chats/chat.grpc.js';
 import { chatRoutes } from './chats/chat.http.js';
 import { ChatService } from './chats/chat.service.js';
-import { chatEntities } from './entities.js';
+import { dbDefinition, poolOf } from './db.js';
+import { chatEvents } from './events/chat.events.contract.js';
 import { IdempotentWrites } from './idempotency/idempotency.js';
+import { inboundAdminRoutes } from './inbound/inbound.admin.js';
 import { ChatInbound } from './inbound/inbound.sink.js';
-import { MessageSender } from './messages/message.send.js';
 import { MessageService } from './messages/message.service.js';
-import { migrations } from './migrations/index.js';
+import { ChatCreation } from './outbound/outbound.create.js';
+import { outboundRoutes } from './outbound/outbound.http.js';
+import { MessageSender } from './outbound/outbound.sender.js';
 import { CrmPeople } from './people/crm-people.js';
 import { providerConfigShape } from './providers/config.js';
 import { createProviderRegistry } from './providers/registry.js';
 import { providerWebhooks } from './providers/webhook.js';
 import { DirFileStore } from './scheduled/scheduled.files.js';
+import { scheduledRoutes } from './scheduled/scheduled.http.js';
 import { ScheduledService } from './scheduled/scheduled.service.js';
 import { Scheduler } from './scheduled/scheduler.js';
 
@@ -59,6 +64,7 @@ interface Components {
   actions: ChatActions;
   creation: ChatCreation;
   idempotent: IdempotentWrites;
+  pool: ReturnType<typeof poolOf>;
 }
 
 /** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
@@ -66,11 +72,11 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   name: 'chat',
   configSchema: chatConfig,
   defaults: { HTTP_PORT: '8083', GRPC_PORT: '9083', METRICS_PORT: '9183' },
-  db: { schema: 'chat', entities: chatEntities, migrations },
+  db: dbDefinition,
   setup: (ctx) => {
     const crm = new CrmPeer(ctx.config.CRM_GRPC_URL);
     const people = new CrmPeople(ctx.config.CRM_GRPC_URL);
-    const pool = () => nativePool(ctx.orm);
+    const pool = poolOf(ctx.orm);
     const chats = new ChatService(pool, people);
     const providers = createProviderRegistry(ctx.config);
     const sender = new MessageSender({ pool, chats, people, outbox: ctx.outbox, providers });
@@ -90,27 +96,42 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
       }),
       inbound: new ChatInbound({ pool, people, outbox: ctx.outbox, logger: ctx.logger, files }),
       sender,
+      pool,
       crm,
       people,
       accounts: new AccountService(pool, crm),
       admin: new ChatAdmin(pool, crm),
       chats,
-      messages: new MessageService(pool, chats, people),
+      messages: new MessageService(pool, people),
       idempotent: new IdempotentWrites(pool),
     };
   },
   http:
-    (_ctx, { accounts, admin, chats, inbound }) =>
+    (_ctx, { accounts, admin, chats, inbound, pool }) =>
     (app) => {
-      app.use('/admin/v1', chatAdminRoutes(accounts, admin, chats, inbound));
+      // The management API (shared/design/admin-api.md): each folder adds its rows behind the one admin check.
+      const r = Router();
+      r.use((req, _res, next) => {
+        requireAdmin(req);
+        next();
+      });
+      accountAdminRoutes(r, accounts);
+      chatAdminRoutes(r, admin, chats);
+      inboundAdminRoutes(r, { chats, inbound, pool });
+      app.use('/admin/v1', r);
     },
   // The providers' webhook callbacks carry no identity token: Meta signs them instead (X-Hub-Signature-256).
   events: chatEvents,
   unauthenticated: (ctx, { inbound }) => providerWebhooks({ config: ctx.config, sink: inbound, logger: ctx.logger }),
-  api: (_ctx, { chats, messages, scheduled, actions, creation, sender, idempotent }) => [
-    { prefix: '/integrations/external', router: chatRoutes({ chats, messages, scheduled, actions, creation, sender, idempotent }) },
-  ],
-  grpc: (ctx) => [chatLinkGrpc(() => nativePool(ctx.orm), ctx.logger)],
+  // Each folder serves the routes whose contracts it declares (decision 0208).
+  api: (_ctx, { chats, messages, scheduled, actions, creation, sender, idempotent }) => {
+    const r = apiRouter();
+    chatRoutes(r, { chats, messages, actions });
+    outboundRoutes(r, { sender, creation, idempotent });
+    scheduledRoutes(r, scheduled, idempotent);
+    return [{ prefix: '/integrations/external', router: r }];
+  },
+  grpc: (ctx) => [chatLinkGrpc(poolOf(ctx.orm), ctx.logger)],
   // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, people, scheduler }) => {

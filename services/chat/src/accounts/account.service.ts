@@ -3,16 +3,8 @@ import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { CreateAgentBody, CreateInstagramAccountBody, CreateTemplateBody, CreateWhatsappNumberBody } from './account.schema.js';
-import {
-  type AgentRow,
-  agentView,
-  type InstagramRow,
-  instagramView,
-  type NumberRow,
-  numberView,
-  type TemplateRow,
-  templateView,
-} from './account.view.js';
+import { countChannels, insertAgent, insertInstagram, insertNumber, insertTemplate } from './account.store.js';
+import { agentView, instagramView, numberView, templateView } from './account.view.js';
 
 const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== null && 'code' in err && err.code === '23505';
 
@@ -31,23 +23,18 @@ export class AccountService {
   async createNumber(companyId: string, body: CreateWhatsappNumberBody) {
     const pool = await this.company(companyId);
     try {
-      const { rows } = await pool.query<NumberRow>(
-        `insert into whatsapp_numbers (id, company_id, display_number, raw_number, phone_number_id, verified_name, provider, business_account_id,
-           provider_status, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, now()) returning *`,
-        [
-          uuidv7(),
-          companyId,
-          body.display_number,
-          body.raw_number,
-          body.phone_number_id,
-          body.verified_name ?? null,
-          body.provider ?? 'sandbox',
-          body.business_account_id ?? null,
-          body.provider_status ?? 'CONNECTED',
-        ],
-      );
-      return numberView(rows[0]!);
+      const number = await insertNumber(pool, {
+        id: uuidv7(),
+        companyId,
+        displayNumber: body.display_number,
+        rawNumber: body.raw_number,
+        phoneNumberId: body.phone_number_id,
+        verifiedName: body.verified_name ?? null,
+        provider: body.provider ?? 'sandbox',
+        businessAccountId: body.business_account_id ?? null,
+        providerStatus: body.provider_status ?? 'CONNECTED',
+      });
+      return numberView(number);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('phone_number_id: already registered');
       throw err;
@@ -57,20 +44,16 @@ export class AccountService {
   async createInstagram(companyId: string, body: CreateInstagramAccountBody) {
     const pool = await this.company(companyId);
     try {
-      const { rows } = await pool.query<InstagramRow>(
-        `insert into instagram_accounts (id, company_id, handle, display_name, external_account_id, provider, provider_status, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, now()) returning *`,
-        [
-          uuidv7(),
-          companyId,
-          body.handle.replace(/^@/, ''),
-          body.display_name,
-          body.external_account_id,
-          body.provider ?? 'sandbox',
-          body.provider_status ?? 'CONNECTED',
-        ],
-      );
-      return instagramView(rows[0]!);
+      const account = await insertInstagram(pool, {
+        id: uuidv7(),
+        companyId,
+        handle: body.handle.replace(/^@/, ''),
+        displayName: body.display_name,
+        externalAccountId: body.external_account_id,
+        provider: body.provider ?? 'sandbox',
+        providerStatus: body.provider_status ?? 'CONNECTED',
+      });
+      return instagramView(account);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('external_account_id: already registered');
       throw err;
@@ -79,13 +62,9 @@ export class AccountService {
 
   /** Every number and account id must be the company's (400 naming the field otherwise). */
   private async checkChannels(pool: Pool, companyId: string, numbers: string[], accounts: string[]) {
-    const { rows } = await pool.query<{ n: number; a: number }>(
-      `select (select count(*)::int from whatsapp_numbers where company_id = $1 and id = any($2::uuid[])) as n,
-              (select count(*)::int from instagram_accounts where company_id = $1 and id = any($3::uuid[])) as a`,
-      [companyId, numbers, accounts],
-    );
-    if (rows[0]!.n !== new Set(numbers).size) throw invalidField('whatsapp_number_ids', 'WhatsApp number not found');
-    if (rows[0]!.a !== new Set(accounts).size) throw invalidField('instagram_account_ids', 'Instagram account not found');
+    const found = await countChannels(pool, companyId, numbers, accounts);
+    if (found.numbers !== new Set(numbers).size) throw invalidField('whatsapp_number_ids', 'WhatsApp number not found');
+    if (found.accounts !== new Set(accounts).size) throw invalidField('instagram_account_ids', 'Instagram account not found');
   }
 
   async createAgent(companyId: string, body: CreateAgentBody) {
@@ -96,12 +75,15 @@ export class AccountService {
     const accounts = [...new Set(body.instagram_account_ids ?? [])];
     await this.checkChannels(pool, companyId, numbers, accounts);
     try {
-      const { rows } = await pool.query<AgentRow>(
-        `insert into agents (id, company_id, user_id, status, whatsapp_number_ids, instagram_account_ids, created_at)
-         values ($1, $2, $3, $4, $5, $6, now()) returning *`,
-        [uuidv7(), companyId, body.user_id, body.status ?? 'ACTIVE', numbers, accounts],
-      );
-      return agentView(rows[0]!);
+      const agent = await insertAgent(pool, {
+        id: uuidv7(),
+        companyId,
+        userId: body.user_id,
+        status: body.status ?? 'ACTIVE',
+        whatsappNumberIds: numbers,
+        instagramAccountIds: accounts,
+      });
+      return agentView(agent);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('user_id: the user is already an agent');
       throw err;
@@ -114,21 +96,17 @@ export class AccountService {
       throw invalidField('whatsapp_number_id', 'WhatsApp number not found');
     });
     try {
-      const { rows } = await pool.query<TemplateRow>(
-        `insert into message_templates (id, company_id, whatsapp_number_id, name, language, category, status, components, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, now()) returning *`,
-        [
-          uuidv7(),
-          companyId,
-          body.whatsapp_number_id,
-          body.name,
-          body.language,
-          body.category,
-          body.status ?? 'APPROVED',
-          JSON.stringify(body.components),
-        ],
-      );
-      return templateView(rows[0]!);
+      const template = await insertTemplate(pool, {
+        id: uuidv7(),
+        companyId,
+        whatsappNumberId: body.whatsapp_number_id,
+        name: body.name,
+        language: body.language,
+        category: body.category,
+        status: body.status ?? 'APPROVED',
+        components: body.components,
+      });
+      return templateView(template);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('name: a template of this name and language exists for the number');
       throw err;

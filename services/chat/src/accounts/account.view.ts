@@ -1,84 +1,43 @@
-/** Rows of the account tables as pg returns them (snake_case columns). */
-export interface NumberRow {
-  id: string;
-  company_id: string;
-  display_number: string;
-  raw_number: string;
-  phone_number_id: string;
-  verified_name: string | null;
-  provider: string;
-  business_account_id: string | null;
-  provider_status: string;
-  created_at: Date;
-}
-
-export interface InstagramRow {
-  id: string;
-  company_id: string;
-  handle: string;
-  display_name: string;
-  external_account_id: string;
-  provider: string;
-  provider_status: string;
-  created_at: Date;
-}
-
-export interface AgentRow {
-  id: string;
-  company_id: string;
-  user_id: string;
-  status: string;
-  whatsapp_number_ids: string[];
-  instagram_account_ids: string[];
-}
-
-export interface TemplateRow {
-  id: string;
-  company_id: string;
-  whatsapp_number_id: string;
-  name: string;
-  language: string;
-  category: string;
-  status: string;
-  components: unknown[];
-}
+import type { StoredAgent, StoredInstagram, StoredNumber, StoredTemplate } from './account.store.js';
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
-export const numberView = (n: NumberRow) => ({
+export const numberView = (n: StoredNumber) => ({
   id: n.id,
-  display_number: n.display_number,
-  raw_number: n.raw_number,
-  phone_number_id: n.phone_number_id,
-  verified_name: n.verified_name,
+  display_number: n.displayNumber,
+  raw_number: n.rawNumber,
+  phone_number_id: n.phoneNumberId,
+  verified_name: n.verifiedName,
   provider: n.provider,
-  business_account_id: n.business_account_id,
-  provider_status: n.provider_status,
-  created_at: iso(n.created_at),
+  business_account_id: n.businessAccountId,
+  provider_status: n.providerStatus,
+  created_at: iso(n.createdAt),
 });
 
-export const instagramView = (a: InstagramRow) => ({
+export const instagramView = (a: StoredInstagram) => ({
   id: a.id,
   handle: a.handle,
-  display_name: a.display_name,
-  external_account_id: a.external_account_id,
+  display_name: a.displayName,
+  external_account_id: a.externalAccountId,
   provider: a.provider,
-  provider_status: a.provider_status,
-  created_at: iso(a.created_at),
+  provider_status: a.providerStatus,
+  created_at: iso(a.createdAt),
 });
 
-export const agentView = (a: AgentRow) => ({
+export const agentView = (a: StoredAgent) => ({
   agent_id: a.id,
-  user_id: a.user_id,
+  user_id: a.userId,
   status: a.status,
-  whatsapp_number_ids: a.whatsapp_number_ids,
-  instagram_account_ids: a.instagram_account_ids,
+  whatsapp_number_ids: a.whatsappNumberIds,
+  instagram_account_ids: a.instagramAccountIds,
 });
 
 /** A template as GET /chats/{id}/templates lists it (the shape of the provider's template objects). */
-export const templateView = (t: TemplateRow) => ({
+export const templateView = (
+  t: Pick<StoredTemplate, 'id' | 'whatsappNumberId' | 'name' | 'language' | 'category' | 'status' | 'components'>,
+) => ({
   id: t.id,
-  whatsapp_number_id: t.whatsapp_number_id,
+  whatsapp_number_id: t.whatsappNumberId,
   name: t.name,
   language: t.language,
   category: t.category,

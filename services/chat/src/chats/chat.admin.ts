@@ -4,7 +4,12 @@ import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
+import { countAgents, hasAccount } from '../accounts/account.store.js';
 import { CHAT_STATUSES } from './chat.schema.js';
+import { chatExists, insertChat, newChat } from './chat.store.js';
+import { insertCopilotAction } from './copilot-action.store.js';
+import { insertFlowSession } from './flow-session.store.js';
+import { addParticipants } from './participant.store.js';
 
 const uuid = z.uuid('must be a UUID');
 const when = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a zone' });
@@ -92,58 +97,47 @@ export class ChatAdmin {
     const pool = await this.pool();
     const whatsapp = b.channel_type === 'WHATSAPP';
     const accountId = (whatsapp ? b.whatsapp_number_id : b.instagram_account_id)!;
-    const table = whatsapp ? 'whatsapp_numbers' : 'instagram_accounts';
-    const found = await pool.query(`select 1 from ${table} where company_id = $1 and id = $2`, [companyId, accountId]);
-    if (!found.rowCount) throw invalidField(whatsapp ? 'whatsapp_number_id' : 'instagram_account_id', 'not found');
+    if (!(await hasAccount(pool, companyId, b.channel_type, accountId)))
+      throw invalidField(whatsapp ? 'whatsapp_number_id' : 'instagram_account_id', 'not found');
     const agents = [...new Set([...(b.participant_agent_ids ?? []), ...(b.assigned_agent_id ? [b.assigned_agent_id] : [])])];
-    const known = await pool.query('select id from agents where company_id = $1 and id = any($2::uuid[])', [companyId, agents]);
-    if (known.rowCount !== agents.length) throw invalidField('assigned_agent_id', 'agent not found');
+    if ((await countAgents(pool, companyId, agents)) !== agents.length) throw invalidField('assigned_agent_id', 'agent not found');
     const id = uuidv7();
     const now = new Date();
-    const activity = b.last_activity_at ? new Date(b.last_activity_at) : now;
+    const chat = newChat(
+      {
+        id,
+        companyId,
+        channelType: b.channel_type,
+        channelAccountId: accountId,
+        waContactId: b.wa_contact_id ?? null,
+        contactName: b.contact_name ?? null,
+        contactNumber: b.wa_contact_id ? `+${b.wa_contact_id}` : null,
+        remoteProfileName: b.remote_profile_name ?? null,
+        externalContactId: b.external_contact?.id ?? null,
+        externalContactHandle: b.external_contact?.handle ?? null,
+        externalContactDisplayName: b.external_contact?.display_name ?? null,
+        externalContactAvatarUrl: b.external_contact?.avatar_url ?? null,
+        personId: b.person_id ?? null,
+        status: b.status ?? 'OPEN',
+        priority: b.priority ?? 1,
+        unreadCount: b.unread_count ?? 0,
+        isManuallyUnread: b.is_manually_unread ?? false,
+        archivedAt: b.archived ? now : null,
+        lastCustomerMsgAt: b.last_customer_msg_at ? new Date(b.last_customer_msg_at) : null,
+        lastActivityAt: b.last_activity_at ? new Date(b.last_activity_at) : now,
+        assignedAgentId: b.assigned_agent_id ?? null,
+        startedBy: b.started_by ?? null,
+        trailingOutboundCount: b.trailing_outbound_count ?? 0,
+      },
+      now,
+    );
     try {
-      await pool.query(
-        `insert into chats (id, company_id, channel_type, chat_type, channel_account_id, wa_contact_id, contact_name, contact_number,
-           remote_profile_name, external_contact_id, external_contact_handle, external_contact_display_name, external_contact_avatar_url,
-           person_id, status, priority, unread_count, is_manually_unread, archived_at, last_customer_msg_at, last_activity_at,
-           assigned_agent_id, started_by, trailing_outbound_count, ai_message_count, created_at, updated_at)
-         values ($1, $2, $3, 'INDIVIDUAL', $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, 0, $24, $24)`,
-        [
-          id,
-          companyId,
-          b.channel_type,
-          accountId,
-          b.wa_contact_id ?? null,
-          b.contact_name ?? null,
-          b.wa_contact_id ? `+${b.wa_contact_id}` : null,
-          b.remote_profile_name ?? null,
-          b.external_contact?.id ?? null,
-          b.external_contact?.handle ?? null,
-          b.external_contact?.display_name ?? null,
-          b.external_contact?.avatar_url ?? null,
-          b.person_id ?? null,
-          b.status ?? 'OPEN',
-          b.priority ?? 1,
-          b.unread_count ?? 0,
-          b.is_manually_unread ?? false,
-          b.archived ? now : null,
-          b.last_customer_msg_at ? new Date(b.last_customer_msg_at) : null,
-          activity,
-          b.assigned_agent_id ?? null,
-          b.started_by ?? null,
-          b.trailing_outbound_count ?? 0,
-          now,
-        ],
-      );
+      await insertChat(pool, chat, false);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('the account already has a chat with this contact');
       throw err;
     }
-    if (agents.length)
-      await pool.query(
-        `insert into chat_participants (chat_id, agent_id, company_id, created_at) select $1, a, $2, now() from unnest($3::uuid[]) a`,
-        [id, companyId, agents],
-      );
+    if (agents.length) await addParticipants(pool, companyId, id, agents);
     return id;
   }
 
@@ -151,43 +145,45 @@ export class ChatAdmin {
     requireUuid(companyId, 'Company');
     requireUuid(chatId, 'Chat');
     const pool = await this.pool();
-    const found = await pool.query('select 1 from chats where company_id = $1 and id = $2', [companyId, chatId]);
-    if (!found.rowCount) throw notFound('Chat');
+    if (!(await chatExists(pool, companyId, chatId))) throw notFound('Chat');
     return pool;
   }
 
   async addFlowSession(companyId: string, chatId: string, b: z.infer<typeof adminFlowSessionBody>) {
     const pool = await this.chatOf(companyId, chatId);
     const status = b.status ?? 'ACTIVE';
-    const { rows } = await pool.query(
-      `insert into flow_sessions (id, company_id, chat_id, flow_id, flow_name, status, started_at, last_activity_at, finished_at, current_step)
-       values ($1, $2, $3, $4, $5, $6, now(), now(), $7, $8) returning id`,
-      [uuidv7(), companyId, chatId, b.flow_id, b.flow_name, status, status === 'FINISHED' ? new Date() : null, b.current_step ?? null],
-    );
-    return { session_id: rows[0].id, chat_id: chatId, status };
+    const id = uuidv7();
+    await insertFlowSession(pool, {
+      id,
+      companyId,
+      chatId,
+      flowId: b.flow_id,
+      flowName: b.flow_name,
+      status,
+      finishedAt: status === 'FINISHED' ? new Date() : null,
+      currentStep: b.current_step ?? null,
+    });
+    return { session_id: id, chat_id: chatId, status };
   }
 
   async addCopilotAction(companyId: string, chatId: string, b: z.infer<typeof adminCopilotActionBody>) {
     const pool = await this.chatOf(companyId, chatId);
-    const { rows } = await pool.query(
-      `insert into copilot_actions (id, company_id, chat_id, execution_id, agent_id, agent_name, action_key, status, confidence,
-         requires_review, input_payload, output_payload, created_at, updated_at)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now(), now()) returning id, status`,
-      [
-        uuidv7(),
-        companyId,
-        chatId,
-        b.execution_id ?? null,
-        b.agent_id ?? null,
-        b.agent_name ?? null,
-        b.action_key,
-        b.status ?? 'PENDING',
-        b.confidence ?? null,
-        b.requires_review ?? true,
-        b.input_payload ?? null,
-        b.output_payload ?? null,
-      ],
-    );
-    return { id: rows[0].id, chat_id: chatId, status: rows[0].status };
+    const id = uuidv7();
+    const status = b.status ?? 'PENDING';
+    await insertCopilotAction(pool, {
+      id,
+      companyId,
+      chatId,
+      executionId: b.execution_id ?? null,
+      agentId: b.agent_id ?? null,
+      agentName: b.agent_name ?? null,
+      actionKey: b.action_key,
+      status,
+      confidence: b.confidence ?? null,
+      requiresReview: b.requires_review ?? true,
+      inputPayload: b.input_payload ?? null,
+      outputPayload: b.output_payload ?? null,
+    });
+    return { id, chat_id: chatId, status };
   }
 }

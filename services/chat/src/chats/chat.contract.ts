@@ -1,19 +1,19 @@
-import { type EventContract, event, idempotencyKeyHeader, route } from '@svc/platform/http/contract';
+import { idempotencyKeyHeader, route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listMessagesQuery } from '../messages/message.schema.js';
-import { sendMessageBody, sendMultipart } from '../messages/send.schema.js';
-import { cancelBody, listScheduledQuery, scheduleBody, scheduleMultipart } from '../scheduled/scheduled.schema.js';
 import { responsibleBody, templatesQuery, typingBody } from './chat.actions.js';
-import { createChatBody } from './chat.create.js';
 import { CHAT_PERMISSIONS } from './chat.permissions.js';
 import { listChatsQuery } from './chat.schema.js';
 
-/** The chat routes' contracts (decision 0100): what the chat routers serve and the OpenAPI document shows (docs/chat.md). */
-const tags = ['Chats'];
+/**
+ * The contracts of the routes of a chat itself (decision 0100): what chat.http.ts serves and the OpenAPI document
+ * shows (docs/chat.md). The sends (outbound/) and scheduled messages (scheduled/) declare theirs beside their routes.
+ */
+export const tags = ['Chats'];
 const P = CHAT_PERMISSIONS;
-const chatId = z.object({ id: z.string().meta({ description: 'The chat’s UUID.' }) });
-const ok = (description: string) => ({ 200: { description } });
-const idempotent = idempotencyKeyHeader(
+export const chatId = z.object({ id: z.string().meta({ description: 'The chat’s UUID.' }) });
+export const ok = (description: string) => ({ 200: { description } });
+export const idempotent = idempotencyKeyHeader(
   'Makes the write run once (up to 255 characters): a retry with the same key answers the first answer without ' +
     'sending again; 409 while it runs, or when it failed after the provider may have received the message.',
 );
@@ -28,19 +28,6 @@ export const listChats = route({
   permission: P.read,
   query: listChatsQuery,
   responses: ok('`{total, records, next_cursor}`'),
-});
-
-export const createChat = route({
-  method: 'post',
-  path: '/chats',
-  operationId: 'createChat',
-  summary: 'Create or reuse a WhatsApp chat and send its initial template',
-  tags,
-  headers: idempotent,
-  errors: [409],
-  permission: P.create,
-  body: createChatBody,
-  responses: { 201: { description: 'The chat summary, the template as its last message.' } },
 });
 
 export const unreadSummary = route({
@@ -85,23 +72,6 @@ export const listMessages = route({
   params: chatId,
   query: listMessagesQuery,
   responses: ok('`{total, records}`; a quoted message carries its `page`.'),
-});
-
-export const sendMessage = route({
-  method: 'post',
-  path: '/chats/{id}/messages',
-  operationId: 'sendChatMessage',
-  summary: 'Send a message (JSON, or multipart/form-data with files streamed to the provider)',
-  description:
-    'Multipart: the same fields (template and template_fields as JSON text) before the files; each file up to 100 MB, audio 16 MB.',
-  tags,
-  headers: idempotent,
-  errors: [409],
-  permission: P.write,
-  params: chatId,
-  body: sendMessageBody,
-  streamedBody: { contentType: 'multipart/form-data', schema: sendMultipart },
-  responses: { 201: { description: '`{records}`: one per message sent; a failed file is a record with status failed.' } },
 });
 
 export const typing = route({
@@ -172,125 +142,3 @@ export const listTemplates = route({
   query: templatesQuery,
   responses: ok('`{data, paging: {cursors: {before, after}}}`'),
 });
-
-export const listScheduled = route({
-  method: 'get',
-  path: '/chats/{id}/scheduled-messages',
-  operationId: 'listScheduledMessages',
-  summary: 'Scheduled messages of a chat',
-  tags,
-  permission: P.read,
-  params: chatId,
-  query: listScheduledQuery,
-  responses: ok(
-    '`{total, records}` in scheduled order, paged by `skip` and `take` (default 20, at most 100); `total` counts the whole list.',
-  ),
-});
-
-export const scheduleMessage = route({
-  method: 'post',
-  path: '/chats/{id}/scheduled-messages',
-  operationId: 'scheduleMessage',
-  summary: 'Schedule a WhatsApp message (JSON, or multipart/form-data with files kept until the send)',
-  description:
-    'Multipart: the same fields (template, template_fields and cancel_on_inbound as JSON text) before the files; each file up to 100 MB, audio 16 MB; files are sent as open messages, so inside session_expires_at.',
-  tags,
-  headers: idempotent,
-  errors: [409],
-  permission: P.write,
-  params: chatId,
-  body: scheduleBody,
-  streamedBody: { contentType: 'multipart/form-data', schema: scheduleMultipart },
-  responses: { 201: { description: 'The scheduled message (PENDING).' } },
-});
-
-export const cancelScheduled = route({
-  method: 'post',
-  path: '/chats/{id}/scheduled-messages/{sid}/cancel',
-  operationId: 'cancelScheduledMessage',
-  summary: 'Cancel a pending scheduled message',
-  tags,
-  permission: P.write,
-  params: z.object({ id: z.string(), sid: z.string() }),
-  body: cancelBody,
-  responses: ok('The scheduled message, CANCELED with USER_REQUEST.'),
-});
-
-const record = z.object({ id: z.string(), title: z.string(), status: z.number().int() });
-const messageFields = {
-  id: z.string(),
-  chat_id: z.string(),
-  type: z.string(),
-  origin: z.enum(['INBOUND', 'API_OUTBOUND', 'MOBILE_APP_ECHO', 'SYSTEM']),
-  from_me: z.boolean(),
-  sent_via: z.enum(['CONTACT', 'API', 'MOBILE_DEVICE', 'SYSTEM']),
-  status: z.string(),
-  error_code: z.number().int().nullable(),
-  error_message: z.string().nullable(),
-  body_text: z.string().nullable(),
-  transcription: z.string().nullable(),
-  content_payload: z.record(z.string(), z.unknown()).nullable(),
-  meta_timestamp: z.string().nullable(),
-  created_at: z.string(),
-  is_history: z.boolean(),
-  history_phase: z.null(),
-  history_chunk_order: z.null(),
-  history_progress: z.null(),
-  is_media_placeholder: z.boolean(),
-  is_forwarded: z.boolean(),
-  whatsapp_ai_agent_id: z.string().nullable(),
-  reactions: z.array(z.record(z.string(), z.unknown())),
-  agent: z.record(z.string(), z.unknown()).nullable(),
-  user: z.record(z.string(), z.unknown()).nullable(),
-  media: z.record(z.string(), z.unknown()).nullable(),
-  call: z.null(),
-  /** The quoted message's own view with its `page`, when the message quotes one. */
-  quoted_message: z.record(z.string(), z.unknown()).nullable().optional(),
-  associated_leads: z.array(record).optional(),
-  associated_deals: z.array(record).optional(),
-};
-
-/** The chat events (spec, Chat payloads; docs/chat.md). */
-export const chatEvents: readonly EventContract[] = [
-  event({
-    key: 'chat.message_sent',
-    summary: 'The service sent a message in a chat (API, scheduled or initial template) that the provider did not refuse',
-    payload: z.object(messageFields).meta({ id: 'ChatMessageSentPayload' }),
-  }),
-  event({
-    key: 'chat.message_received',
-    summary: 'A message without media arrived in a chat (not reactions, edits or history)',
-    payload: z
-      .object({
-        ...messageFields,
-        agent_id: z.string().nullable(),
-        wamid: z.string().nullable(),
-        ref_wamid: z.string().nullable(),
-        call_id: z.null(),
-        deleted_at: z.null(),
-        business_reply_actor_user_id: z.null(),
-        business_reply_capture_status: z.null(),
-      })
-      .meta({ id: 'ChatMessageReceivedPayload' }),
-  }),
-  event({
-    key: 'chat.message_status_updated',
-    summary:
-      'The provider reported a new status of a message the company sent (an extension of the spec, decision 0179); a status never goes back, failed is final',
-    payload: z
-      .object({
-        message_id: z.string().meta({ format: 'uuid' }),
-        chat_id: z.string().meta({ format: 'uuid' }),
-        status: z.enum(['sent', 'delivered', 'read', 'failed']),
-        previous_status: z
-          .string()
-          .meta({ description: 'The status the message had before: processing, delivery_unknown, sent or delivered' }),
-        at: z.string().meta({ format: 'date-time', description: "The provider's time of the status" }),
-        error: z
-          .object({ code: z.number().int(), title: z.string() })
-          .optional()
-          .meta({ description: "On failed: the provider's error code and title" }),
-      })
-      .meta({ id: 'ChatMessageStatusUpdatedPayload' }),
-  }),
-];

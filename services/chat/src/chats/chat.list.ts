@@ -1,18 +1,12 @@
 import { invalidField } from '@svc/platform/errors';
 import type { ListChatsQuery } from './chat.schema.js';
-import { CHAT_SELECT, type ChatRead, type Queryable } from './chat.store.js';
-
-/** The list's position after a record: its last_activity_at as Postgres prints it and its id (decision 0060). */
-interface Cursor {
-  t: string;
-  i: string;
-}
+import type { Cursor, ListPlan } from './chat.store.js';
 
 const PG_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2})?$/;
 
 export const encodeCursor = (c: Cursor) => Buffer.from(JSON.stringify(c)).toString('base64url');
 
-function decodeCursor(value: string): Cursor {
+export function decodeCursor(value: string): Cursor {
   try {
     const c = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Cursor;
     if (typeof c.t === 'string' && typeof c.i === 'string' && /^[0-9a-f-]{36}$/i.test(c.i) && PG_TIMESTAMP.test(c.t)) return c;
@@ -37,11 +31,6 @@ export function phoneVariants(term: string): string[] {
   if (local.length === 10) out.add(`${local.slice(0, 2)}9${local.slice(2)}`);
   if (local !== d) out.add(local);
   return [...out];
-}
-
-export interface ListPlan {
-  where: string;
-  values: unknown[];
 }
 
 /**
@@ -103,37 +92,4 @@ export function planList(companyId: string, q: ListChatsQuery, personIdsByName: 
     and.push(`(${any.join(' or ')})`);
   }
   return { where: and.join(' and '), values };
-}
-
-export interface ListPage {
-  total: number;
-  rows: ChatRead[];
-  nextCursor: string | null;
-}
-
-/** One page in the unified order (last activity, newest first, then id), counted over the whole query. */
-export async function listChats(db: Queryable, companyId: string, q: ListChatsQuery, personIdsByName: string[] | null): Promise<ListPage> {
-  const { where, values } = planList(companyId, q, personIdsByName);
-  const take = q.take ?? 10;
-  const pageValues = [...values];
-  let pageWhere = where;
-  let offset = 0;
-  if (q.cursor) {
-    const c = decodeCursor(q.cursor);
-    pageValues.push(c.t, c.i);
-    pageWhere += ` and (c.last_activity_at, c.id) < ($${pageValues.length - 1}::timestamptz, $${pageValues.length}::uuid)`;
-  } else offset = q.skip ?? 0;
-  pageValues.push(take + 1, offset);
-  const n = pageValues.length;
-  const [page, count] = await Promise.all([
-    db.query<ChatRead>(
-      `${CHAT_SELECT} where ${pageWhere} order by c.last_activity_at desc, c.id desc limit $${n - 1} offset $${n}`,
-      pageValues,
-    ),
-    db.query<{ total: number }>(`select count(*)::int as total from chats c where ${where}`, values),
-  ]);
-  const rows = page.rows.slice(0, take);
-  const last = rows[rows.length - 1];
-  const nextCursor = page.rows.length > take && last ? encodeCursor({ t: last.activity_key, i: last.id }) : null;
-  return { total: count.rows[0]!.total, rows, nextCursor };
 }

@@ -1,10 +1,13 @@
 import { notFound, requireUuid } from '@svc/platform/errors';
 import type { Pool } from 'pg';
+import { agentsOfAccount } from '../accounts/account.store.js';
 import type { CrmPeople } from '../people/crm-people.js';
-import { listChats } from './chat.list.js';
+import { decodeCursor, encodeCursor, planList } from './chat.list.js';
 import type { ListChatsQuery } from './chat.schema.js';
-import { agentsOfAccount, type ChatRead, readChat } from './chat.store.js';
+import { type ChatRead, listChats, readChat } from './chat.store.js';
 import { assignableView, type ChatLookups, chatDetailView, chatSummaryView, refsOfChat } from './chat.view.js';
+import { pendingActionsOfChat } from './copilot-action.store.js';
+import { flowSessionsOfChat } from './flow-session.store.js';
 
 /** The acting user of an integration key: the key's creator, in the key's company. */
 export interface ChatActor {
@@ -19,10 +22,6 @@ export class ChatService {
     readonly people: CrmPeople,
   ) {}
 
-  poolOf(): Promise<Pool> {
-    return this.pool();
-  }
-
   /** The persons and users of these chats, one crm call each. */
   async lookups(companyId: string, chats: ChatRead[], extraUsers: string[] = []): Promise<ChatLookups> {
     const users = new Set(extraUsers);
@@ -32,11 +31,17 @@ export class ChatService {
     return { persons: p, users: u };
   }
 
+  /** One page in the unified order (last activity, newest first, then id), counted over the whole query. */
   async list(actor: ChatActor, q: ListChatsQuery) {
+    const after = q.cursor ? decodeCursor(q.cursor) : undefined;
     const byName = q.search ? await this.people.personIdsByName(actor.companyId, q.search) : null;
-    const page = await listChats(await this.pool(), actor.companyId, q, byName);
-    const l = await this.lookups(actor.companyId, page.rows);
-    return { total: page.total, records: page.rows.map((c) => chatSummaryView(c, l)), next_cursor: page.nextCursor };
+    const take = q.take ?? 10;
+    const page = await listChats(await this.pool(), planList(actor.companyId, q, byName), { take, after, skip: q.skip ?? 0 });
+    const rows = page.rows.slice(0, take);
+    const last = rows[rows.length - 1];
+    const nextCursor = page.rows.length > take && last ? encodeCursor({ t: last.activityKey, i: last.id }) : null;
+    const l = await this.lookups(actor.companyId, rows);
+    return { total: page.total, records: rows.map((c) => chatSummaryView(c, l)), next_cursor: nextCursor };
   }
 
   /** The chat of the actor's company, or 404 (another company's chat is not found either). */
@@ -50,33 +55,25 @@ export class ChatService {
   async detail(companyId: string, id: string) {
     const chat = await this.read(companyId, id);
     const pool = await this.pool();
-    const [assignable, flows, copilot] = await Promise.all([
-      agentsOfAccount(pool, companyId, chat.channel_type, chat.channel_account_id),
-      pool.query({
-        name: 'flow_sessions_of_chat',
-        text: 'select * from flow_sessions where company_id = $1 and chat_id = $2 order by started_at desc, id desc',
-        values: [companyId, id],
-      }),
-      pool.query({
-        name: 'copilot_pending_of_chat',
-        text: `select * from copilot_actions where company_id = $1 and chat_id = $2 and status = 'PENDING' order by created_at, id`,
-        values: [companyId, id],
-      }),
+    const [assignable, flowSessions, copilotActions] = await Promise.all([
+      agentsOfAccount(pool, companyId, chat.channelType, chat.channelAccountId),
+      flowSessionsOfChat(pool, companyId, id),
+      pendingActionsOfChat(pool, companyId, id),
     ]);
     const l = await this.lookups(
       companyId,
       [chat],
-      assignable.map((a) => a.user_id),
+      assignable.map((a) => a.userId),
     );
-    return chatDetailView(chat, l, { assignable, flowSessions: flows.rows, copilotActions: copilot.rows });
+    return chatDetailView(chat, l, { assignable, flowSessions, copilotActions });
   }
 
   async assignableAgents(companyId: string, id: string) {
     const chat = await this.read(companyId, id);
-    const agents = await agentsOfAccount(await this.pool(), companyId, chat.channel_type, chat.channel_account_id);
+    const agents = await agentsOfAccount(await this.pool(), companyId, chat.channelType, chat.channelAccountId);
     const users = await this.people.users(
       companyId,
-      agents.map((a) => a.user_id),
+      agents.map((a) => a.userId),
     );
     return { total: agents.length, records: agents.map((a) => assignableView(a, users)) };
   }

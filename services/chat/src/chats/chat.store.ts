@@ -1,98 +1,51 @@
-import type { PoolClient } from 'pg';
+import type { PersonChat } from '@svc/proto/chat/v1/chat';
+import { InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
+import type { AgentRef, StoredInstagram, StoredNumber } from '../accounts/account.store.js';
+import { Columns, type Queryable, type Stored, type Written } from '../columns.js';
+import { type MessageRead, messageJson } from '../messages/message.store.js';
+import { Chat } from './chat.entity.js';
 
-export type Queryable = Pick<PoolClient, 'query'>;
+export type StoredChat = Stored<Chat>;
 
-/** A row of `chats` (pg returns timestamps as text on MikroORM's pool, hence the union). */
-export interface ChatRow {
-  id: string;
-  company_id: string;
-  channel_type: 'WHATSAPP' | 'INSTAGRAM';
-  chat_type: string;
-  channel_account_id: string;
-  wa_contact_id: string | null;
-  contact_name: string | null;
-  contact_number: string | null;
-  remote_profile_name: string | null;
-  external_contact_id: string | null;
-  external_contact_handle: string | null;
-  external_contact_display_name: string | null;
-  external_contact_avatar_url: string | null;
-  person_id: string | null;
-  status: string;
-  priority: number;
-  unread_count: number;
-  is_manually_unread: boolean;
-  archived_at: Date | string | null;
-  last_customer_msg_at: Date | string | null;
-  last_message_id: string | null;
-  last_activity_at: Date | string;
-  assigned_agent_id: string | null;
-  started_by: string | null;
-  trailing_outbound_count: number;
-  ai_agent_id: string | null;
-  ai_message_count: number;
-  created_at: Date | string;
-  updated_at: Date | string;
-}
-
-export interface AgentRef {
-  agent_id: string;
-  user_id: string;
-  status: string;
-}
+const CHAT = new Columns<Chat>(Chat);
+const NUMBER_SHOWN = [
+  'id',
+  'displayNumber',
+  'rawNumber',
+  'phoneNumberId',
+  'verifiedName',
+  'providerStatus',
+  'provider',
+  'businessAccountId',
+] as const;
+const INSTAGRAM_SHOWN = ['id', 'handle', 'displayName', 'externalAccountId', 'providerStatus', 'provider'] as const;
 
 /** A chat with what its views show from this service's own tables, read in one statement. */
-export interface ChatRead extends ChatRow {
+export interface ChatRead extends StoredChat {
   /** The text of last_activity_at as Postgres prints it (full precision), for cursors. */
-  activity_key: string;
-  number: {
-    id: string;
-    display_number: string;
-    raw_number: string;
-    phone_number_id: string;
-    verified_name: string | null;
-    provider_status: string;
-    provider: string;
-    business_account_id: string | null;
-  } | null;
-  instagram: {
-    id: string;
-    handle: string;
-    display_name: string;
-    external_account_id: string;
-    provider_status: string;
-    provider: string;
-  } | null;
-  last_message: Record<string, unknown> | null;
-  assigned_agent: AgentRef | null;
+  activityKey: string;
+  number: Pick<StoredNumber, (typeof NUMBER_SHOWN)[number]> | null;
+  instagram: Pick<StoredInstagram, (typeof INSTAGRAM_SHOWN)[number]> | null;
+  lastMessage: MessageRead | null;
+  assignedAgent: AgentRef | null;
   participants: AgentRef[];
-  pending_copilot_actions_count: number;
+  pendingCopilotActionsCount: number;
 }
 
-/** A message row as JSON, with its reactions (the view of messages.view.ts reads this shape). */
-export const MESSAGE_JSON = (m: string) => `(to_jsonb(${m}) || jsonb_build_object(
-  'agent_user_id', (select ag.user_id from agents ag where ag.id = ${m}.agent_id),
-  'reactions', coalesce((
-    select jsonb_agg(jsonb_build_object('id', r.id, 'emoji', r.emoji, 'actor', r.actor, 'reactor_wa_id', r.reactor_wa_id,
-      'reactor_user_id', r.reactor_user_id, 'created_at', r.created_at) order by r.created_at, r.id)
-    from message_reactions r where r.message_id = ${m}.id), '[]'::jsonb)))`;
+const agentJson = (a: string) => `json_build_object('agentId', ${a}.id, 'userId', ${a}.user_id, 'status', ${a}.status)`;
 
 /** The joined read of chats: `where`/`order` are appended (the chat is `c`). */
 export const CHAT_SELECT = `
-select c.*, c.last_activity_at::text as activity_key,
-  (select json_build_object('id', n.id, 'display_number', n.display_number, 'raw_number', n.raw_number,
-      'phone_number_id', n.phone_number_id, 'verified_name', n.verified_name, 'provider_status', n.provider_status,
-      'provider', n.provider, 'business_account_id', n.business_account_id)
+select ${CHAT.select('c')}, c.last_activity_at::text as "activityKey",
+  (select ${new Columns<WhatsappNumber>(WhatsappNumber, NUMBER_SHOWN).json('n')}
      from whatsapp_numbers n where c.channel_type = 'WHATSAPP' and n.id = c.channel_account_id) as number,
-  (select json_build_object('id', i.id, 'handle', i.handle, 'display_name', i.display_name,
-      'external_account_id', i.external_account_id, 'provider_status', i.provider_status, 'provider', i.provider)
+  (select ${new Columns<InstagramAccount>(InstagramAccount, INSTAGRAM_SHOWN).json('i')}
      from instagram_accounts i where c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id) as instagram,
-  (select ${MESSAGE_JSON('m')} from messages m where m.id = c.last_message_id) as last_message,
-  (select json_build_object('agent_id', a.id, 'user_id', a.user_id, 'status', a.status)
-     from agents a where a.id = c.assigned_agent_id) as assigned_agent,
-  coalesce((select json_agg(json_build_object('agent_id', a.id, 'user_id', a.user_id, 'status', a.status) order by p.created_at, a.id)
+  (select ${messageJson('m')} from messages m where m.id = c.last_message_id) as "lastMessage",
+  (select ${agentJson('a')} from agents a where a.id = c.assigned_agent_id) as "assignedAgent",
+  coalesce((select json_agg(${agentJson('a')} order by p.created_at, a.id)
      from chat_participants p join agents a on a.id = p.agent_id where p.chat_id = c.id), '[]'::json) as participants,
-  (select count(*)::int from copilot_actions ca where ca.chat_id = c.id and ca.status = 'PENDING') as pending_copilot_actions_count
+  (select count(*)::int from copilot_actions ca where ca.chat_id = c.id and ca.status = 'PENDING') as "pendingCopilotActionsCount"
 from chats c`;
 
 export async function readChat(db: Queryable, companyId: string, id: string): Promise<ChatRead | null> {
@@ -104,24 +57,210 @@ export async function readChat(db: Queryable, companyId: string, id: string): Pr
   return rows[0] ?? null;
 }
 
-/** Locks a chat row for the rest of the transaction; false when the company has no such chat. */
-export async function lockChat(db: Queryable, companyId: string, id: string): Promise<ChatRow | null> {
-  const { rows } = await db.query<ChatRow>({
-    name: 'chats_lock',
-    text: 'select * from chats where company_id = $1 and id = $2 for update',
-    values: [companyId, id],
+/** The list's position after a record: its last_activity_at as Postgres prints it and its id (decision 0060). */
+export interface Cursor {
+  t: string;
+  i: string;
+}
+
+/** The WHERE clause of a list's filters (the chat is `c`) and its bound values. */
+export interface ListPlan {
+  where: string;
+  values: unknown[];
+}
+
+/** One page of the list in the unified order (last activity, newest first, then id), and the count of the whole list. */
+export async function listChats(db: Queryable, plan: ListPlan, page: { take: number; after?: Cursor; skip: number }) {
+  const pageValues = [...plan.values];
+  let pageWhere = plan.where;
+  let offset = page.skip;
+  if (page.after) {
+    pageValues.push(page.after.t, page.after.i);
+    pageWhere += ` and (c.last_activity_at, c.id) < ($${pageValues.length - 1}::timestamptz, $${pageValues.length}::uuid)`;
+    offset = 0;
+  }
+  pageValues.push(page.take + 1, offset);
+  const n = pageValues.length;
+  const [rows, count] = await Promise.all([
+    db.query<ChatRead>(
+      `${CHAT_SELECT} where ${pageWhere} order by c.last_activity_at desc, c.id desc limit $${n - 1} offset $${n}`,
+      pageValues,
+    ),
+    db.query<{ total: number }>(`select count(*)::int as total from chats c where ${plan.where}`, plan.values),
+  ]);
+  return { rows: rows.rows, total: count.rows[0]!.total };
+}
+
+export async function chatExists(db: Queryable, companyId: string, id: string): Promise<boolean> {
+  const { rowCount } = await db.query('select 1 from chats where company_id = $1 and id = $2', [companyId, id]);
+  return rowCount === 1;
+}
+
+/** A chat to insert: every column. */
+export type NewChat = Written<Chat>;
+
+/** A new individual chat as it starts: open, read, nobody assigned, no message yet. */
+export const newChat = (
+  c: Pick<NewChat, 'id' | 'companyId' | 'channelType' | 'channelAccountId'> & Partial<NewChat>,
+  now = new Date(),
+): NewChat => ({
+  chatType: 'INDIVIDUAL',
+  waContactId: null,
+  contactName: null,
+  contactNumber: null,
+  remoteProfileName: null,
+  externalContactId: null,
+  externalContactHandle: null,
+  externalContactDisplayName: null,
+  externalContactAvatarUrl: null,
+  personId: null,
+  status: 'OPEN',
+  priority: 1,
+  unreadCount: 0,
+  isManuallyUnread: false,
+  archivedAt: null,
+  lastCustomerMsgAt: null,
+  lastMessageId: null,
+  lastActivityAt: now,
+  assignedAgentId: null,
+  startedBy: null,
+  trailingOutboundCount: 0,
+  aiAgentId: null,
+  aiMessageCount: 0,
+  createdAt: now,
+  updatedAt: now,
+  ...c,
+});
+
+const ALL = Object.keys(newChat({ id: '', companyId: '', channelType: '', channelAccountId: '' })) as (keyof NewChat)[];
+const INSERT_SQL = `insert into chats ${CHAT.insert(ALL)}`;
+
+/**
+ * Inserts a chat. `ifAbsent`: a chat of the same account and contact already there is kept (the caller reads it);
+ * otherwise that is a unique violation.
+ */
+export async function insertChat(db: Queryable, chat: NewChat, ifAbsent: boolean): Promise<void> {
+  await db.query({
+    name: ifAbsent ? 'chats_insert_if_absent' : 'chats_insert',
+    text: ifAbsent ? `${INSERT_SQL} on conflict do nothing` : INSERT_SQL,
+    values: ALL.map((p) => chat[p]),
+  });
+}
+
+/** The chat of an account with a contact (a WhatsApp id, or the Instagram contact's id). */
+export async function chatOfContact(
+  db: Queryable,
+  channelType: string,
+  accountId: string,
+  contactId: string,
+): Promise<Pick<StoredChat, 'id' | 'personId'> | null> {
+  const column = CHAT.of(channelType === 'WHATSAPP' ? 'waContactId' : 'externalContactId');
+  const { rows } = await db.query<Pick<StoredChat, 'id' | 'personId'>>({
+    name: `inbound_chat_by_${column}`,
+    text: `select id, person_id as "personId" from chats where channel_account_id = $1 and ${column} = $2`,
+    values: [accountId, contactId],
   });
   return rows[0] ?? null;
 }
 
-/** The agents that may act on a channel account (a number or an Instagram account), active ones first. */
-export async function agentsOfAccount(db: Queryable, companyId: string, channelType: string, accountId: string): Promise<AgentRef[]> {
-  const column = channelType === 'INSTAGRAM' ? 'instagram_account_ids' : 'whatsapp_number_ids';
-  const { rows } = await db.query<AgentRef>({
-    name: `agents_of_${column}`,
-    text: `select id as agent_id, user_id, status from agents where company_id = $1 and $2::uuid = any(${column})
-      order by (status = 'ACTIVE') desc, created_at, id`,
-    values: [companyId, accountId],
+export async function assignAgent(db: Queryable, companyId: string, id: string, agentId: string): Promise<void> {
+  await db.query('update chats set assigned_agent_id = $3, updated_at = now() where company_id = $1 and id = $2', [companyId, id, agentId]);
+}
+
+/** A send by an agent takes the chat when nobody has it. */
+export async function assignIfUnassigned(db: Queryable, id: string, agentId: string): Promise<void> {
+  await db.query({
+    name: 'chats_assign_on_send',
+    text: 'update chats set assigned_agent_id = coalesce(assigned_agent_id, $2) where id = $1',
+    values: [id, agentId],
   });
+}
+
+/** The chat's assigned agent leaves it when it is one of these. */
+export async function unassignAgents(db: Queryable, id: string, agentIds: string[]): Promise<void> {
+  await db.query('update chats set assigned_agent_id = null, updated_at = now() where id = $1 and assigned_agent_id = any($2::uuid[])', [
+    id,
+    agentIds,
+  ]);
+}
+
+export async function markChatRead(db: Queryable, companyId: string, id: string): Promise<void> {
+  await db.query('update chats set unread_count = 0, is_manually_unread = false, updated_at = now() where company_id = $1 and id = $2', [
+    companyId,
+    id,
+  ]);
+}
+
+/** The chat after a company message: its last message and activity, one more message without the contact's reply. */
+export async function chatAfterOutbound(db: Queryable, chatId: string, messageId: string, at: Date): Promise<void> {
+  await db.query({
+    name: 'chats_after_outbound',
+    text: `update chats set last_message_id = $2, last_activity_at = greatest(last_activity_at, $3), trailing_outbound_count = trailing_outbound_count + 1,
+      started_by = coalesce(started_by, 'COMPANY'), updated_at = now() where id = $1`,
+    values: [chatId, messageId, at],
+  });
+}
+
+/** The chat after a contact's message: unread, its window reopened, replies counted again from zero. */
+export async function chatAfterInbound(
+  db: Queryable,
+  chatId: string,
+  messageId: string,
+  at: Date,
+  profileName: string | null,
+): Promise<void> {
+  await db.query({
+    name: 'chats_after_inbound',
+    text: `update chats set last_message_id = $2, last_activity_at = greatest(last_activity_at, $3), unread_count = unread_count + 1,
+      last_customer_msg_at = greatest(coalesce(last_customer_msg_at, $3), $3), trailing_outbound_count = 0,
+      started_by = coalesce(started_by, 'CONTACT'), remote_profile_name = coalesce($4, remote_profile_name), updated_at = now() where id = $1`,
+    values: [chatId, messageId, at, profileName],
+  });
+}
+
+/** Unread chats and messages per channel account, over the chats that are not archived. */
+export async function unreadByAccount(db: Queryable, companyId: string) {
+  const { rows } = await db.query<
+    Pick<StoredChat, 'channelAccountId' | 'channelType'> & { displayName: string; unreadChats: number; unreadMessages: number }
+  >(
+    `select c.channel_account_id as "channelAccountId", c.channel_type as "channelType",
+       coalesce((select coalesce(n.verified_name, n.display_number) from whatsapp_numbers n where n.id = c.channel_account_id),
+                (select i.display_name from instagram_accounts i where i.id = c.channel_account_id)) as "displayName",
+       count(*) filter (where c.unread_count > 0 or c.is_manually_unread)::int as "unreadChats",
+       coalesce(sum(c.unread_count), 0)::int as "unreadMessages"
+     from chats c where c.company_id = $1 and c.archived_at is null
+     group by c.channel_account_id, c.channel_type having count(*) filter (where c.unread_count > 0 or c.is_manually_unread) > 0
+     order by c.channel_type, "displayName", c.channel_account_id`,
+    [companyId],
+  );
+  return rows;
+}
+
+/** A chat of a person as chat.v1's PersonChat names its fields; absent optional values are null. */
+export type PersonChatRow = {
+  [K in keyof PersonChat]-?: undefined extends PersonChat[K] ? Exclude<PersonChat[K], undefined> | null : PersonChat[K];
+};
+
+const PERSON_CHATS_SQL = `
+select c.id as chat_id, c.person_id, c.channel_account_id, c.chat_type, c.channel_type, c.unread_count,
+  coalesce(c.remote_profile_name, c.contact_name, c.external_contact_display_name, c.external_contact_handle, c.contact_number, '') as title,
+  coalesce(n.verified_name, n.display_number, i.display_name, '') as channel_account_name,
+  n.verified_name as whatsapp_number_verified_name,
+  coalesce(c.wa_contact_id, c.external_contact_id) as external_contact_id,
+  coalesce(c.contact_number, c.external_contact_handle) as external_contact_handle,
+  a.user_id as responsible_user_id, c.status,
+  case when n.id is null then null else json_build_object('id', n.id, 'display_number', n.display_number, 'raw_number', n.raw_number,
+    'phone_number_id', n.phone_number_id) end as whatsapp_number,
+  c.wa_contact_id, c.contact_name, c.contact_number, c.remote_profile_name
+from chats c
+left join whatsapp_numbers n on c.channel_type = 'WHATSAPP' and n.id = c.channel_account_id
+left join instagram_accounts i on c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id
+left join agents a on a.id = c.assigned_agent_id
+where c.company_id = $1 and c.person_id = any($2::uuid[]) and c.archived_at is null
+order by c.last_activity_at desc, c.id desc limit 200`;
+
+/** The open (not archived) chats of these persons, most recent first. */
+export async function personChats(db: Queryable, companyId: string, personIds: string[]): Promise<PersonChatRow[]> {
+  const { rows } = await db.query<PersonChatRow>({ name: 'person_chats', text: PERSON_CHATS_SQL, values: [companyId, personIds] });
   return rows;
 }

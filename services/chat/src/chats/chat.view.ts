@@ -1,14 +1,17 @@
 import type { PersonDetail } from '@svc/proto/crm/v1/persons';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
-import { iso, type MessageJson, messageView } from '../messages/message.view.js';
+import type { AgentRef } from '../accounts/account.store.js';
+import { iso, messageView } from '../messages/message.view.js';
 import { userView } from '../people/crm-people.js';
-import type { AgentRef, ChatRead } from './chat.store.js';
+import type { ChatRead } from './chat.store.js';
+import type { StoredCopilotAction } from './copilot-action.store.js';
+import type { StoredFlowSession } from './flow-session.store.js';
 
 /** The customer service window: a non-template message may be sent until 24 h after the contact's last message. */
 export const SESSION_WINDOW_MS = 24 * 3600 * 1000;
 
-export function sessionExpiresAt(c: Pick<ChatRead, 'last_customer_msg_at'>): Date | null {
-  return c.last_customer_msg_at ? new Date(new Date(c.last_customer_msg_at).getTime() + SESSION_WINDOW_MS) : null;
+export function sessionExpiresAt(c: Pick<ChatRead, 'lastCustomerMsgAt'>): Date | null {
+  return c.lastCustomerMsgAt ? new Date(new Date(c.lastCustomerMsgAt).getTime() + SESSION_WINDOW_MS) : null;
 }
 
 export interface ChatLookups {
@@ -18,20 +21,20 @@ export interface ChatLookups {
 
 /** The users and persons a chat's view shows, for one crm call of each kind per answer. */
 export function refsOfChat(c: ChatRead, users: Set<string>, persons: Set<string>, assignable: AgentRef[] = []): void {
-  if (c.person_id) persons.add(c.person_id);
-  if (c.assigned_agent) users.add(c.assigned_agent.user_id);
-  for (const p of c.participants) users.add(p.user_id);
-  for (const a of assignable) users.add(a.user_id);
-  const m = c.last_message as MessageJson | null;
-  if (m?.user_id) users.add(m.user_id);
-  if (m?.agent_user_id) users.add(m.agent_user_id);
+  if (c.personId) persons.add(c.personId);
+  if (c.assignedAgent) users.add(c.assignedAgent.userId);
+  for (const p of c.participants) users.add(p.userId);
+  for (const a of assignable) users.add(a.userId);
+  const m = c.lastMessage;
+  if (m?.userId) users.add(m.userId);
+  if (m?.agentUserId) users.add(m.agentUserId);
 }
 
-const agentOf = (a: AgentRef, users: ChatLookups['users']) => ({ agent_id: a.agent_id, user: userView(users.get(a.user_id), a.user_id) });
+const agentOf = (a: AgentRef, users: ChatLookups['users']) => ({ agent_id: a.agentId, user: userView(users.get(a.userId), a.userId) });
 export const assignableView = (a: AgentRef, users: ChatLookups['users']) => ({
-  agent_id: a.agent_id,
+  agent_id: a.agentId,
   status: a.status,
-  user: userView(users.get(a.user_id), a.user_id),
+  user: userView(users.get(a.userId), a.userId),
 });
 
 /** crm_person: crm's person with its contacts; crm keeps no documents or address for persons, so those are empty. */
@@ -55,119 +58,116 @@ function personView(p: PersonDetail | undefined) {
  */
 export function chatSummaryView(c: ChatRead, l: ChatLookups, now = new Date()) {
   const expires = sessionExpiresAt(c);
-  const whatsapp = c.channel_type === 'WHATSAPP';
+  const whatsapp = c.channelType === 'WHATSAPP';
   const common = {
     id: c.id,
     status: c.status,
     priority: c.priority,
-    channel_type: c.channel_type,
-    chat_type: c.chat_type,
-    crm_person: personView(c.person_id ? l.persons.get(c.person_id) : undefined),
-    unread_count: c.unread_count,
-    is_manually_unread: c.is_manually_unread,
-    archived_at: iso(c.archived_at),
-    last_customer_msg_at: iso(c.last_customer_msg_at),
+    channel_type: c.channelType,
+    chat_type: c.chatType,
+    crm_person: personView(c.personId ? l.persons.get(c.personId) : undefined),
+    unread_count: c.unreadCount,
+    is_manually_unread: c.isManuallyUnread,
+    archived_at: iso(c.archivedAt),
+    last_customer_msg_at: iso(c.lastCustomerMsgAt),
     session_expires_at: iso(expires),
     can_send_open_message: expires !== null && expires.getTime() > now.getTime(),
-    last_activity_at: iso(c.last_activity_at),
-    created_at: iso(c.created_at),
-    updated_at: iso(c.updated_at),
+    last_activity_at: iso(c.lastActivityAt),
+    created_at: iso(c.createdAt),
+    updated_at: iso(c.updatedAt),
     participants: c.participants.map((a) => agentOf(a, l.users)),
-    assigned_agent: c.assigned_agent ? agentOf(c.assigned_agent, l.users) : null,
-    has_pending_copilot_actions: c.pending_copilot_actions_count > 0,
-    pending_copilot_actions_count: c.pending_copilot_actions_count,
-    channel_account_id: c.channel_account_id,
-    last_message: c.last_message ? messageView(c.last_message as unknown as MessageJson, l.users) : null,
+    assigned_agent: c.assignedAgent ? agentOf(c.assignedAgent, l.users) : null,
+    has_pending_copilot_actions: c.pendingCopilotActionsCount > 0,
+    pending_copilot_actions_count: c.pendingCopilotActionsCount,
+    channel_account_id: c.channelAccountId,
+    last_message: c.lastMessage ? messageView(c.lastMessage, l.users) : null,
     crm_marketing_lead_source: [],
   };
   if (whatsapp) {
     const n = c.number!;
     return {
       ...common,
-      phone_number: { id: n.id, display_number: n.display_number, raw_number: n.raw_number, phone_number_id: n.phone_number_id },
-      wa_contact_id: c.wa_contact_id,
-      contact_name: c.contact_name,
-      contact_number: c.contact_number,
-      remote_profile_name: c.remote_profile_name,
+      phone_number: { id: n.id, display_number: n.displayNumber, raw_number: n.rawNumber, phone_number_id: n.phoneNumberId },
+      wa_contact_id: c.waContactId,
+      contact_name: c.contactName,
+      contact_number: c.contactNumber,
+      remote_profile_name: c.remoteProfileName,
       channel_account: {
         id: n.id,
         type: 'WHATSAPP',
-        display_name: n.verified_name ?? n.display_number,
-        provider_status: n.provider_status,
+        display_name: n.verifiedName ?? n.displayNumber,
+        provider_status: n.providerStatus,
       },
       external_contact: {
-        id: c.wa_contact_id,
-        handle: c.contact_number,
-        display_name: c.remote_profile_name ?? c.contact_name,
+        id: c.waContactId,
+        handle: c.contactNumber,
+        display_name: c.remoteProfileName ?? c.contactName,
         avatar_url: null,
       },
-      legacy: { whatsapp_chat_id: c.id, whatsapp_phone_id: n.id, wa_contact_id: c.wa_contact_id },
+      legacy: { whatsapp_chat_id: c.id, whatsapp_phone_id: n.id, wa_contact_id: c.waContactId },
       ai_attendance: {
-        is_active: c.ai_agent_id !== null,
-        whatsapp_ai_agent_id: c.ai_agent_id,
-        ai_messages_count: c.ai_message_count,
+        is_active: c.aiAgentId !== null,
+        whatsapp_ai_agent_id: c.aiAgentId,
+        ai_messages_count: c.aiMessageCount,
       },
     };
   }
   const i = c.instagram!;
   return {
     ...common,
-    instagram_account: { id: i.id, handle: i.handle, display_name: i.display_name, external_account_id: i.external_account_id },
-    channel_account: { id: i.id, type: 'INSTAGRAM', display_name: i.display_name, provider_status: i.provider_status },
+    instagram_account: { id: i.id, handle: i.handle, display_name: i.displayName, external_account_id: i.externalAccountId },
+    channel_account: { id: i.id, type: 'INSTAGRAM', display_name: i.displayName, provider_status: i.providerStatus },
     external_contact: {
-      id: c.external_contact_id,
-      handle: c.external_contact_handle,
-      display_name: c.external_contact_display_name,
-      avatar_url: c.external_contact_avatar_url,
+      id: c.externalContactId,
+      handle: c.externalContactHandle,
+      display_name: c.externalContactDisplayName,
+      avatar_url: c.externalContactAvatarUrl,
     },
   };
 }
 
 export interface DetailExtras {
   assignable: AgentRef[];
-  flowSessions: Record<string, unknown>[];
-  copilotActions: Record<string, unknown>[];
+  flowSessions: StoredFlowSession[];
+  copilotActions: StoredCopilotAction[];
 }
 
-const flowView = (f: Record<string, unknown>) => {
-  const status = String(f.status);
-  return {
-    session_id: f.id,
-    flow_id: f.flow_id,
-    flow_name: f.flow_name,
-    status,
-    status_label: status.charAt(0) + status.slice(1).toLowerCase(),
-    is_active: status === 'ACTIVE',
-    started_at: iso(f.started_at as string),
-    last_activity_at: iso(f.last_activity_at as string),
-    finished_at: iso(f.finished_at as string | null),
-    current_step: f.current_step ?? null,
-  };
-};
+const flowView = (f: StoredFlowSession) => ({
+  session_id: f.id,
+  flow_id: f.flowId,
+  flow_name: f.flowName,
+  status: f.status,
+  status_label: f.status.charAt(0) + f.status.slice(1).toLowerCase(),
+  is_active: f.status === 'ACTIVE',
+  started_at: iso(f.startedAt),
+  last_activity_at: iso(f.lastActivityAt),
+  finished_at: iso(f.finishedAt),
+  current_step: f.currentStep ?? null,
+});
 
-const copilotView = (a: Record<string, unknown>) => ({
+const copilotView = (a: StoredCopilotAction) => ({
   id: a.id,
-  company_id: a.company_id,
-  execution_id: a.execution_id,
-  agent_id: a.agent_id,
-  agent_name: a.agent_name,
-  chat_id: a.chat_id,
-  action_key: a.action_key,
+  company_id: a.companyId,
+  execution_id: a.executionId,
+  agent_id: a.agentId,
+  agent_name: a.agentName,
+  chat_id: a.chatId,
+  action_key: a.actionKey,
   status: a.status,
   confidence: a.confidence,
-  requires_review: a.requires_review,
-  input_payload: a.input_payload,
-  output_payload: a.output_payload,
-  failure_reason: a.failure_reason,
-  created_at: iso(a.created_at as string),
-  updated_at: iso(a.updated_at as string),
-  executed_at: iso(a.executed_at as string | null),
+  requires_review: a.requiresReview,
+  input_payload: a.inputPayload,
+  output_payload: a.outputPayload,
+  failure_reason: a.failureReason,
+  created_at: iso(a.createdAt),
+  updated_at: iso(a.updatedAt),
+  executed_at: iso(a.executedAt),
 });
 
 /** GET /chats/{id}: the summary plus flow sessions, pending copilot actions and the assignable agents. */
 export function chatDetailView(c: ChatRead, l: ChatLookups, x: DetailExtras, now = new Date()) {
   const base = chatSummaryView(c, l, now);
-  const whatsappOnly = c.channel_type === 'WHATSAPP' ? { whatsapp_flow_sessions: x.flowSessions.map(flowView) } : {};
+  const whatsappOnly = c.channelType === 'WHATSAPP' ? { whatsapp_flow_sessions: x.flowSessions.map(flowView) } : {};
   return {
     ...base,
     ...whatsappOnly,

@@ -1,12 +1,12 @@
 import type { Pool } from 'pg';
+import type { Stored } from '../columns.js';
+import type { ChatIdempotencyKey } from './idempotency.entity.js';
 
-export interface KeyRow {
-  operation: string;
+/** A key as its replay reads it; `abandoned`: still processing long after any request would have ended. */
+export type KeyRow = Pick<Stored<ChatIdempotencyKey>, 'operation' | 'answerStatus' | 'answer'> & {
   status: 'processing' | 'done' | 'unknown';
-  answer_status: number | null;
-  answer: unknown;
   abandoned: boolean;
-}
+};
 
 /** No chat write takes this long (the gateway gives up on its upstream before): an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;
@@ -29,7 +29,7 @@ export class IdempotencyStore {
   async find(companyId: string, key: string): Promise<KeyRow | undefined> {
     const { rows } = await (await this.pool()).query<KeyRow>({
       name: 'chat_idem_find',
-      text: `select operation, status, answer_status, answer,
+      text: `select operation, status, answer_status as "answerStatus", answer,
           status = 'processing' and created_at < now() - interval '${ATTEMPT_MAX_SECONDS} seconds' as abandoned
         from idempotency_keys where company_id = $1 and key = $2`,
       values: [companyId, key],

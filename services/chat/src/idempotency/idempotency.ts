@@ -48,7 +48,7 @@ export class IdempotentWrites {
     const row = await this.store.find(companyId, key);
     if (!row) throw conflict('idempotency key: a request with this key is still processing');
     if (row.operation !== operation) throw conflict(`idempotency key: already used for ${row.operation}; use a new one`);
-    if (row.status === 'done' && row.answer_status !== null) return { status: row.answer_status, body: row.answer };
+    if (row.status === 'done' && row.answerStatus !== null) return { status: row.answerStatus, body: row.answer };
     if (row.status === 'unknown' || row.abandoned) {
       throw conflict(
         'idempotency key: a request with this key failed after the provider may have received the message; ' +

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { notFound } from '@svc/platform/errors';
+import { parse } from '@svc/platform/http/parse';
+import type { Router } from 'express';
+import type { Pool } from 'pg';
 import { z } from 'zod';
 import type { ChatService } from '../chats/chat.service.js';
-import { readMessage } from '../messages/message.store.js';
+import { messageIdByWamid, readMessage } from '../messages/message.store.js';
 import { messageView, usersOf } from '../messages/message.view.js';
 import type { InboundMessage } from '../providers/provider.js';
 import type { ChatInbound } from './inbound.sink.js';
@@ -32,23 +35,23 @@ export const adminInboundBody = z.strictObject({
   is_forwarded: z.boolean().optional(),
 });
 
-export async function deliverInbound(
-  chats: ChatService,
-  inbound: ChatInbound,
-  companyId: string,
-  chatId: string,
-  b: z.infer<typeof adminInboundBody>,
-) {
-  const chat = await chats.read(companyId, chatId);
-  const whatsapp = chat.channel_type === 'WHATSAPP';
+export interface InboundAdminDeps {
+  chats: ChatService;
+  inbound: ChatInbound;
+  pool: () => Promise<Pool>;
+}
+
+export async function deliverInbound(d: InboundAdminDeps, companyId: string, chatId: string, b: z.infer<typeof adminInboundBody>) {
+  const chat = await d.chats.read(companyId, chatId);
+  const whatsapp = chat.channelType === 'WHATSAPP';
   const wamid = b.wamid ?? `wamid.admin.${randomUUID()}`;
   const event: InboundMessage = {
     kind: 'message',
-    channel: chat.channel_type,
+    channel: chat.channelType as InboundMessage['channel'],
     provider: (whatsapp ? chat.number!.provider : chat.instagram!.provider) as InboundMessage['provider'],
-    accountId: whatsapp ? chat.number!.phone_number_id : chat.instagram!.external_account_id,
+    accountId: whatsapp ? chat.number!.phoneNumberId : chat.instagram!.externalAccountId,
     providerMessageId: wamid,
-    contact: { id: whatsapp ? chat.wa_contact_id! : chat.external_contact_id!, profileName: b.from?.profile_name },
+    contact: { id: whatsapp ? chat.waContactId! : chat.externalContactId!, profileName: b.from?.profile_name },
     fromMe: b.from_me ?? false,
     type: b.type,
     text: b.body_text,
@@ -60,14 +63,18 @@ export async function deliverInbound(
     timestamp: new Date(),
     payload: { ...b, id: wamid },
   };
-  await inbound.receive([event]);
-  const pool = chats.poolOf();
-  const { rows } = await (await pool).query<{ id: string }>('select id from messages where chat_id = $1 and wamid = $2', [
-    chat.id,
-    b.reaction ? b.reaction.wamid : wamid,
-  ]);
-  const id = rows[0]?.id;
+  await d.inbound.receive([event]);
+  const pool = await d.pool();
+  const id = await messageIdByWamid(pool, chat.id, b.reaction ? b.reaction.wamid : wamid);
   if (!id) throw notFound('Message');
-  const m = (await readMessage(await pool, companyId, id))!;
-  return messageView(m, await chats.people.users(companyId, usersOf(m, new Set())));
+  const m = (await readMessage(pool, companyId, id))!;
+  return messageView(m, await d.chats.people.users(companyId, usersOf(m, new Set())));
+}
+
+/** The inbound row of the management API, on the admin router the service mounts. */
+export function inboundAdminRoutes(r: Router, d: InboundAdminDeps): Router {
+  r.post('/companies/:cid/chats/:id/inbound', async (req, res) => {
+    res.status(201).json(await deliverInbound(d, req.params.cid, req.params.id, parse(adminInboundBody, req.body)));
+  });
+  return r;
 }

@@ -2,11 +2,13 @@ import { inTransaction } from '@svc/platform/db/native';
 import type { EventPayloads } from '@svc/platform/events/payloads';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Logger } from '@svc/platform/logging';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { accountByProviderId } from '../accounts/account.store.js';
 import { phoneVariants } from '../chats/chat.list.js';
+import { chatAfterInbound, chatAfterOutbound, chatOfContact, insertChat, newChat } from '../chats/chat.store.js';
 import { associatedRecords, messageReceivedPayload } from '../events/chat.events.js';
-import { chatAfterInbound, chatAfterOutbound, insertMessage, messageIdByWamid, readMessage } from '../messages/message.store.js';
+import { insertMessage, messageIdByWamid, moveStatus, readMessage, replaceContactReaction } from '../messages/message.store.js';
 import { messageView, usersOf } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import type { InboundEvent, InboundMessage, InboundSink, InboundStatus } from '../providers/provider.js';
@@ -26,10 +28,8 @@ const STATUS_RANK: Record<string, number> = { processing: 0, delivery_unknown: 0
 /** A callback's status applies over a status ranked below this: failed only over a message not yet delivered. */
 const TARGET_RANK: Record<InboundStatus['status'], number> = { sent: 1, delivered: 2, read: 3, failed: 2 };
 
-interface Account {
-  company_id: string;
-  id: string;
-}
+/** The number or account a callback is for. */
+type Account = NonNullable<Awaited<ReturnType<typeof accountByProviderId>>>;
 
 export interface InboundDeps {
   pool: () => Promise<Pool>;
@@ -55,57 +55,32 @@ export class ChatInbound implements InboundSink {
     }
   }
 
-  private async account(pool: Pool, channel: string, accountId: string): Promise<Account | null> {
-    const table = channel === 'WHATSAPP' ? 'whatsapp_numbers' : 'instagram_accounts';
-    const column = channel === 'WHATSAPP' ? 'phone_number_id' : 'external_account_id';
-    const { rows } = await pool.query<Account>({
-      name: `inbound_account_${table}`,
-      text: `select company_id, id from ${table} where ${column} = $1`,
-      values: [accountId],
-    });
-    return rows[0] ?? null;
-  }
-
   /** The chat of the account with this contact, created on the contact's first message (linked to a person by phone). */
-  private async chatFor(pool: Pool, e: InboundMessage, account: Account): Promise<{ id: string; person_id: string | null }> {
+  private async chatFor(pool: Pool, e: InboundMessage, account: Account) {
     const whatsapp = e.channel === 'WHATSAPP';
-    const contactColumn = whatsapp ? 'wa_contact_id' : 'external_contact_id';
-    const find = () =>
-      pool.query<{ id: string; person_id: string | null }>({
-        name: `inbound_chat_by_${contactColumn}`,
-        text: `select id, person_id from chats where channel_account_id = $1 and ${contactColumn} = $2`,
-        values: [account.id, e.contact.id],
-      });
-    const found = (await find()).rows[0];
+    const found = await chatOfContact(pool, e.channel, account.id, e.contact.id);
     if (found) return found;
-    const personId = whatsapp ? await this.d.people.personByPhone(account.company_id, phoneVariants(e.contact.id)).catch(() => null) : null;
-    const now = new Date();
-    await pool.query({
-      name: 'inbound_chat_insert',
-      text: `insert into chats (id, company_id, channel_type, chat_type, channel_account_id, wa_contact_id, contact_number, remote_profile_name,
-          external_contact_id, external_contact_display_name, person_id, status, priority, unread_count, is_manually_unread, last_activity_at,
-          trailing_outbound_count, ai_message_count, created_at, updated_at)
-        values ($1, $2, $3, 'INDIVIDUAL', $4, $5, $6, $7, $8, $9, $10, 'OPEN', 1, 0, false, $11, 0, 0, $11, $11) on conflict do nothing`,
-      values: [
-        uuidv7(),
-        account.company_id,
-        e.channel,
-        account.id,
-        whatsapp ? e.contact.id : null,
-        whatsapp ? `+${e.contact.id}` : null,
-        e.contact.profileName ?? null,
-        whatsapp ? null : e.contact.id,
-        whatsapp ? null : (e.contact.profileName ?? null),
-        personId,
-        now,
-      ],
+    const personId = whatsapp ? await this.d.people.personByPhone(account.companyId, phoneVariants(e.contact.id)).catch(() => null) : null;
+    const chat = newChat({
+      id: uuidv7(),
+      companyId: account.companyId,
+      channelType: e.channel,
+      channelAccountId: account.id,
+      waContactId: whatsapp ? e.contact.id : null,
+      contactNumber: whatsapp ? `+${e.contact.id}` : null,
+      remoteProfileName: e.contact.profileName ?? null,
+      externalContactId: whatsapp ? null : e.contact.id,
+      externalContactDisplayName: whatsapp ? null : (e.contact.profileName ?? null),
+      personId,
     });
-    return (await find()).rows[0]!;
+    // Two callbacks of a new contact racing each other: one inserts, both read the same chat.
+    await insertChat(pool, chat, true);
+    return (await chatOfContact(pool, e.channel, account.id, e.contact.id))!;
   }
 
   private async message(e: InboundMessage): Promise<void> {
     const pool = await this.d.pool();
-    const account = await this.account(pool, e.channel, e.accountId);
+    const account = await accountByProviderId(pool, e.channel, e.accountId);
     if (!account) {
       // Not ours (a number removed, or another deployment's): answered 200 so the provider does not resend forever.
       this.d.logger.warn({ channel: e.channel, accountId: e.accountId }, 'inbound message for an unknown account dropped');
@@ -123,32 +98,32 @@ export class ChatInbound implements InboundSink {
         }
       : null;
     const fires = !e.isHistory && !SILENT_TYPES.has(e.type) && !(media || MEDIA_TYPES.has(e.type));
-    const associated = fires ? await associatedRecords(this.d.people, account.company_id, chat.person_id) : {};
+    const associated = fires ? await associatedRecords(this.d.people, account.companyId, chat.personId) : {};
     let canceledFiles: string[] = [];
     await inTransaction(pool, async (tx) => {
       const quoted = e.quotedMessageId ? await messageIdByWamid(tx, chat.id, e.quotedMessageId) : null;
       const id = uuidv7();
       const inserted = await insertMessage(tx, {
         id,
-        company_id: account.company_id,
-        chat_id: chat.id,
+        companyId: account.companyId,
+        chatId: chat.id,
         wamid: e.providerMessageId,
-        ref_wamid: e.quotedMessageId ?? null,
+        refWamid: e.quotedMessageId ?? null,
         type: e.type,
         origin: e.fromMe ? 'MOBILE_APP_ECHO' : 'INBOUND',
-        from_me: e.fromMe,
-        sent_via: e.fromMe ? 'MOBILE_DEVICE' : 'CONTACT',
+        fromMe: e.fromMe,
+        sentVia: e.fromMe ? 'MOBILE_DEVICE' : 'CONTACT',
         status: e.fromMe ? 'sent' : 'received',
-        body_text: e.text ?? null,
-        content_payload: e.payload,
+        bodyText: e.text ?? null,
+        contentPayload: e.payload,
         media,
-        quoted_message_id: quoted,
-        agent_id: null,
-        user_id: null,
-        is_history: e.isHistory,
-        is_forwarded: e.isForwarded,
-        meta_timestamp: e.timestamp,
-        created_at: new Date(),
+        quotedMessageId: quoted,
+        agentId: null,
+        userId: null,
+        isHistory: e.isHistory,
+        isForwarded: e.isForwarded,
+        metaTimestamp: e.timestamp,
+        createdAt: new Date(),
       });
       if (!inserted) return; // the provider repeated a callback: stored already
       if (!e.isHistory) {
@@ -159,14 +134,14 @@ export class ChatInbound implements InboundSink {
         }
       }
       if (!fires) return;
-      const m = (await readMessage(tx, account.company_id, id))!;
-      const users = await this.d.people.users(account.company_id, usersOf(m, new Set())).catch(() => new Map());
+      const m = (await readMessage(tx, account.companyId, id))!;
+      const users = await this.d.people.users(account.companyId, usersOf(m, new Set())).catch(() => new Map());
       const payload = messageReceivedPayload(
         messageView(m, users),
-        { wamid: m.wamid, ref_wamid: m.ref_wamid, agent_id: m.agent_id },
+        { wamid: m.wamid, ref_wamid: m.refWamid, agent_id: m.agentId },
         associated,
       );
-      await this.d.outbox.write(tx, [{ companyId: account.company_id, eventKey: 'chat.message_received', payload }]);
+      await this.d.outbox.write(tx, [{ companyId: account.companyId, eventKey: 'chat.message_received', payload }]);
     });
     await this.d.files.remove(canceledFiles);
   }
@@ -175,19 +150,16 @@ export class ChatInbound implements InboundSink {
   private async reaction(pool: Pool, account: Account, chatId: string, e: InboundMessage): Promise<void> {
     const target = await messageIdByWamid(pool, chatId, e.reaction!.messageId);
     if (!target) return;
-    await inTransaction(pool, async (tx: PoolClient) => {
-      await tx.query({
-        name: 'reactions_replace',
-        text: `delete from message_reactions where message_id = $1 and actor = 'CONTACT' and reactor_wa_id = $2`,
-        values: [target, e.contact.id],
-      });
-      if (e.reaction!.emoji)
-        await tx.query({
-          name: 'reactions_insert',
-          text: `insert into message_reactions (id, company_id, message_id, emoji, actor, reactor_wa_id, created_at) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
-          values: [uuidv7(), account.company_id, target, e.reaction!.emoji, e.contact.id, e.timestamp],
-        });
-    });
+    await inTransaction(pool, (tx) =>
+      replaceContactReaction(tx, {
+        id: uuidv7(),
+        companyId: account.companyId,
+        messageId: target,
+        reactorWaId: e.contact.id,
+        emoji: e.reaction!.emoji,
+        createdAt: e.timestamp,
+      }),
+    );
   }
 
   /**
@@ -198,41 +170,28 @@ export class ChatInbound implements InboundSink {
    */
   private async status(e: InboundStatus): Promise<void> {
     const pool = await this.d.pool();
-    const account = await this.account(pool, e.channel, e.accountId);
+    const account = await accountByProviderId(pool, e.channel, e.accountId);
     if (!account) return;
     const error = e.errors[0];
     await inTransaction(pool, async (tx) => {
-      const { rows } = await tx.query<{ id: string; chat_id: string; company_id: string; previous_status: string }>({
-        name: 'inbound_status_update',
-        text: `with current as (
-            select m.id, m.status from messages m join chats c on c.id = m.chat_id
-            where c.channel_account_id = $1 and m.wamid = $2 and m.from_me and m.status <> 'deleted'
-            for update of m)
-          update messages m set status = $3, error_code = coalesce($4, m.error_code), error_message = coalesce($5, m.error_message), updated_at = now()
-          from current where m.id = current.id and (case current.status ${Object.entries(STATUS_RANK)
-            .map(([k, v]) => `when '${k}' then ${v}`)
-            .join(' ')} else 0 end) < $6
-          returning m.id, m.chat_id, m.company_id, current.status as previous_status`,
-        values: [
-          account.id,
-          e.providerMessageId,
-          e.status,
-          error?.code ?? null,
-          error ? (error.message ?? error.title) : null,
-          TARGET_RANK[e.status]!,
-        ],
+      const moved = await moveStatus(tx, STATUS_RANK, {
+        accountId: account.id,
+        wamid: e.providerMessageId,
+        status: e.status,
+        errorCode: error?.code ?? null,
+        errorMessage: error ? (error.message ?? error.title) : null,
+        rankBelow: TARGET_RANK[e.status]!,
       });
-      const moved = rows[0];
       if (!moved) return;
       const payload: EventPayloads['chat.message_status_updated'] = {
         message_id: moved.id,
-        chat_id: moved.chat_id,
+        chat_id: moved.chatId,
         status: e.status,
-        previous_status: moved.previous_status,
+        previous_status: moved.previousStatus,
         at: e.timestamp.toISOString(),
         ...(e.status === 'failed' && error ? { error: { code: error.code, title: error.title } } : {}),
       };
-      await this.d.outbox.write(tx, [{ companyId: moved.company_id, eventKey: 'chat.message_status_updated', payload }]);
+      await this.d.outbox.write(tx, [{ companyId: moved.companyId, eventKey: 'chat.message_status_updated', payload }]);
     });
   }
 }

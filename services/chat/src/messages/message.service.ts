@@ -1,28 +1,26 @@
 import type { Pool } from 'pg';
-import type { ChatActor, ChatService } from '../chats/chat.service.js';
 import type { CrmPeople } from '../people/crm-people.js';
-import { listMessages } from './message.list.js';
 import type { ListMessagesQuery } from './message.schema.js';
+import { listMessages } from './message.store.js';
 import { messageView, usersOf } from './message.view.js';
 
+/** GET /chats/{id}/messages, once the chat's route has found the chat in the company. */
 export class MessageService {
   constructor(
     private readonly pool: () => Promise<Pool>,
-    private readonly chats: ChatService,
     private readonly people: CrmPeople,
   ) {}
 
-  async list(actor: ChatActor, chatId: string, q: ListMessagesQuery) {
-    await this.chats.read(actor.companyId, chatId);
-    const page = await listMessages(await this.pool(), actor.companyId, chatId, q);
+  async list(companyId: string, chatId: string, q: ListMessagesQuery) {
+    const page = await listMessages(await this.pool(), companyId, chatId, q);
     const ids = new Set<string>();
     for (const m of page.messages) usersOf(m, ids);
     for (const { message } of page.quoted.values()) usersOf(message, ids);
-    const users = await this.people.users(actor.companyId, ids);
+    const users = await this.people.users(companyId, ids);
     return {
       total: page.total,
       records: page.messages.map((m) => {
-        const q = m.quoted_message_id ? page.quoted.get(m.quoted_message_id) : undefined;
+        const q = m.quotedMessageId ? page.quoted.get(m.quotedMessageId) : undefined;
         return messageView(m, users, q ? { ...messageView(q.message, users), page: q.page } : null);
       }),
     };

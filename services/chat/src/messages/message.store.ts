@@ -1,53 +1,74 @@
-import { MESSAGE_JSON, type Queryable } from '../chats/chat.store.js';
-import type { MessageJson } from './message.view.js';
+import { Columns, type Queryable, type Stored } from '../columns.js';
+import { Message, MessageReaction } from './message.entity.js';
+import type { ListMessagesQuery } from './message.schema.js';
 
-export interface NewMessage {
-  id: string;
-  company_id: string;
-  chat_id: string;
-  wamid: string | null;
-  ref_wamid: string | null;
-  type: string;
+const MESSAGE = new Columns<Message>(Message);
+const REACTION_SHOWN = ['id', 'emoji', 'actor', 'reactorWaId', 'reactorUserId', 'createdAt'] as const;
+const REACTION = new Columns<MessageReaction>(MessageReaction, REACTION_SHOWN);
+
+/** A message as its views read it: its columns, its reactions and its agent's user. */
+export type MessageRead = Stored<Message> & {
+  agentUserId: string | null;
+  reactions: Pick<Stored<MessageReaction>, (typeof REACTION_SHOWN)[number]>[];
+};
+
+/** The JSON of a message row `m` as MessageRead (the chat's last message is read with the chat). */
+export const messageJson = (m: string) => `(${MESSAGE.json(m)} || jsonb_build_object(
+  'agentUserId', (select ag.user_id from agents ag where ag.id = ${m}.agent_id),
+  'reactions', coalesce((
+    select jsonb_agg(${REACTION.json('r')} order by r.created_at, r.id)
+    from message_reactions r where r.message_id = ${m}.id), '[]'::jsonb)))`;
+
+/** What a new message is written with; the rest starts empty. */
+export type NewMessage = Pick<
+  Stored<Message>,
+  | 'id'
+  | 'companyId'
+  | 'chatId'
+  | 'wamid'
+  | 'refWamid'
+  | 'type'
+  | 'fromMe'
+  | 'status'
+  | 'bodyText'
+  | 'contentPayload'
+  | 'media'
+  | 'quotedMessageId'
+  | 'agentId'
+  | 'userId'
+  | 'isHistory'
+  | 'isForwarded'
+> & {
   origin: 'INBOUND' | 'API_OUTBOUND' | 'MOBILE_APP_ECHO' | 'SYSTEM';
-  from_me: boolean;
-  sent_via: 'CONTACT' | 'API' | 'MOBILE_DEVICE' | 'SYSTEM';
-  status: string;
-  body_text: string | null;
-  content_payload: Record<string, unknown> | null;
-  media: Record<string, unknown> | null;
-  quoted_message_id: string | null;
-  agent_id: string | null;
-  user_id: string | null;
-  is_history: boolean;
-  is_forwarded: boolean;
-  meta_timestamp: Date | null;
-  created_at: Date;
-}
+  sentVia: 'CONTACT' | 'API' | 'MOBILE_DEVICE' | 'SYSTEM';
+  metaTimestamp: Date | null;
+  createdAt: Date;
+};
 
-const COLUMNS = [
+const NEW_MESSAGE = [
   'id',
-  'company_id',
-  'chat_id',
+  'companyId',
+  'chatId',
   'wamid',
-  'ref_wamid',
+  'refWamid',
   'type',
   'origin',
-  'from_me',
-  'sent_via',
+  'fromMe',
+  'sentVia',
   'status',
-  'body_text',
-  'content_payload',
+  'bodyText',
+  'contentPayload',
   'media',
-  'quoted_message_id',
-  'agent_id',
-  'user_id',
-  'is_history',
-  'is_forwarded',
-  'meta_timestamp',
-  'created_at',
+  'quotedMessageId',
+  'agentId',
+  'userId',
+  'isHistory',
+  'isForwarded',
+  'metaTimestamp',
+  'createdAt',
 ] as const satisfies readonly (keyof NewMessage)[];
 
-const INSERT_SQL = `insert into messages (${COLUMNS.join(', ')}, updated_at)`;
+const INSERT_SQL = `insert into messages ${MESSAGE.insert([...NEW_MESSAGE, 'updatedAt'])} on conflict (chat_id, wamid) do nothing`;
 
 /**
  * Inserts a message; with a wamid already stored in the chat (a repeated provider callback) nothing is written and
@@ -56,39 +77,36 @@ const INSERT_SQL = `insert into messages (${COLUMNS.join(', ')}, updated_at)`;
 export async function insertMessage(db: Queryable, m: NewMessage): Promise<boolean> {
   const { rowCount } = await db.query({
     name: 'messages_insert',
-    text: `${INSERT_SQL} values (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}, $${COLUMNS.length}) on conflict (chat_id, wamid) do nothing`,
-    values: COLUMNS.map((c) => {
-      const v = m[c];
-      return v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
-    }),
+    text: INSERT_SQL,
+    values: [
+      ...NEW_MESSAGE.map((p) => {
+        const v = m[p];
+        return v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
+      }),
+      m.createdAt, // updated_at starts as created_at
+    ],
   });
   return rowCount === 1;
 }
 
 /** The provider's answer to a send: its id and the status it gives, or the failure. */
-export async function settleMessage(
-  db: Queryable,
-  id: string,
-  r: {
-    wamid: string | null;
-    status: string;
-    error_code: number | null;
-    error_message: string | null;
-    media?: Record<string, unknown> | null;
-  },
-): Promise<void> {
+export type Settlement = Pick<Stored<Message>, 'wamid' | 'status' | 'errorCode' | 'errorMessage'> & {
+  media?: Record<string, unknown> | null;
+};
+
+export async function settleMessage(db: Queryable, id: string, r: Settlement): Promise<void> {
   await db.query({
     name: 'messages_settle',
     text: `update messages set wamid = $2, status = $3, error_code = $4, error_message = $5, media = coalesce($6, media), updated_at = now()
       where id = $1`,
-    values: [id, r.wamid, r.status, r.error_code, r.error_message, r.media ? JSON.stringify(r.media) : null],
+    values: [id, r.wamid, r.status, r.errorCode, r.errorMessage, r.media ? JSON.stringify(r.media) : null],
   });
 }
 
-export async function readMessage(db: Queryable, companyId: string, id: string): Promise<MessageJson | null> {
-  const { rows } = await db.query<{ m: MessageJson }>({
+export async function readMessage(db: Queryable, companyId: string, id: string): Promise<MessageRead | null> {
+  const { rows } = await db.query<{ m: MessageRead }>({
     name: 'messages_read_one',
-    text: `select ${MESSAGE_JSON('m')} as m from messages m where m.company_id = $1 and m.id = $2`,
+    text: `select ${messageJson('m')} as m from messages m where m.company_id = $1 and m.id = $2`,
     values: [companyId, id],
   });
   return rows[0]?.m ?? null;
@@ -96,7 +114,7 @@ export async function readMessage(db: Queryable, companyId: string, id: string):
 
 /** A message of the chat by the provider's id (for quotes and reactions). */
 export async function messageIdByWamid(db: Queryable, chatId: string, wamid: string): Promise<string | null> {
-  const { rows } = await db.query<{ id: string }>({
+  const { rows } = await db.query<Pick<Message, 'id'>>({
     name: 'messages_by_wamid',
     text: 'select id from messages where chat_id = $1 and wamid = $2',
     values: [chatId, wamid],
@@ -104,29 +122,104 @@ export async function messageIdByWamid(db: Queryable, chatId: string, wamid: str
   return rows[0]?.id ?? null;
 }
 
-/** The chat after a company message: its last message and activity, one more message without the contact's reply. */
-export async function chatAfterOutbound(db: Queryable, chatId: string, messageId: string, at: Date): Promise<void> {
-  await db.query({
-    name: 'chats_after_outbound',
-    text: `update chats set last_message_id = $2, last_activity_at = greatest(last_activity_at, $3), trailing_outbound_count = trailing_outbound_count + 1,
-      started_by = coalesce(started_by, 'COMPANY'), updated_at = now() where id = $1`,
-    values: [chatId, messageId, at],
-  });
+/** The provider's id of the contact's last message in the chat (what read receipts and typing answer). */
+export async function lastInboundWamid(db: Queryable, chatId: string): Promise<string | undefined> {
+  const { rows } = await db.query<Pick<Stored<Message>, 'wamid'>>(
+    `select wamid from messages where chat_id = $1 and not from_me and wamid is not null order by created_at desc, id desc limit 1`,
+    [chatId],
+  );
+  return rows[0]?.wamid ?? undefined;
 }
 
-/** The chat after a contact's message: unread, its window reopened, replies counted again from zero. */
-export async function chatAfterInbound(
+export async function markDeleted(db: Queryable, id: string): Promise<void> {
+  await db.query(`update messages set status = 'deleted', deleted_at = now(), updated_at = now() where id = $1`, [id]);
+}
+
+/** A contact's reaction replaces the contact's earlier one on that message; no emoji removes it. */
+export async function replaceContactReaction(
   db: Queryable,
-  chatId: string,
-  messageId: string,
-  at: Date,
-  profileName: string | null,
+  r: Pick<Stored<MessageReaction>, 'id' | 'companyId' | 'messageId' | 'reactorWaId'> & { emoji: string | undefined; createdAt: Date },
 ): Promise<void> {
   await db.query({
-    name: 'chats_after_inbound',
-    text: `update chats set last_message_id = $2, last_activity_at = greatest(last_activity_at, $3), unread_count = unread_count + 1,
-      last_customer_msg_at = greatest(coalesce(last_customer_msg_at, $3), $3), trailing_outbound_count = 0,
-      started_by = coalesce(started_by, 'CONTACT'), remote_profile_name = coalesce($4, remote_profile_name), updated_at = now() where id = $1`,
-    values: [chatId, messageId, at, profileName],
+    name: 'reactions_replace',
+    text: `delete from message_reactions where message_id = $1 and actor = 'CONTACT' and reactor_wa_id = $2`,
+    values: [r.messageId, r.reactorWaId],
   });
+  if (r.emoji)
+    await db.query({
+      name: 'reactions_insert',
+      text: `insert into message_reactions (id, company_id, message_id, emoji, actor, reactor_wa_id, created_at) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
+      values: [r.id, r.companyId, r.messageId, r.emoji, r.reactorWaId, r.createdAt],
+    });
+}
+
+/** A status callback's change, and the status it replaced. */
+export type StatusMoved = Pick<Stored<Message>, 'id' | 'chatId' | 'companyId'> & { previousStatus: string };
+
+/**
+ * Moves the status of a message the company sent on the account forward: applied only over a status ranked below
+ * `rankBelow` (`ranks` orders them). The row is locked before its status is compared, so two callbacks of one
+ * message racing each other move it one step each.
+ */
+export async function moveStatus(
+  db: Queryable,
+  ranks: Record<string, number>,
+  s: { accountId: string; wamid: string; status: string; errorCode: number | null; errorMessage: string | null; rankBelow: number },
+): Promise<StatusMoved | null> {
+  const { rows } = await db.query<StatusMoved>({
+    name: 'inbound_status_update',
+    text: `with current as (
+        select m.id, m.status from messages m join chats c on c.id = m.chat_id
+        where c.channel_account_id = $1 and m.wamid = $2 and m.from_me and m.status <> 'deleted'
+        for update of m)
+      update messages m set status = $3, error_code = coalesce($4, m.error_code), error_message = coalesce($5, m.error_message), updated_at = now()
+      from current where m.id = current.id and (case current.status ${Object.entries(ranks)
+        .map(([k, v]) => `when '${k}' then ${v}`)
+        .join(' ')} else 0 end) < $6
+      returning m.id, m.chat_id as "chatId", m.company_id as "companyId", current.status as "previousStatus"`,
+    values: [s.accountId, s.wamid, s.status, s.errorCode, s.errorMessage, s.rankBelow],
+  });
+  return rows[0] ?? null;
+}
+
+export interface MessagePage {
+  total: number;
+  messages: MessageRead[];
+  /** Quoted messages of the page, with the page (same take and order, no search) where each sits. */
+  quoted: Map<string, { message: MessageRead; page: number }>;
+}
+
+/** A page of a chat's messages in chronological order (created_at, id), ascending or descending. */
+export async function listMessages(db: Queryable, companyId: string, chatId: string, q: ListMessagesQuery): Promise<MessagePage> {
+  const take = q.take ?? 20;
+  const desc = (q.order ?? 'desc') === 'desc';
+  const values: unknown[] = [companyId, chatId];
+  let where = 'm.company_id = $1 and m.chat_id = $2';
+  if (q.search) {
+    values.push(`%${q.search.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
+    where += ` and (m.body_text ilike $3 or m.transcription ilike $3)`;
+  }
+  const dir = desc ? 'desc' : 'asc';
+  const [page, count] = await Promise.all([
+    db.query<{ m: MessageRead }>(
+      `select ${messageJson('m')} as m from messages m where ${where} order by m.created_at ${dir}, m.id ${dir} limit $${values.length + 1} offset $${values.length + 2}`,
+      [...values, take, q.skip ?? 0],
+    ),
+    db.query<{ total: number }>(`select count(*)::int as total from messages m where ${where}`, values),
+  ]);
+  const messages = page.rows.map((r) => r.m);
+  const quotedIds = [...new Set(messages.map((m) => m.quotedMessageId).filter((id): id is string => id !== null))];
+  const quoted = new Map<string, { message: MessageRead; page: number }>();
+  if (quotedIds.length) {
+    // Messages before the quoted one in the list's order, counted without the search: its page at this take.
+    const cmp = desc ? '>' : '<';
+    const { rows } = await db.query<{ m: MessageRead; before: number }>(
+      `select ${messageJson('q')} as m,
+         (select count(*)::int from messages o where o.chat_id = q.chat_id and (o.created_at, o.id) ${cmp} (q.created_at, q.id)) as before
+       from messages q where q.company_id = $1 and q.chat_id = $2 and q.id = any($3::uuid[])`,
+      [companyId, chatId, quotedIds],
+    );
+    for (const r of rows) quoted.set(r.m.id, { message: r.m, page: Math.floor(r.before / take) + 1 });
+  }
+  return { total: count.rows[0]!.total, messages, quoted };
 }

@@ -1,10 +1,10 @@
 import { AppError } from '@svc/platform/errors';
 import type { Logger } from '@svc/platform/logging';
 import type { Pool } from 'pg';
-import type { IncomingFile, MessageSender } from '../messages/message.send.js';
-import type { SendMessageBody } from '../messages/send.schema.js';
+import type { SendMessageBody } from '../outbound/outbound.schema.js';
+import type { IncomingFile, MessageSender } from '../outbound/outbound.sender.js';
 import { type Attachment, attachmentIds, type ScheduledFileStore } from './scheduled.files.js';
-import type { ScheduledRow } from './scheduled.view.js';
+import { claimDue, closeStale, liveFileIds, type Settled, type StoredScheduled, settleClaimed } from './scheduled.store.js';
 
 export interface SchedulerOptions {
   intervalMs: number;
@@ -60,20 +60,8 @@ export class Scheduler {
   /** One pass: close stale claims, then claim and send what is due. */
   async tick(now = new Date()): Promise<number> {
     const pool = await this.pool();
-    const stale = await pool.query<{ attachments: unknown[] }>({
-      name: 'scheduled_close_stale',
-      text: `update scheduled_messages set status = 'FAILED', failure_reason = 'interrupted while sending; not sent again', updated_at = now()
-        where status = 'PROCESSING' and processed_at < $1 returning attachments`,
-      values: [new Date(now.getTime() - this.o.staleMs)],
-    });
-    await this.o.files.remove(stale.rows.flatMap(attachmentIds));
-    const { rows } = await pool.query<ScheduledRow>({
-      name: 'scheduled_claim',
-      text: `update scheduled_messages set status = 'PROCESSING', processed_at = now(), updated_at = now()
-        where id in (select id from scheduled_messages where status = 'PENDING' and scheduled_at <= $1 order by scheduled_at, id limit $2 for update skip locked)
-        returning *`,
-      values: [now, this.o.batch],
-    });
+    await this.o.files.remove(await closeStale(pool, new Date(now.getTime() - this.o.staleMs)));
+    const rows = await claimDue(pool, now, this.o.batch);
     for (const row of rows) await this.sendOne(pool, row);
     if (now.getTime() - this.sweptAt >= this.o.sweepMs) await this.sweep(pool, now);
     return rows.length;
@@ -85,15 +73,10 @@ export class Scheduler {
    */
   private async sweep(pool: Pool, now: Date): Promise<void> {
     this.sweptAt = now.getTime();
-    const { rows } = await pool.query<{ id: string }>({
-      name: 'scheduled_live_files',
-      text: `select a->>'id' as id from scheduled_messages, jsonb_array_elements(attachments) a
-        where status in ('PENDING', 'PROCESSING') and attachments <> '[]'::jsonb`,
-    });
-    await this.o.files.sweep(new Set(rows.map((r) => r.id)), new Date(now.getTime() - this.o.graceMs));
+    await this.o.files.sweep(await liveFileIds(pool), new Date(now.getTime() - this.o.graceMs));
   }
 
-  private async sendOne(pool: Pool, row: ScheduledRow): Promise<void> {
+  private async sendOne(pool: Pool, row: StoredScheduled): Promise<void> {
     const p = row.payload as {
       type: 'text' | 'template';
       body: string | null;
@@ -101,7 +84,7 @@ export class Scheduler {
       template_fields: SendMessageBody['template_fields'];
       reference_wamid: string | null;
     };
-    const actor = { companyId: row.company_id, userId: row.created_by_user_id ?? '', permissions: () => true };
+    const actor = { companyId: row.companyId, userId: row.createdByUserId ?? '', permissions: () => true };
     const body: SendMessageBody = {
       type: p.type,
       body: p.body ?? undefined,
@@ -109,9 +92,9 @@ export class Scheduler {
       template_fields: p.template_fields,
       reference_wamid: p.reference_wamid ?? undefined,
     };
-    let outcome: { status: 'SENT' | 'FAILED' | 'CANCELED'; ids: string[]; reason: string | null; cancel: string | null };
+    let outcome: Settled;
     try {
-      const chat = await this.sender.prepare(actor, row.chat_id, body);
+      const chat = await this.sender.prepare(actor, row.chatId, body);
       const { records } = await this.sender.send(actor, chat, body, this.filesOf(row));
       const failed = records.find((r) => r.status === 'failed');
       outcome = failed
@@ -129,21 +112,12 @@ export class Scheduler {
         outcome = { status: 'CANCELED', ids: [], reason: null, cancel: message };
       } else outcome = { status: 'FAILED', ids: [], reason: message, cancel: null };
     }
-    await pool.query({
-      name: 'scheduled_settle',
-      text: `update scheduled_messages set status = $2::text, sent_message_ids = $3::uuid[], failure_reason = $4,
-          sent_at = case when $2::text = 'SENT' then now() end,
-          canceled_at = case when $2::text = 'CANCELED' then now() end,
-          cancel_reason = case when $2::text = 'CANCELED' then 'TEMPLATE_INVALID_OR_UNAVAILABLE' end,
-          cancel_reason_description = $5, updated_at = now()
-        where id = $1 and status = 'PROCESSING'`,
-      values: [row.id, outcome.status, outcome.ids, outcome.reason, outcome.cancel],
-    });
+    await settleClaimed(pool, row.id, outcome);
     await this.o.files.remove(attachmentIds(row));
   }
 
   /** The row's files, each opened from the store only when the sender reaches it. */
-  private async *filesOf(row: ScheduledRow): AsyncIterable<IncomingFile> {
+  private async *filesOf(row: StoredScheduled): AsyncIterable<IncomingFile> {
     for (const a of row.attachments as Attachment[]) {
       yield { stream: this.o.files.open(a.id), fileName: a.file_name, mimeType: a.mime_type };
     }

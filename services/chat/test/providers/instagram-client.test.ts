@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { GraphClient } from '../../src/providers/graph.js';
 import { InstagramMessagingProvider } from '../../src/providers/instagram/client.js';
 import { ProviderError, providerErrorToAppError } from '../../src/providers/provider.js';
-import { FakeGraph } from '../../src/providers/testing/fake-graph.js';
+import { FakeGraph } from '../support/fake-graph.js';
 
 const IGSID = '6984134871695463';
 

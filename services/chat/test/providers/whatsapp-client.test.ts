@@ -4,8 +4,8 @@ import { expect } from 'chai';
 import { GraphClient } from '../../src/providers/graph.js';
 import { type ChatProvider, ProviderError, providerErrorToAppError } from '../../src/providers/provider.js';
 import { templateFieldsToComponents } from '../../src/providers/template-fields.js';
-import { FakeGraph } from '../../src/providers/testing/fake-graph.js';
 import { WhatsAppCloudProvider } from '../../src/providers/whatsapp/client.js';
+import { FakeGraph } from '../support/fake-graph.js';
 
 const TO = '5511987654321';
 

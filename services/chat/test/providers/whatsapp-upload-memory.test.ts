@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { GraphClient } from '../../src/providers/graph.js';
-import { FakeGraph } from '../../src/providers/testing/fake-graph.js';
 import { WhatsAppCloudProvider } from '../../src/providers/whatsapp/client.js';
+import { FakeGraph } from '../support/fake-graph.js';
 
 const MB = 1024 * 1024;
 

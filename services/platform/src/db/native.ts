@@ -136,6 +136,7 @@ const BOUND_AS: Record<string, string> = {
   IntegerType: 'int4',
   BigIntType: 'int8',
   DecimalType: 'numeric',
+  DoubleType: 'float8',
   DateTimeType: 'timestamptz',
   JsonType: 'jsonb',
 };

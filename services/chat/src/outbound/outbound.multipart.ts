@@ -1,15 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { invalidField } from '@svc/platform/errors';
-import type { ApiResponse, ApiRouter } from '@svc/platform/http/api';
 import { checkText } from '@svc/platform/http/body';
 import { isMultipart, readMultipart as readForm } from '@svc/platform/http/multipart';
-import { parse } from '@svc/platform/http/parse';
-import type { Identity } from '@svc/platform/identity';
-import { sendMessage } from '../chats/chat.contract.js';
-import type { ChatActor } from '../chats/chat.service.js';
-import type { Answer, IdempotentWrites } from '../idempotency/idempotency.js';
-import type { IncomingFile, MessageSender } from './message.send.js';
-import { FILE_LIMIT_BYTES, sendMessageBody } from './send.schema.js';
+import { FILE_LIMIT_BYTES } from './outbound.schema.js';
+import type { IncomingFile } from './outbound.sender.js';
 
 interface Multipart {
   /** Resolves once the fields before the first file (or all of them) have arrived. */
@@ -106,51 +100,3 @@ export const jsonField = (fields: Record<string, string>, name: string): unknown
 };
 
 export { isMultipart };
-
-/**
- * POST /chats/{id}/messages: JSON, or multipart read as it arrives and each file streamed on to the provider
- * (`ApiRouter.stream` leaves a multipart body unread for this handler).
- */
-export function sendRoute(
-  r: ApiRouter,
-  sender: MessageSender,
-  actor: (req: { identity?: Identity }) => ChatActor,
-  idempotent: IdempotentWrites,
-): ApiRouter {
-  return r.stream(sendMessage, async (req, res, { params, body: json, headers }) => {
-    const a = actor(req);
-    const operation = `POST /chats/${params.id}/messages`;
-    const answer = await idempotent.once(a.companyId, headers['x-idempotency-key'], operation, async (reached) => {
-      if (!isMultipart(req.raw)) {
-        const chat = await sender.prepare(a, params.id, json);
-        return { status: 201, body: await sender.send(a, chat, json, undefined, reached) };
-      }
-      const mp = readMultipart(req.raw);
-      try {
-        const f = await mp.fields;
-        const body = parse(sendMessageBody, {
-          type: f.type,
-          body: f.body,
-          template: jsonField(f, 'template'),
-          template_fields: jsonField(f, 'template_fields'),
-          reference_wamid: f.reference_wamid,
-        });
-        const chat = await sender.prepare(a, params.id, body);
-        return { status: 201, body: await sender.send(a, chat, body, mp.files, reached) };
-      } catch (err) {
-        mp.drain();
-        throw err;
-      }
-    });
-    answerOnce(req.raw, res, answer);
-  });
-}
-
-/** Answers a write's answer; a replayed one says so, and the body it did not need is read away. */
-export function answerOnce(raw: IncomingMessage, res: ApiResponse, answer: Answer & { replayed: boolean }): void {
-  if (answer.replayed) {
-    res.setHeader('idempotent-replayed', 'true');
-    if (!raw.readableEnded) raw.resume();
-  }
-  res.status(answer.status).json(answer.body);
-}

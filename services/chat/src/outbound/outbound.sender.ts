@@ -5,23 +5,20 @@ import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import { agentOfUser, hasApprovedTemplate } from '../accounts/account.store.js';
+import { contactOf, providerOf } from '../chats/chat.provider.js';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
-import type { ChatRead } from '../chats/chat.store.js';
+import { assignIfUnassigned, type ChatRead, chatAfterOutbound } from '../chats/chat.store.js';
 import { sessionExpiresAt } from '../chats/chat.view.js';
+import { pauseFlows } from '../chats/flow-session.store.js';
+import { addParticipant } from '../chats/participant.store.js';
 import { associatedRecords, messageSentPayload } from '../events/chat.events.js';
+import { insertMessage, messageIdByWamid, readMessage, type Settlement, settleMessage } from '../messages/message.store.js';
+import { messageView } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
-import {
-  type ChatProvider,
-  isProviderError,
-  type MediaKind,
-  type ProviderName,
-  type ProviderRegistry,
-  type SendResult,
-} from '../providers/provider.js';
+import { type ChatProvider, isProviderError, type MediaKind, type ProviderRegistry, type SendResult } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
-import { chatAfterOutbound, insertMessage, messageIdByWamid, readMessage, settleMessage } from './message.store.js';
-import { messageView } from './message.view.js';
-import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './send.schema.js';
+import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './outbound.schema.js';
 
 /** A file of a multipart send, as it streams in. */
 export interface IncomingFile {
@@ -52,38 +49,15 @@ function limited(limit: number, counted: { bytes: number }): Transform {
   });
 }
 
-export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatProvider {
-  if (chat.channel_type === 'WHATSAPP') {
-    const n = chat.number!;
-    return providers.forAccount({
-      provider: n.provider as ProviderName,
-      channel: 'WHATSAPP',
-      accountId: n.phone_number_id,
-      businessAccountId: n.business_account_id ?? undefined,
-    });
-  }
-  const i = chat.instagram!;
-  return providers.forAccount({ provider: i.provider as ProviderName, channel: 'INSTAGRAM', accountId: i.external_account_id });
-}
-
-export const contactOf = (chat: ChatRead) => (chat.channel_type === 'WHATSAPP' ? chat.wa_contact_id! : chat.external_contact_id!);
-
-interface Outcome {
-  wamid: string | null;
-  status: string;
-  error_code: number | null;
-  error_message: string | null;
-}
-
 /** A provider's answer or failure as the message's status (decision 0062). */
-async function attempt(send: () => Promise<SendResult>): Promise<Outcome> {
+async function attempt(send: () => Promise<SendResult>): Promise<Settlement> {
   try {
     const r = await send();
-    return { wamid: r.providerMessageId, status: r.status, error_code: null, error_message: null };
+    return { wamid: r.providerMessageId, status: r.status, errorCode: null, errorMessage: null };
   } catch (err) {
-    if (!isProviderError(err)) return { wamid: null, status: 'failed', error_code: null, error_message: (err as Error).message };
+    if (!isProviderError(err)) return { wamid: null, status: 'failed', errorCode: null, errorMessage: (err as Error).message };
     const status = err.detail.outcomeUnknown ? 'delivery_unknown' : 'failed';
-    return { wamid: null, status, error_code: err.detail.code ?? null, error_message: err.message };
+    return { wamid: null, status, errorCode: err.detail.code ?? null, errorMessage: err.message };
   }
 }
 
@@ -120,14 +94,15 @@ export class MessageSender {
     if (body.type === 'template') {
       if (body.body !== undefined) throw invalidField('body', 'must not be sent with a template (its text is the template)');
       if (!body.template) throw invalidField('template', 'is required when type is template');
-      if (chat.channel_type !== 'WHATSAPP') throw invalidField('type', 'Instagram chats have no templates');
-      const pool = await this.d.pool();
-      const found = await pool.query({
-        name: 'templates_for_send',
-        text: `select 1 from message_templates where company_id = $1 and whatsapp_number_id = $2 and name = $3 and language = $4 and status = 'APPROVED'`,
-        values: [actor.companyId, chat.channel_account_id, body.template.name, body.template.language],
-      });
-      if (!found.rowCount) throw invalidField('template', "no approved template of this name and language on the chat's number");
+      if (chat.channelType !== 'WHATSAPP') throw invalidField('type', 'Instagram chats have no templates');
+      const found = await hasApprovedTemplate(
+        await this.d.pool(),
+        actor.companyId,
+        chat.channelAccountId,
+        body.template.name,
+        body.template.language,
+      );
+      if (!found) throw invalidField('template', "no approved template of this name and language on the chat's number");
     } else if (!open) {
       throw invalidField('type', "a template is required outside the 24 h window after the contact's last message");
     }
@@ -267,14 +242,8 @@ export class MessageSender {
   }
 
   /** The actor's agent on the chat's account (agent_id of the message), when the key's user is one. */
-  private async agentOf(pool: Pool, actor: ChatActor, chat: ChatRead): Promise<string | null> {
-    const column = chat.channel_type === 'INSTAGRAM' ? 'instagram_account_ids' : 'whatsapp_number_ids';
-    const { rows } = await pool.query<{ id: string }>({
-      name: `agent_of_user_${column}`,
-      text: `select id from agents where company_id = $1 and user_id = $2 and $3::uuid = any(${column})`,
-      values: [actor.companyId, actor.userId, chat.channel_account_id],
-    });
-    return rows[0]?.id ?? null;
+  private agentOf(pool: Pool, actor: ChatActor, chat: ChatRead): Promise<string | null> {
+    return agentOfUser(pool, actor.companyId, actor.userId, chat.channelType, chat.channelAccountId);
   }
 
   private async one(
@@ -297,49 +266,37 @@ export class MessageSender {
     const createdAt = new Date();
     await insertMessage(pool, {
       id,
-      company_id: actor.companyId,
-      chat_id: chat.id,
+      companyId: actor.companyId,
+      chatId: chat.id,
       wamid: null,
-      ref_wamid: content.reply?.wamid ?? null,
+      refWamid: content.reply?.wamid ?? null,
       type: content.type,
       origin: 'API_OUTBOUND',
-      from_me: true,
-      sent_via: 'API',
+      fromMe: true,
+      sentVia: 'API',
       status: 'processing',
-      body_text: content.body_text,
-      content_payload: content.content_payload ?? null,
+      bodyText: content.body_text,
+      contentPayload: content.content_payload ?? null,
       media: content.media ?? null,
-      quoted_message_id: content.reply?.id ?? null,
-      agent_id: agentId,
-      user_id: actor.userId,
-      is_history: false,
-      is_forwarded: false,
-      meta_timestamp: null,
-      created_at: createdAt,
+      quotedMessageId: content.reply?.id ?? null,
+      agentId,
+      userId: actor.userId,
+      isHistory: false,
+      isForwarded: false,
+      metaTimestamp: null,
+      createdAt,
     });
     const outcome = await attempt(send);
-    const associated = outcome.status === 'failed' ? {} : await associatedRecords(this.d.people, actor.companyId, chat.person_id);
+    const associated = outcome.status === 'failed' ? {} : await associatedRecords(this.d.people, actor.companyId, chat.personId);
     await inTransaction(pool, async (tx) => {
       await settleMessage(tx, id, { ...outcome, media: mediaAfter?.() ?? null });
       await chatAfterOutbound(tx, chat.id, id, createdAt);
       // Rule 5: a manual send takes an unassigned chat for the sending agent and pauses the chat's active flows.
       if (agentId) {
-        await tx.query({
-          name: 'chats_assign_on_send',
-          text: 'update chats set assigned_agent_id = coalesce(assigned_agent_id, $2) where id = $1',
-          values: [chat.id, agentId],
-        });
-        await tx.query({
-          name: 'chat_participants_on_send',
-          text: 'insert into chat_participants (chat_id, agent_id, company_id, created_at) values ($1, $2, $3, now()) on conflict do nothing',
-          values: [chat.id, agentId, actor.companyId],
-        });
+        await assignIfUnassigned(tx, chat.id, agentId);
+        await addParticipant(tx, actor.companyId, chat.id, agentId);
       }
-      await tx.query({
-        name: 'flows_pause_on_send',
-        text: `update flow_sessions set status = 'PAUSED', last_activity_at = now() where chat_id = $1 and status = 'ACTIVE'`,
-        values: [chat.id],
-      });
+      await pauseFlows(tx, chat.id);
       if (outcome.status !== 'failed') {
         const m = await readMessage(tx, actor.companyId, id);
         const users = await this.actorUsers(actor);
@@ -348,8 +305,8 @@ export class MessageSender {
         ]);
       }
     });
-    if (outcome.status === 'failed' && !content.media && outcome.error_code === null) {
-      throw new AppError('internal', `messaging provider unreachable: ${outcome.error_message}`);
+    if (outcome.status === 'failed' && !content.media && outcome.errorCode === null) {
+      throw new AppError('internal', `messaging provider unreachable: ${outcome.errorMessage}`);
     }
     return id;
   }

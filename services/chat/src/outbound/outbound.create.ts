@@ -2,11 +2,14 @@ import { invalidField } from '@svc/platform/errors';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { z } from 'zod';
-import type { MessageSender } from '../messages/message.send.js';
+import { hasAccount, isAgentOfAccount } from '../accounts/account.store.js';
+import { phoneVariants } from '../chats/chat.list.js';
+import type { ChatActor, ChatService } from '../chats/chat.service.js';
+import { assignAgent, chatOfContact, insertChat, newChat } from '../chats/chat.store.js';
+import { chatSummaryView } from '../chats/chat.view.js';
+import { addParticipant } from '../chats/participant.store.js';
 import type { CrmPeople } from '../people/crm-people.js';
-import { phoneVariants } from './chat.list.js';
-import type { ChatActor, ChatService } from './chat.service.js';
-import { chatSummaryView } from './chat.view.js';
+import type { MessageSender } from './outbound.sender.js';
 
 const templateField = z.strictObject({
   component: z.string().min(1).max(20),
@@ -50,17 +53,10 @@ export class ChatCreation {
   /** Creates the chat of the contact on the number or reuses it, then sends the template (synchronously, like a send). */
   async create(actor: ChatActor, b: CreateChatBody, reached: () => void = () => undefined) {
     const pool = await this.pool();
-    const number = await pool.query('select id from whatsapp_numbers where company_id = $1 and id = $2', [actor.companyId, b.phone_id]);
-    if (!number.rowCount) throw invalidField('phone_id', 'no WhatsApp number of the company has this id');
-    if (b.assigned_agent_id) {
-      const agent = await pool.query('select 1 from agents where company_id = $1 and id = $2 and $3::uuid = any(whatsapp_number_ids)', [
-        actor.companyId,
-        b.assigned_agent_id,
-        b.phone_id,
-      ]);
-      if (!agent.rowCount)
-        throw invalidField('assigned_agent_id', "no agent of the chat's number has this id (an agent id, not a user id)");
-    }
+    if (!(await hasAccount(pool, actor.companyId, 'WHATSAPP', b.phone_id)))
+      throw invalidField('phone_id', 'no WhatsApp number of the company has this id');
+    if (b.assigned_agent_id && !(await isAgentOfAccount(pool, actor.companyId, b.assigned_agent_id, 'WHATSAPP', b.phone_id)))
+      throw invalidField('assigned_agent_id', "no agent of the chat's number has this id (an agent id, not a user id)");
     let waId = b.wa_contact_id ?? null;
     let personId: string | null = null;
     if (b.person_contact_id) {
@@ -74,24 +70,23 @@ export class ChatCreation {
     } else {
       personId = await this.people.personByPhone(actor.companyId, phoneVariants(waId!));
     }
-    const now = new Date();
-    await pool.query(
-      `insert into chats (id, company_id, channel_type, chat_type, channel_account_id, wa_contact_id, contact_number, person_id, status, priority,
-         unread_count, is_manually_unread, last_activity_at, assigned_agent_id, started_by, trailing_outbound_count, ai_message_count, created_at, updated_at)
-       values ($1, $2, 'WHATSAPP', 'INDIVIDUAL', $3, $4, $5, $6, 'OPEN', 1, 0, false, $7, $8, 'COMPANY', 0, 0, $7, $7) on conflict do nothing`,
-      [uuidv7(), actor.companyId, b.phone_id, waId, `+${waId}`, personId, now, b.assigned_agent_id ?? null],
-    );
-    const { rows } = await pool.query<{ id: string }>('select id from chats where channel_account_id = $1 and wa_contact_id = $2', [
-      b.phone_id,
-      waId,
-    ]);
-    const chatId = rows[0]!.id;
+    const fresh = newChat({
+      id: uuidv7(),
+      companyId: actor.companyId,
+      channelType: 'WHATSAPP',
+      channelAccountId: b.phone_id,
+      waContactId: waId,
+      contactNumber: `+${waId}`,
+      personId,
+      assignedAgentId: b.assigned_agent_id ?? null,
+      startedBy: 'COMPANY',
+    });
+    // A chat of the number with this contact already there is reused.
+    await insertChat(pool, fresh, true);
+    const chatId = (await chatOfContact(pool, 'WHATSAPP', b.phone_id, waId!))!.id;
     if (b.assigned_agent_id) {
-      await pool.query('update chats set assigned_agent_id = $2 where id = $1', [chatId, b.assigned_agent_id]);
-      await pool.query(
-        'insert into chat_participants (chat_id, agent_id, company_id, created_at) values ($1, $2, $3, now()) on conflict do nothing',
-        [chatId, b.assigned_agent_id, actor.companyId],
-      );
+      await assignAgent(pool, actor.companyId, chatId, b.assigned_agent_id);
+      await addParticipant(pool, actor.companyId, chatId, b.assigned_agent_id);
     }
     const body = { type: 'template' as const, template: b.template, template_fields: b.template_fields };
     const chat = await this.sender.prepare(actor, chatId, body);

@@ -1,0 +1,20 @@
+import type { ChatProvider, ProviderName, ProviderRegistry } from '../providers/provider.js';
+import type { ChatRead } from './chat.store.js';
+
+/** The provider of the chat's number or Instagram account. */
+export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatProvider {
+  if (chat.channelType === 'WHATSAPP') {
+    const n = chat.number!;
+    return providers.forAccount({
+      provider: n.provider as ProviderName,
+      channel: 'WHATSAPP',
+      accountId: n.phoneNumberId,
+      businessAccountId: n.businessAccountId ?? undefined,
+    });
+  }
+  const i = chat.instagram!;
+  return providers.forAccount({ provider: i.provider as ProviderName, channel: 'INSTAGRAM', accountId: i.externalAccountId });
+}
+
+/** The contact's id at the provider. */
+export const contactOf = (chat: ChatRead) => (chat.channelType === 'WHATSAPP' ? chat.waContactId! : chat.externalContactId!);

@@ -1,0 +1,36 @@
+import { Columns, type Queryable, type Stored } from '../columns.js';
+import { FlowSession } from './chat.entity.js';
+
+export type StoredFlowSession = Stored<FlowSession>;
+const FLOW = new Columns<FlowSession>(FlowSession);
+
+export async function flowSessionsOfChat(db: Queryable, companyId: string, chatId: string): Promise<StoredFlowSession[]> {
+  const { rows } = await db.query<StoredFlowSession>({
+    name: 'flow_sessions_of_chat',
+    text: `select ${FLOW.select('f')} from flow_sessions f where f.company_id = $1 and f.chat_id = $2 order by f.started_at desc, f.id desc`,
+    values: [companyId, chatId],
+  });
+  return rows;
+}
+
+export async function insertFlowSession(
+  db: Queryable,
+  f: Pick<StoredFlowSession, 'id' | 'companyId' | 'chatId' | 'flowId' | 'flowName' | 'status' | 'currentStep'> & {
+    finishedAt: Date | null;
+  },
+): Promise<void> {
+  await db.query(
+    `insert into flow_sessions (id, company_id, chat_id, flow_id, flow_name, status, started_at, last_activity_at, finished_at, current_step)
+     values ($1, $2, $3, $4, $5, $6, now(), now(), $7, $8)`,
+    [f.id, f.companyId, f.chatId, f.flowId, f.flowName, f.status, f.finishedAt, f.currentStep],
+  );
+}
+
+/** A manual send pauses the chat's active flows. */
+export async function pauseFlows(db: Queryable, chatId: string): Promise<void> {
+  await db.query({
+    name: 'flows_pause_on_send',
+    text: `update flow_sessions set status = 'PAUSED', last_activity_at = now() where chat_id = $1 and status = 'ACTIVE'`,
+    values: [chatId],
+  });
+}
