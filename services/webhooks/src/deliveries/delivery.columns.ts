@@ -26,15 +26,30 @@ export const selectList = (columns: DefinedColumn[], properties: readonly string
     .map((c) => c.column)
     .join(', ');
 
-/** A delivery row as Postgres returns it (`returning d.*`, columns by name) as a Delivery. */
-export function deliveryOfRow(r: Record<string, unknown>): Delivery {
-  const d: Record<string, unknown> = {};
-  for (const { property, column, pgType } of DELIVERY_COLUMNS) {
+/**
+ * A row as Postgres returns it (columns by name) as its entity: timestamps as Dates (the pool under MikroORM hands
+ * them over as text), integers as numbers, JSON parsed.
+ */
+export function entityOfRow<T>(columns: DefinedColumn[], r: Record<string, unknown>): T {
+  const e: Record<string, unknown> = {};
+  for (const { property, column, pgType } of columns) {
     const v = r[column];
-    if (pgType === 'timestamptz') d[property] = v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string);
-    else if (pgType === 'int4') d[property] = Number(v);
-    else if (pgType === 'jsonb') d[property] = typeof v === 'string' ? JSON.parse(v) : v;
-    else d[property] = v;
+    if (v === null || v === undefined) e[property] = null;
+    else if (pgType === 'timestamptz') e[property] = v instanceof Date ? v : new Date(v as string);
+    else if (pgType === 'int4') e[property] = Number(v);
+    else if (pgType === 'jsonb') e[property] = typeof v === 'string' ? JSON.parse(v) : v;
+    else e[property] = v;
   }
-  return d as Delivery;
+  return e as T;
 }
+
+/** A delivery row (`returning d.*`, columns by name) as a Delivery. */
+export const deliveryOfRow = (r: Record<string, unknown>) => entityOfRow<Delivery>(DELIVERY_COLUMNS, r);
+
+/** An entity's values in the order of `columns`, JSON as its text (pg would send an array as a Postgres array). */
+export const boundValues = (columns: DefinedColumn[], entity: object) =>
+  columns.map((c) => {
+    const v = (entity as Record<string, unknown>)[c.property];
+    if (v === null || v === undefined) return null;
+    return c.pgType === 'jsonb' ? JSON.stringify(v) : v;
+  });
