@@ -2,8 +2,9 @@ import { type DefinedColumn, definedColumns } from '@svc/platform/db/native';
 import { type Delivery, DeliveryAttempt, Delivery as DeliveryEntity } from './delivery.entity.js';
 
 /**
- * The column lists of the consumer's and dispatcher's statements, from the entities' definitions (decision 0090:
- * their texts are built at module load, before any ORM exists; test/columns.test.ts checks them against the ORM's).
+ * The column lists of the stores' statements, from the entities' definitions (decision 0201: their texts are built at
+ * module load, before any ORM exists; test/columns.test.ts checks them against the ORM's), and rows read back as
+ * entities.
  */
 
 /** The definition's column of `property`; a property the entity lacks throws at load rather than naming no column. */
@@ -18,13 +19,6 @@ export const ATTEMPT_COLUMNS = definedColumns(DeliveryAttempt);
 
 export const deliveryColumn = (property: keyof Delivery & string) => columnOf(DELIVERY_COLUMNS, property);
 export const attemptColumn = (property: string) => columnOf(ATTEMPT_COLUMNS, property);
-
-/** `a.b, a.c` for the named properties of a definition, in the entity's order. */
-export const selectList = (columns: DefinedColumn[], properties: readonly string[]) =>
-  columns
-    .filter((c) => properties.includes(c.property))
-    .map((c) => c.column)
-    .join(', ');
 
 /**
  * A row as Postgres returns it (columns by name) as its entity: timestamps as Dates (the pool under MikroORM hands
