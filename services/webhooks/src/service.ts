@@ -1,11 +1,13 @@
 import { env, serviceConfigSchema } from '@svc/platform/config';
 import { fileUrlSecret } from '@svc/platform/files/signed-url';
 import { CrmPeer } from '@svc/platform/peers/crm';
-import type { ServiceContext, ServiceDefinition } from '@svc/platform/service';
+import type { ServiceDefinition } from '@svc/platform/service';
+import type { Pool } from 'pg';
 import { z } from 'zod';
 import { dbDefinition, poolOf } from './db.js';
 import { EventConsumer } from './deliveries/consumer.js';
-import { type DeliveryCounts, type DeliveryMetrics, deliveryMetrics, deliveryStateMetrics } from './deliveries/delivery.metrics.js';
+import { type DeliveryMetrics, deliveryMetrics, deliveryStateMetrics } from './deliveries/delivery.metrics.js';
+import { deliveryCounts } from './deliveries/delivery.store.js';
 import type { DestinationPolicy } from './deliveries/destination.js';
 import { Dispatcher } from './deliveries/dispatcher.js';
 import { WebhookSender } from './deliveries/sender.js';
@@ -16,6 +18,8 @@ import { SubscriptionService } from './subscriptions/subscription.service.js';
 import { activeSubscriptionsOf } from './subscriptions/subscription.store.js';
 
 interface Components {
+  /** The pool the stores' statements run on. */
+  pool: () => Promise<Pool>;
   crm: CrmPeer;
   sender: WebhookSender;
   subscriptions: SubscriptionService;
@@ -60,30 +64,6 @@ const webhooksConfig = serviceConfigSchema.extend({
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
 });
 
-/**
- * The delivery gauges' one query: retries waiting (on the partial index of queued deliveries); subscriptions failing,
- * active ones with a retry waiting or whose last delivery ended failed; disabled subscriptions.
- */
-async function deliveryCounts(ctx: ServiceContext): Promise<DeliveryCounts> {
-  const [row] = await ctx.orm.em.fork().execute<{ retry_pending: string; failing: string; disabled: string }[]>(
-    `select (select count(*) from "${ctx.schema}".deliveries
-              where status = 'pending' and lease_until is null and attempt_count > 0) as retry_pending,
-            (select count(*) from "${ctx.schema}".subscriptions s
-              where s.deleted_at is null and s.active
-                and (s.consecutive_failures > 0 or exists (
-                  select 1 from "${ctx.schema}".deliveries d
-                   where d.subscription_id = s.id and d.status = 'pending' and d.lease_until is null and d.attempt_count > 0))
-            ) as failing,
-            (select count(*) from "${ctx.schema}".subscriptions
-              where deleted_at is null and disabled_at is not null) as disabled`,
-  );
-  return {
-    retryPending: Number(row?.retry_pending ?? 0),
-    subscriptionsFailing: Number(row?.failing ?? 0),
-    subscriptionsDisabled: Number(row?.disabled ?? 0),
-  };
-}
-
 export const webhooksService: ServiceDefinition<typeof webhooksConfig, Components> = {
   name: 'webhooks',
   configSchema: webhooksConfig,
@@ -99,15 +79,17 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       },
       destinations,
     );
+    const pool = poolOf(ctx.orm);
     const metrics = deliveryMetrics(ctx.metrics);
-    deliveryStateMetrics(ctx.metrics, () => deliveryCounts(ctx));
+    deliveryStateMetrics(ctx.metrics, async () => deliveryCounts(await pool()));
     return {
+      pool,
       crm,
       sender,
       metrics,
-      subscriptions: new SubscriptionService(crm),
+      subscriptions: new SubscriptionService(crm, pool),
       destinations,
-      dispatcher: new Dispatcher(ctx, sender, {
+      dispatcher: new Dispatcher(ctx, pool, sender, {
         concurrency: ctx.config.WEBHOOK_CONCURRENCY,
         perSubscription: ctx.config.WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY,
         leaseMs: ctx.config.WEBHOOK_LEASE_MS,
@@ -119,21 +101,25 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
     };
   },
   events: webhookEvents,
-  api: (ctx, { subscriptions, dispatcher, destinations }) => [
-    { prefix: '/integrations/external', router: subscriptionApiRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations) },
+  api: (_ctx, { pool, subscriptions, dispatcher, destinations }) => [
+    { prefix: '/integrations/external', router: subscriptionApiRoutes(pool, subscriptions, () => dispatcher.wake(), destinations) },
   ],
   http:
-    (ctx, { subscriptions, dispatcher, destinations }) =>
+    (_ctx, { pool, subscriptions, dispatcher, destinations }) =>
     (app) => {
       app.use(
         '/admin/v1',
-        webhookAdminRoutes(ctx, subscriptions, () => dispatcher.wake(), destinations),
+        webhookAdminRoutes(pool, subscriptions, () => dispatcher.wake(), destinations),
       );
     },
-  workers: async (ctx, { crm, sender, dispatcher, metrics }) => {
-    const pool = poolOf(ctx.orm);
-    const consumer = new EventConsumer(ctx, crm, dispatcher, metrics, async (companyIds) =>
-      activeSubscriptionsOf(await pool(), companyIds),
+  workers: async (ctx, { pool, crm, sender, dispatcher, metrics }) => {
+    const consumer = new EventConsumer(
+      ctx,
+      crm,
+      dispatcher,
+      metrics,
+      async (companyIds) => activeSubscriptionsOf(await pool(), companyIds),
+      pool,
     );
     dispatcher.start();
     await consumer.start();

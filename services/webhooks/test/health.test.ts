@@ -1,7 +1,9 @@
+import { nativePool } from '@svc/platform/db/native';
 import type { RunningService } from '@svc/platform/service';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
 import { shouldDisable } from '../src/deliveries/subscription-health.js';
+import { findSubscription, updateSubscription } from '../src/subscriptions/subscription.store.js';
 import { type Harness, Receiver, startHarness } from './harness.js';
 
 describe('webhooks: disabling a subscription whose deliveries keep failing', () => {
@@ -154,6 +156,16 @@ describe('webhooks: disabling a subscription whose deliveries keep failing', () 
       expect(on.body.active).to.equal(true);
       await send(500);
       expect((await health(flakySub.id)).consecutive_failures).to.equal(1);
+    });
+
+    it('keeps the failure run the dispatcher wrote while an edit of the subscription was under way', async () => {
+      const pool = await nativePool(svc.ctx.orm);
+      const read = (await findSubscription(pool, companyId, flakySub.id))!;
+      // Between the edit's read and its write, the delivery path counts two more failed deliveries.
+      await pool.query('update subscriptions set consecutive_failures = consecutive_failures + 2 where id = $1', [flakySub.id]);
+      await updateSubscription(pool, read, { ...read, description: 'edited', updatedAt: new Date() });
+      expect((await health(flakySub.id)).consecutive_failures).to.equal(read.consecutiveFailures + 2);
+      expect((await h.admin(svc, 'GET', `${path()}/${flakySub.id}`)).body.description).to.equal('edited');
     });
   });
 });

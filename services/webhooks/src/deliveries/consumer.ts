@@ -1,5 +1,4 @@
 import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
-import { nativePool } from '@svc/platform/db/native';
 import { AppError } from '@svc/platform/errors';
 import type { EventMessage } from '@svc/platform/events/outbox';
 import { consumerLagMetrics } from '@svc/platform/metrics';
@@ -8,33 +7,12 @@ import type { ServiceContext } from '@svc/platform/service';
 import { type Span, SpanKind, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
-import { DELIVERY_COLUMNS } from './delivery.columns.js';
 import type { CapturedConfig, Delivery, WebhookAuth } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
+import { insertIssued } from './delivery.store.js';
 import { deliveryId } from './delivery-ids.js';
 
 export const CONSUMER_NAME = 'webhooks';
-
-/**
- * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds,
- * `$6` the dispatcher that holds it);
- * every other column of the entity is bound per row, as the type it is defined with.
- */
-const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
-  status: "'pending'",
-  attemptCount: '0',
-  nextAttemptAt: '$1::timestamptz',
-  leaseUntil: 'case when leased then now() + make_interval(secs => $5::float8) end',
-  leaseOwner: 'case when leased then $6::uuid end',
-  createdAt: '$1::timestamptz',
-  updatedAt: '$1::timestamptz',
-  completedAt: 'null',
-};
-const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW));
-const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
-const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
-/** Bound parameters before the rows'. */
-const LEADING_PARAMS = 6;
 
 /** What a delivery captures of a subscription that wants its event. */
 export interface IssuingSubscription {
@@ -55,7 +33,7 @@ export type SubscriptionsOf = (companyIds: string[]) => Promise<IssuingSubscript
 
 /** Messages handled together at most (one subscription query and one insert statement per batch). */
 const BATCH = 500;
-/** Deliveries per insert statement (9 parameters each: the columns not in SAME_IN_EVERY_ROW). */
+/** Deliveries per insert statement (a parameter per column each, but those every row shares). */
 const INSERT_ROWS = 2000;
 
 /** How long a batch waits for the dispatcher to have room before its deliveries are queued in Postgres instead. */
@@ -101,6 +79,7 @@ export class EventConsumer {
     private readonly outlet: DeliveryOutlet,
     private readonly metrics: DeliveryMetrics,
     private readonly subscriptionsOf: SubscriptionsOf,
+    private readonly pool: () => Promise<Pool>,
   ) {}
 
   async start(): Promise<void> {
@@ -238,7 +217,7 @@ export class EventConsumer {
       else if (company && planValidAt(company, new Date(event.occurred_at))) issuable.push(event);
     }
     if (!issuable.length) return { issued: 0, failed };
-    const pool = await nativePool(this.ctx.orm);
+    const pool = await this.pool();
     const subs = await this.subscriptionsOf([...new Set(issuable.map((e) => e.company_id))]);
     const subsOf = new Map<string, IssuingSubscription[]>();
     for (const sub of subs) subsOf.set(sub.companyId, [...(subsOf.get(sub.companyId) ?? []), sub]);
@@ -287,8 +266,7 @@ export class EventConsumer {
 
   /**
    * Inserts deliveries in one statement (its own transaction), leasing to this process those its dispatcher has
-   * reserved slots for, as far as their subscriptions' limits allow (lock_delivery_slots: the claims' lock and
-   * count); hands the leased ones to the dispatcher once committed. Returns how many were new.
+   * reserved slots for; hands the leased ones to the dispatcher once committed. Returns how many were new.
    */
   private async insert(pool: Pool, chunk: Delivery[], now: Date): Promise<number> {
     const reserved = this.outlet.reserve(chunk.length);
@@ -296,42 +274,11 @@ export class EventConsumer {
     let queued = false;
     const leasedAt = performance.now();
     try {
-      // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
-      // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
-      const values = chunk.map((_, i) => {
-        const n = LEADING_PARAMS + i * PER_ROW.length;
-        return `(${PER_ROW.map((c, k) => `$${n + k + 1}::${c.pgType}`).join(', ')}, ${i})`;
-      });
-      const { rows } = await pool.query<{ id: string; leased: boolean }>({
-        // Prepared for the small batches of a steady flow (planned once per connection and size).
-        name: chunk.length <= 8 ? `webhooks-issue-leased-${chunk.length}` : undefined,
-        text: `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
-             v (${PER_ROW.map((c) => c.column).join(', ')}, ord) as (values ${values.join(', ')}),
-             ranked as (
-               select v.*, row_number() over (partition by v.subscription_id order by v.ord) <= s.slots as in_slot
-                 from v join slots s on s.subscription_id = v.subscription_id),
-             chosen as (
-               select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.ord) <= $4::int as leased from ranked r)
-           insert into deliveries (${INSERT_COLUMNS})
-           select ${INSERT_SELECT}
-             from chosen
-           on conflict (subscription_id, event_id) do nothing
-           returning id, lease_until is not null as leased`,
-        values: [
-          now,
-          [...new Set(chunk.map((d) => d.subscriptionId))],
-          this.outlet.perSubscription,
-          reserved,
-          this.outlet.leaseMs / 1000,
-          this.outlet.owner,
-          // jsonb goes as its JSON text, like every other text parameter.
-          ...chunk.flatMap((d) =>
-            PER_ROW.map((c) => {
-              const v = (d as Record<string, unknown>)[c.property];
-              return c.pgType === 'jsonb' ? JSON.stringify(v) : v;
-            }),
-          ),
-        ],
+      const rows = await insertIssued(pool, chunk, now, {
+        perSubscription: this.outlet.perSubscription,
+        reserved,
+        leaseMs: this.outlet.leaseMs,
+        owner: this.outlet.owner,
       });
       this.metrics.statements.inc({ kind: 'issue' });
       this.metrics.statementRows.inc({ kind: 'issue' }, chunk.length);

@@ -2,8 +2,9 @@ import { type DefinedColumn, definedColumns } from '@svc/platform/db/native';
 import { type Delivery, DeliveryAttempt, Delivery as DeliveryEntity } from './delivery.entity.js';
 
 /**
- * The column lists of the consumer's and dispatcher's statements, from the entities' definitions (decision 0090:
- * their texts are built at module load, before any ORM exists; test/columns.test.ts checks them against the ORM's).
+ * The column lists of the stores' statements, from the entities' definitions (decision 0201: their texts are built at
+ * module load, before any ORM exists; test/columns.test.ts checks them against the ORM's), and rows read back as
+ * entities.
  */
 
 /** The definition's column of `property`; a property the entity lacks throws at load rather than naming no column. */
@@ -19,22 +20,30 @@ export const ATTEMPT_COLUMNS = definedColumns(DeliveryAttempt);
 export const deliveryColumn = (property: keyof Delivery & string) => columnOf(DELIVERY_COLUMNS, property);
 export const attemptColumn = (property: string) => columnOf(ATTEMPT_COLUMNS, property);
 
-/** `a.b, a.c` for the named properties of a definition, in the entity's order. */
-export const selectList = (columns: DefinedColumn[], properties: readonly string[]) =>
-  columns
-    .filter((c) => properties.includes(c.property))
-    .map((c) => c.column)
-    .join(', ');
-
-/** A delivery row as Postgres returns it (`returning d.*`, columns by name) as a Delivery. */
-export function deliveryOfRow(r: Record<string, unknown>): Delivery {
-  const d: Record<string, unknown> = {};
-  for (const { property, column, pgType } of DELIVERY_COLUMNS) {
+/**
+ * A row as Postgres returns it (columns by name) as its entity: timestamps as Dates (the pool under MikroORM hands
+ * them over as text), integers as numbers, JSON parsed.
+ */
+export function entityOfRow<T>(columns: DefinedColumn[], r: Record<string, unknown>): T {
+  const e: Record<string, unknown> = {};
+  for (const { property, column, pgType } of columns) {
     const v = r[column];
-    if (pgType === 'timestamptz') d[property] = v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string);
-    else if (pgType === 'int4') d[property] = Number(v);
-    else if (pgType === 'jsonb') d[property] = typeof v === 'string' ? JSON.parse(v) : v;
-    else d[property] = v;
+    if (v === null || v === undefined) e[property] = null;
+    else if (pgType === 'timestamptz') e[property] = v instanceof Date ? v : new Date(v as string);
+    else if (pgType === 'int4') e[property] = Number(v);
+    else if (pgType === 'jsonb') e[property] = typeof v === 'string' ? JSON.parse(v) : v;
+    else e[property] = v;
   }
-  return d as Delivery;
+  return e as T;
 }
+
+/** A delivery row (`returning d.*`, columns by name) as a Delivery. */
+export const deliveryOfRow = (r: Record<string, unknown>) => entityOfRow<Delivery>(DELIVERY_COLUMNS, r);
+
+/** An entity's values in the order of `columns`, JSON as its text (pg would send an array as a Postgres array). */
+export const boundValues = (columns: DefinedColumn[], entity: object) =>
+  columns.map((c) => {
+    const v = (entity as Record<string, unknown>)[c.property];
+    if (v === null || v === undefined) return null;
+    return c.pgType === 'jsonb' ? JSON.stringify(v) : v;
+  });

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { inTransaction, nativePool } from '@svc/platform/db/native';
+import { inTransaction } from '@svc/platform/db/native';
 import type { ServiceContext } from '@svc/platform/service';
-import { ATTEMPT_COLUMNS, attemptColumn, deliveryColumn, deliveryOfRow } from './delivery.columns.js';
+import type { Pool } from 'pg';
 import type { Delivery } from './delivery.entity.js';
 import { type DeliveryMetrics, eventIdTime, statusClass } from './delivery.metrics.js';
+import { type AttemptRecord, claimDeliveries, recordAttempts, renewLeases } from './delivery.store.js';
 import { deliveryId } from './delivery-ids.js';
 import { type AttemptResult, LEASE_LOST, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
@@ -57,35 +58,6 @@ const RECORD_BATCH = 500;
 /** Finished attempts that are recorded at once, without lingering for more. */
 const RECORD_WITHOUT_LINGER = 64;
 
-// The record statement's rows: an attempt's columns (its `id` travels as `attempt_id`), then the delivery's results.
-const RESULT_PROPERTIES = ['status', 'attemptCount', 'nextAttemptAt', 'completedAt'] as const;
-const RECORD_ROW = [
-  ...ATTEMPT_COLUMNS.map((c) => ({ ...c, as: c.property === 'id' ? 'attempt_id' : c.column })),
-  ...RESULT_PROPERTIES.map((p) => ({ ...deliveryColumn(p), as: deliveryColumn(p).column })),
-];
-const RECORD_UNNEST = RECORD_ROW.map((c, i) => `$${i + 1}::${c.pgType}[]`).join(', ');
-const RECORD_AS = RECORD_ROW.map((c) => c.as).join(', ');
-const ATTEMPT_LIST = ATTEMPT_COLUMNS.map((c) => c.column).join(', ');
-const ATTEMPT_VALUES = RECORD_ROW.slice(0, ATTEMPT_COLUMNS.length)
-  .map((c) => c.as)
-  .join(', ');
-const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
-const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('leaseOwner')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
-const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM, OWNER_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2, RECORD_ROW.length + 3];
-
-/** The delivery signed with the secrets its subscription has now (the claim's `current_*` columns), when it still exists. */
-function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
-  if (typeof r.current_secret !== 'string') return d;
-  const expires = r.current_previous_secret_expires_at as Date | string | null;
-  d.config = {
-    ...d.config,
-    secret: r.current_secret,
-    previousSecret: (r.current_previous_secret as string | null) ?? null,
-    previousSecretExpiresAt: expires ? new Date(expires).toISOString() : null,
-  };
-  return d;
-}
-
 /**
  * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
  * `deliver`); the others (retries, redeliveries, those issued while this process had no room, and those whose
@@ -127,6 +99,7 @@ export class Dispatcher {
 
   constructor(
     private readonly ctx: ServiceContext,
+    private readonly pool: () => Promise<Pool>,
     private readonly sender: WebhookSender,
     private readonly o: DispatcherOptions,
   ) {
@@ -302,26 +275,10 @@ export class Dispatcher {
    * the previous ones committed.
    */
   private async claim(limit: number): Promise<Delivery[]> {
-    // claim_deliveries (migration 20261122081502) takes the advisory lock, then, per subscription that has queued
-    // deliveries or expired leases (skip scans of deliveries_queued_idx and deliveries_leased_subscription_idx),
-    // counts its unexpired leases and takes that many fewer than the limit of its oldest due deliveries; of all
-    // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
-    // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
-    // keeps per connection.
-    // With each its subscription's secrets as they are now: a retry of a delivery issued before a rotation is signed
-    // so that the receiver's current secret verifies it (decision 0157).
-    const pool = await nativePool(this.ctx.orm);
-    const { rows } = await pool.query({
-      name: 'webhooks-claim-deliveries',
-      text: `with claimed as materialized (select * from claim_deliveries($1, $2, $3, $4))
-             select c.*, s.secret as current_secret, s.previous_secret as current_previous_secret,
-                    s.previous_secret_expires_at as current_previous_secret_expires_at
-               from claimed c left join subscriptions s on s.id = c.subscription_id`,
-      values: [this.o.perSubscription, limit, this.leaseMs / 1000, this.owner],
-    });
+    const claimed = await claimDeliveries(await this.pool(), this.o.perSubscription, limit, this.leaseMs, this.owner);
     this.o.metrics.statements.inc({ kind: 'claim' });
-    this.o.metrics.statementRows.inc({ kind: 'claim' }, rows.length);
-    return rows.map((r) => withCurrentSecrets(deliveryOfRow(r), r));
+    this.o.metrics.statementRows.inc({ kind: 'claim' }, claimed.length);
+    return claimed;
   }
 
   /**
@@ -333,17 +290,15 @@ export class Dispatcher {
     if (!entries.length) return;
     const sentAt = performance.now();
     try {
-      const pool = await nativePool(this.ctx.orm);
-      const { rows } = await pool.query<{ id: string }>({
-        name: 'webhooks-renew-leases',
-        text: `update deliveries set ${deliveryCol('leaseUntil')} = now() + make_interval(secs => $3::float8)
-                where id = any($1::uuid[]) and ${deliveryCol('leaseOwner')} = $2 and status = 'pending'
-                returning id`,
-        values: [entries.map(([id]) => id), this.owner, this.leaseMs / 1000],
-      });
+      const ids = await renewLeases(
+        await this.pool(),
+        entries.map(([id]) => id),
+        this.owner,
+        this.leaseMs,
+      );
       this.o.metrics.statements.inc({ kind: 'renew' });
       this.o.metrics.statementRows.inc({ kind: 'renew' }, entries.length);
-      const kept = new Set(rows.map((r) => r.id));
+      const kept = new Set(ids);
       for (const [id, held] of entries) {
         if (kept.has(id)) held.leaseEnd = Math.max(held.leaseEnd, sentAt + this.leaseMs);
         // Gone from the map: recorded meanwhile (which released the lease), nothing to stop.
@@ -401,11 +356,7 @@ export class Dispatcher {
 
   /** The attempt rows, the deliveries' results and the health of their subscriptions, in one transaction. */
   private async record(batch: Finished[]): Promise<void> {
-    const columns: unknown[][] = Array.from({ length: RECORD_ROW.length }, () => []);
-    /** One row, its values by property (the attempt's, then the delivery's results). */
-    const push = (row: Record<(typeof RECORD_ROW)[number]['property'], unknown>) => {
-      for (const [i, c] of RECORD_ROW.entries()) columns[i]!.push(row[c.property]);
-    };
+    const attempts: AttemptRecord[] = [];
     /** Per subscription, its deliveries that ended, in the order they finished. */
     const ended = new Map<string, Ended[]>();
     const retries: number[] = [];
@@ -432,7 +383,7 @@ export class Dispatcher {
         retries.push(nextAttemptAt.getTime());
       }
       results.push(status);
-      push({
+      attempts.push({
         id: deliveryId(),
         companyId: delivery.companyId,
         deliveryId: delivery.id,
@@ -455,37 +406,17 @@ export class Dispatcher {
     // Subscriptions whose ended deliveries in this batch all succeeded: reset their run, in the same statement.
     const onlySucceeded = [...ended].filter(([, list]) => list.every((e) => e.succeeded));
     const withFailures = [...ended].filter(([, list]) => !list.every((e) => e.succeeded));
-    // Only the deliveries whose lease this process still holds are recorded, with their attempts: one taken over by
-    // another replica (this process stalled past its lease) is that replica's to record (decision 0156).
-    const statement = {
-      name: 'webhooks-record-attempts',
-      text: `with v as (select * from unnest(${RECORD_UNNEST}) as v(${RECORD_AS})),
-             commit_mode as (select set_config('synchronous_commit', $${COMMIT_MODE_PARAM}, true)),
-             recorded as (
-               update deliveries d set ${RESULT_SET}
-                 from v, commit_mode
-                where d.id = v.${attemptColumn('deliveryId').column} and d.${deliveryCol('leaseOwner')} = $${OWNER_PARAM}::uuid
-                returning d.id),
-             attempts as (
-               insert into delivery_attempts (${ATTEMPT_LIST})
-               select ${ATTEMPT_VALUES} from v join recorded r on r.id = v.${attemptColumn('deliveryId').column}),
-             health as (
-               -- Most successes change nothing; the condition keeps the subscription row free of writes.
-               update subscriptions set consecutive_failures = 0, failing_since = null
-                where id = any($${SUBSCRIPTIONS_PARAM}::uuid[]) and (consecutive_failures <> 0 or failing_since is not null))
-           select id from recorded`,
-      // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
-      // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
-      // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.
-      values: [...columns, onlySucceeded.map(([id]) => id), withFailures.length ? 'on' : 'off', this.owner],
-    };
-    const pool = await nativePool(this.ctx.orm);
+    // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
+    // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
+    // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.
+    const reset = onlySucceeded.map(([id]) => id);
+    const pool = await this.pool();
     let recorded: Set<string>;
     // One statement is one transaction: attempts, results and health counters commit together.
-    if (!withFailures.length) recorded = new Set((await pool.query<{ id: string }>(statement)).rows.map((r) => r.id));
+    if (!withFailures.length) recorded = await recordAttempts(pool, attempts, reset, false, this.owner);
     else
       recorded = await inTransaction(pool, async (client) => {
-        const ids = new Set((await client.query<{ id: string }>(statement)).rows.map((r) => r.id));
+        const ids = await recordAttempts(client, attempts, reset, true, this.owner);
         for (const [subscriptionId, list] of withFailures) {
           const own = list.filter((e) => ids.has(e.delivery.id));
           if (own.length) await recordHealth(client, subscriptionId, own, this.o.health, this.ctx.logger, this.ctx.outbox);

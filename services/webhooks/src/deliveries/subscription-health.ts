@@ -1,6 +1,7 @@
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { Logger } from '@svc/platform/logging';
 import type { PoolClient } from 'pg';
+import { disableSubscription, extendFailureRun, resetFailureRun } from './delivery.store.js';
 import type { AttemptResult } from './sender.js';
 
 /** When a subscription whose deliveries keep failing is disabled. */
@@ -48,56 +49,27 @@ export async function recordHealth(
     if (e.succeeded) lastSuccess = i;
   });
   const failures = ended.slice(lastSuccess + 1);
-  if (!failures.length) {
-    // Most successes change nothing; skipping the write keeps the subscription row free of contention.
-    await client.query(
-      'update subscriptions set consecutive_failures = 0, failing_since = null where id = $1 and (consecutive_failures <> 0 or failing_since is not null)',
-      [subscriptionId],
-    );
-    return;
-  }
+  if (!failures.length) return resetFailureRun(client, subscriptionId);
   const first = failures[0]!;
   const last = failures[failures.length - 1]!;
   // After a success in this batch the run starts again with these failures; otherwise they extend it.
-  const {
-    rows: [run],
-  } = await client.query<{
-    consecutive_failures: number;
-    failing_since: Date;
-    active: boolean;
-    deleted_at: Date | null;
-    company_id: string;
-    url: string;
-    description: string | null;
-  }>(
-    lastSuccess >= 0
-      ? `update subscriptions set consecutive_failures = $1, failing_since = $2
-          where id = $3 returning consecutive_failures, failing_since, active, deleted_at, company_id, url, description`
-      : `update subscriptions set consecutive_failures = consecutive_failures + $1, failing_since = coalesce(failing_since, $2)
-          where id = $3 returning consecutive_failures, failing_since, active, deleted_at, company_id, url, description`,
-    [failures.length, first.at, subscriptionId],
-  );
-  if (!run?.active || run.deleted_at) return;
-  const since = new Date(run.failing_since);
+  const run = await extendFailureRun(client, subscriptionId, failures.length, first.at, lastSuccess >= 0);
+  if (!run?.active || run.deletedAt) return;
+  const since = run.failingSince;
   const gone = failures.find((f) => f.result.statusCode === GONE);
   const now = gone?.at ?? last.at;
   let reason: string;
   if (gone) reason = `disabled: the receiver answered 410 Gone at ${now.toISOString()}`;
-  else if (policy && shouldDisable(run.consecutive_failures, since, now, policy))
+  else if (policy && shouldDisable(run.consecutiveFailures, since, now, policy))
     reason =
-      `disabled after ${run.consecutive_failures} consecutive failed deliveries since ${since.toISOString()}; ` +
+      `disabled after ${run.consecutiveFailures} consecutive failed deliveries since ${since.toISOString()}; ` +
       `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
   else return;
-  await client.query('update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4', [
-    now,
-    reason,
-    now,
-    subscriptionId,
-  ]);
+  await disableSubscription(client, subscriptionId, now, reason);
   // The row is locked by the counter update above, so only the transaction that disabled it issues the event.
   await outbox?.write(client, [
     {
-      companyId: run.company_id,
+      companyId: run.companyId,
       eventKey: 'webhook.disabled',
       payload: {
         webhook: { id: subscriptionId, url: run.url, description: run.description },

@@ -1,12 +1,21 @@
-import { nativePool } from '@svc/platform/db/native';
-import type { EntityManager } from '@svc/platform/db/orm';
 import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { type ApiRequest, type ApiRouter, apiRouter } from '@svc/platform/http/api';
 import { integrationOf } from '@svc/platform/http/app';
 import { iso } from '@svc/platform/http/json';
-import type { ServiceContext } from '@svc/platform/service';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { type CapturedConfig, Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
+import type { CapturedConfig, Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
+import {
+  attemptsOf,
+  countDeliveries,
+  type DeliveryFilter,
+  deliveryPage,
+  findDelivery,
+  insertDelivery,
+  latestBody,
+  requeueDelivery,
+  requeueIssuedBetween,
+} from '../deliveries/delivery.store.js';
 import { deliveryId } from '../deliveries/delivery-ids.js';
 import { DESTINATION_NOT_ALLOWED, type DestinationPolicy, refusedLiteral } from '../deliveries/destination.js';
 import { standardWebhooksSecret } from '../deliveries/signing.js';
@@ -23,8 +32,8 @@ import {
   updateWebhook,
 } from './subscription.contract.js';
 import type { Subscription } from './subscription.entity.js';
-import { Subscription as SubscriptionEntity } from './subscription.entity.js';
 import type { SubscriptionService } from './subscription.service.js';
+import { countSubscriptions, subscriptionIdsOf, subscriptionPage } from './subscription.store.js';
 
 /** What a subscriber sees of its subscription: no secret (shown only when made or rotated), no operator settings. */
 export const integrationView = (s: Subscription) => ({
@@ -85,12 +94,11 @@ const TEST_HEADER = 'x-svc-test';
  * to the key's company, with its URL, header and destination rules; another company's subscription is a 404.
  */
 export function subscriptionApiRoutes(
-  ctx: ServiceContext,
+  pool: () => Promise<Pool>,
   subs: SubscriptionService,
   onRequeue: () => void,
   destinations: DestinationPolicy,
 ): ApiRouter {
-  const em = () => ctx.orm.em.fork();
   const companyOf = (req: ApiRequest) => integrationOf(req).companyId;
   /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
   const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
@@ -98,52 +106,29 @@ export function subscriptionApiRoutes(
     if (refused) throw invalidField('url', `${DESTINATION_NOT_ALLOWED} (${refused})`);
     return body;
   };
-  const attemptsOf = async (e: EntityManager, deliveries: Delivery[]) => {
-    const all = deliveries.length
-      ? await e.find(DeliveryAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { at: 'asc', id: 'asc' } })
-      : [];
-    return (d: Delivery) => all.filter((a) => a.deliveryId === d.id);
-  };
-  const viewOf = async (e: EntityManager, d: Delivery) => deliveryView(d, (await attemptsOf(e, [d]))(d));
-  /** A page ordered by (created_at, id), descending for the log; `cursor` continues after the previous page's last. */
-  const after = (cursor: string | undefined, desc: boolean) => {
-    if (!cursor) return {};
-    const c = decodeCursor(cursor);
-    const op = desc ? '$lt' : '$gt';
-    return { $or: [{ createdAt: { [op]: c.createdAt } }, { createdAt: c.createdAt, id: { [op]: c.id } }] };
-  };
-
-  /**
-   * Queues again, now and with a fresh retry budget, the deliveries of a subscription that `condition` picks: ended
-   * ones, and pending ones waiting for a retry. One statement: a delivery a sender holds (leased) is left alone, so
-   * nothing is sent twice at once. Each keeps its event id and body.
-   */
-  const requeue = async (condition: string, values: unknown[]) => {
-    const pool = await nativePool(ctx.orm);
-    return pool.query(
-      `update deliveries
-          set status = 'pending', attempt_count = 0, next_attempt_at = now(), lease_until = null, completed_at = null, updated_at = now()
-        where subscription_id = $1 and company_id = $2 and ${condition}
-          and (status <> 'pending' or lease_until is null or lease_until < now())`,
-      values,
+  const attemptsOfAll = async (db: Pool, deliveries: Delivery[]) => {
+    const all = await attemptsOf(
+      db,
+      deliveries.map((d) => d.id),
     );
+    return (d: Delivery) => all.filter((a) => a.deliveryId === d.id);
   };
 
   return apiRouter()
     .route(createWebhook, async (req, res, { body }) => {
-      const sub = await subs.create(em(), companyOf(req), allowedDestination(body));
+      const sub = await subs.create(companyOf(req), allowedDestination(body));
       res.status(201).json(withSecret(sub));
     })
     .route(listWebhooks, async (req, res, { query }) => {
-      const e = em();
-      const where = { companyId: companyOf(req), deletedAt: null };
+      const db = await pool();
+      const companyId = companyOf(req);
       const [records, total] = await Promise.all([
-        e.find(SubscriptionEntity, { ...where, ...after(query.cursor, false) } as never, {
-          orderBy: { createdAt: 'asc', id: 'asc' },
-          offset: query.cursor ? 0 : query.skip,
-          limit: query.take,
+        subscriptionPage(db, companyId, {
+          after: query.cursor ? decodeCursor(query.cursor) : undefined,
+          skip: query.cursor ? 0 : query.skip,
+          take: query.take,
         }),
-        e.count(SubscriptionEntity, where),
+        countSubscriptions(db, companyId),
       ]);
       const last = records[records.length - 1];
       res.json({
@@ -153,25 +138,25 @@ export function subscriptionApiRoutes(
       });
     })
     .route(getWebhook, async (req, res, { params }) => {
-      res.json(integrationView(await subs.require(em(), companyOf(req), params.id)));
+      res.json(integrationView(await subs.require(companyOf(req), params.id)));
     })
     .route(updateWebhook, async (req, res, { params, body }) => {
-      res.json(integrationView(await subs.update(em(), companyOf(req), params.id, allowedDestination(body))));
+      res.json(integrationView(await subs.update(companyOf(req), params.id, allowedDestination(body))));
     })
     .route(deleteWebhook, async (req, res, { params }) => {
-      const sub = await subs.remove(em(), companyOf(req), params.id);
+      const sub = await subs.remove(companyOf(req), params.id);
       res.json({ id: sub.id });
     })
     .route(rotateWebhookSecret, async (req, res, { params, body }) => {
-      const sub = await subs.update(em(), companyOf(req), params.id, {
+      const sub = await subs.update(companyOf(req), params.id, {
         rotate_secret: true,
         secret_rotation_grace_seconds: body.secret_rotation_grace_seconds,
       });
       res.json(withSecret(sub));
     })
     .route(testWebhook, async (req, res, { params, body }) => {
-      const e = em();
-      const sub = await subs.require(e, companyOf(req), params.id);
+      const sub = await subs.require(companyOf(req), params.id);
+      const db = await pool();
       const key = body.event_key ?? 'webhook.test';
       const eventId = uuidv7();
       let payload: unknown;
@@ -186,14 +171,9 @@ export function subscriptionApiRoutes(
       else {
         // The sample is the payload of the company's latest event of that key: the shape a real one has, record and all.
         // Looked up through the company's subscriptions, whose deliveries are indexed by subscription and time.
-        const companySubs = await e.find(SubscriptionEntity, { companyId: sub.companyId }, { fields: ['id'] });
-        const [latest] = await e.find(
-          Delivery,
-          { subscriptionId: { $in: companySubs.map((s) => s.id) }, companyId: sub.companyId, eventKey: key },
-          { orderBy: { createdAt: 'desc', id: 'desc' }, limit: 1, fields: ['body'] },
-        );
-        if (!latest) throw invalidField('event_key', `no ${key} event was issued to this company yet to take a sample from`);
-        payload = (JSON.parse(latest.body) as { payload: unknown }).payload;
+        const latest = await latestBody(db, sub.companyId, await subscriptionIdsOf(db, sub.companyId), key);
+        if (latest === null) throw invalidField('event_key', `no ${key} event was issued to this company yet to take a sample from`);
+        payload = (JSON.parse(latest) as { payload: unknown }).payload;
       }
       const config: CapturedConfig = {
         secret: sub.secret,
@@ -203,7 +183,7 @@ export function subscriptionApiRoutes(
         auth: sub.auth ?? null,
       };
       const now = new Date();
-      const delivery = e.create(Delivery, {
+      const delivery: Delivery = {
         id: deliveryId(),
         companyId: sub.companyId,
         subscriptionId: sub.id,
@@ -217,43 +197,36 @@ export function subscriptionApiRoutes(
         maxRetries: sub.maxRetries,
         nextAttemptAt: now,
         leaseUntil: null,
+        leaseOwner: null,
         createdAt: now,
         updatedAt: now,
         completedAt: null,
-      });
-      await e.flush();
+        traceparent: null,
+      };
+      await insertDelivery(db, delivery);
       onRequeue();
       res.status(202).json(deliveryView(delivery, []));
     })
     .route(listWebhookDeliveries, async (req, res, { params, query }) => {
-      const e = em();
-      const sub = await subs.require(e, companyOf(req), params.id);
+      const sub = await subs.require(companyOf(req), params.id);
       if (query.since && query.until && Date.parse(query.until) <= Date.parse(query.since))
         throw invalidField('until', 'must be after since');
-      const where = {
-        subscriptionId: sub.id,
-        companyId: sub.companyId,
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.event_key ? { eventKey: query.event_key } : {}),
-        ...(query.since || query.until
-          ? {
-              createdAt: {
-                ...(query.since ? { $gte: new Date(query.since) } : {}),
-                ...(query.until ? { $lt: new Date(query.until) } : {}),
-              },
-            }
-          : {}),
+      const db = await pool();
+      const filter: DeliveryFilter = {
+        status: query.status,
+        eventKey: query.event_key,
+        since: query.since ? new Date(query.since) : undefined,
+        until: query.until ? new Date(query.until) : undefined,
       };
-      const cursor = after(query.cursor, true);
       const [records, total] = await Promise.all([
-        e.find(Delivery, (query.cursor ? { $and: [where, cursor] } : where) as never, {
-          orderBy: { createdAt: 'desc', id: 'desc' },
-          offset: query.cursor ? 0 : query.skip,
-          limit: query.take,
+        deliveryPage(db, sub.companyId, sub.id, filter, {
+          before: query.cursor ? decodeCursor(query.cursor) : undefined,
+          skip: query.cursor ? 0 : query.skip,
+          take: query.take,
         }),
-        e.count(Delivery, where),
+        countDeliveries(db, sub.companyId, sub.id, filter),
       ]);
-      const of = await attemptsOf(e, records);
+      const of = await attemptsOfAll(db, records);
       const last = records[records.length - 1];
       res.json({
         total,
@@ -262,27 +235,20 @@ export function subscriptionApiRoutes(
       });
     })
     .route(redeliverWebhookDelivery, async (req, res, { params }) => {
-      const e = em();
-      const sub = await subs.require(e, companyOf(req), params.id);
+      const sub = await subs.require(companyOf(req), params.id);
       const id = requireUuid(params.delivery_id, 'Delivery');
-      const { rowCount } = await requeue(`id = $3`, [sub.id, sub.companyId, id]);
-      if (rowCount) onRequeue();
-      const delivery = await e.findOne(Delivery, { id, subscriptionId: sub.id, companyId: sub.companyId });
+      const db = await pool();
+      if (await requeueDelivery(db, sub.companyId, sub.id, id)) onRequeue();
+      const delivery = await findDelivery(db, sub.companyId, sub.id, id);
       if (!delivery) throw notFound('Delivery');
-      res.status(202).json(await viewOf(e, delivery));
+      res.status(202).json(deliveryView(delivery, (await attemptsOfAll(db, [delivery]))(delivery)));
     })
     .route(replayWebhook, async (req, res, { params, body }) => {
-      const sub = await subs.require(em(), companyOf(req), params.id);
+      const sub = await subs.require(companyOf(req), params.id);
       const until = body.until ? new Date(body.until) : new Date();
       if (until.getTime() <= Date.parse(body.since)) throw invalidField('since', 'must be before until (now when until is not sent)');
-      const { rowCount } = await requeue(`created_at >= $3 and created_at < $4 and ($5::text is null or status = $5)`, [
-        sub.id,
-        sub.companyId,
-        new Date(body.since),
-        until,
-        body.status ?? null,
-      ]);
-      if (rowCount) onRequeue();
-      res.status(202).json({ queued: rowCount ?? 0 });
+      const queued = await requeueIssuedBetween(await pool(), sub.companyId, sub.id, new Date(body.since), until, body.status ?? null);
+      if (queued) onRequeue();
+      res.status(202).json({ queued });
     });
 }

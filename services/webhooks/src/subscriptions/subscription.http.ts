@@ -2,21 +2,21 @@ import { invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import { requireAdmin } from '@svc/platform/http/app';
 import { iso } from '@svc/platform/http/json';
 import { parse, parseQuery } from '@svc/platform/http/parse';
-import type { ServiceContext } from '@svc/platform/service';
 import { Router } from 'express';
-import { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
+import type { Pool } from 'pg';
+import type { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
+import { attemptsOf, countDeliveries, deliveryPage, redeliverNow } from '../deliveries/delivery.store.js';
 import { DESTINATION_NOT_ALLOWED, type DestinationPolicy, refusedLiteral } from '../deliveries/destination.js';
 import { createSubscriptionBody, listDeliveriesQuery, updateSubscriptionBody } from './subscription.schema.js';
 import { type SubscriptionService, subscriptionView } from './subscription.service.js';
 
 export function webhookAdminRoutes(
-  ctx: ServiceContext,
+  pool: () => Promise<Pool>,
   subs: SubscriptionService,
   onRequeue: () => void,
   destinations: DestinationPolicy = { allowPrivateNetworks: false },
 ): Router {
   const r = Router();
-  const em = () => ctx.orm.em.fork();
   /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
   const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
     const refused = body.url === undefined ? null : refusedLiteral(body.url, destinations);
@@ -29,18 +29,18 @@ export function webhookAdminRoutes(
   });
 
   r.post('/companies/:cid/webhooks', async (req, res) => {
-    const sub = await subs.create(em(), req.params.cid, allowedDestination(parse(createSubscriptionBody, req.body)));
+    const sub = await subs.create(req.params.cid, allowedDestination(parse(createSubscriptionBody, req.body)));
     res.status(201).json(subscriptionView(sub));
   });
   r.get('/companies/:cid/webhooks/:id', async (req, res) => {
-    res.json(subscriptionView(await subs.require(em(), req.params.cid, req.params.id)));
+    res.json(subscriptionView(await subs.require(req.params.cid, req.params.id)));
   });
   r.patch('/companies/:cid/webhooks/:id', async (req, res) => {
-    const sub = await subs.update(em(), req.params.cid, req.params.id, allowedDestination(parse(updateSubscriptionBody, req.body)));
+    const sub = await subs.update(req.params.cid, req.params.id, allowedDestination(parse(updateSubscriptionBody, req.body)));
     res.json(subscriptionView(sub));
   });
   r.delete('/companies/:cid/webhooks/:id', async (req, res) => {
-    const sub = await subs.remove(em(), req.params.cid, req.params.id);
+    const sub = await subs.remove(req.params.cid, req.params.id);
     res.json({ id: sub.id });
   });
 
@@ -53,52 +53,34 @@ export function webhookAdminRoutes(
     next_attempt_at: iso(d.nextAttemptAt),
     created_at: d.createdAt.toISOString(),
   });
-  const attemptsOf = async (e: ReturnType<typeof em>, deliveries: Delivery[]) => {
-    const all = deliveries.length
-      ? await e.find(DeliveryAttempt, { deliveryId: { $in: deliveries.map((d) => d.id) } }, { orderBy: { at: 'asc', id: 'asc' } })
-      : [];
+  const attemptsOfAll = async (db: Pool, deliveries: Delivery[]) => {
+    const all = await attemptsOf(
+      db,
+      deliveries.map((d) => d.id),
+    );
     return (d: Delivery) => all.filter((a) => a.deliveryId === d.id);
   };
 
   r.get('/companies/:cid/webhooks/:id/deliveries', async (req, res) => {
-    const e = em();
-    const sub = await subs.require(e, req.params.cid, req.params.id);
+    const sub = await subs.require(req.params.cid, req.params.id);
     const q = parseQuery(listDeliveriesQuery, req.query);
-    const where = {
-      subscriptionId: sub.id,
-      companyId: sub.companyId,
-      ...(q.status ? { status: q.status } : {}),
-      ...(q.event_key ? { eventKey: q.event_key } : {}),
-    };
-    const [records, total] = await e.findAndCount(Delivery, where, {
-      orderBy: { createdAt: 'desc', id: 'desc' },
-      offset: q.skip,
-      limit: q.take,
-    });
-    const of = await attemptsOf(e, records);
+    const db = await pool();
+    const filter = { status: q.status, eventKey: q.event_key };
+    const [records, total] = await Promise.all([
+      deliveryPage(db, sub.companyId, sub.id, filter, { skip: q.skip, take: q.take }),
+      countDeliveries(db, sub.companyId, sub.id, filter),
+    ]);
+    const of = await attemptsOfAll(db, records);
     res.json({ total, records: records.map((d) => deliveryView(d, of(d))) });
   });
 
   r.post('/companies/:cid/webhooks/:id/deliveries/:deliveryId/redeliver', async (req, res) => {
-    const e = em();
-    const sub = await subs.require(e, req.params.cid, req.params.id);
-    const delivery = await e.findOne(Delivery, {
-      id: requireUuid(req.params.deliveryId, 'Delivery'),
-      subscriptionId: sub.id,
-      companyId: sub.companyId,
-    });
+    const sub = await subs.require(req.params.cid, req.params.id);
+    const db = await pool();
+    const delivery = await redeliverNow(db, sub.companyId, sub.id, requireUuid(req.params.deliveryId, 'Delivery'));
     if (!delivery) throw notFound('Delivery');
-    Object.assign(delivery, {
-      status: 'pending',
-      attemptCount: 0,
-      nextAttemptAt: new Date(),
-      leaseUntil: null,
-      completedAt: null,
-      updatedAt: new Date(),
-    });
-    await e.flush();
     onRequeue();
-    res.json(deliveryView(delivery, (await attemptsOf(e, [delivery]))(delivery)));
+    res.json(deliveryView(delivery, (await attemptsOfAll(db, [delivery]))(delivery)));
   });
   return r;
 }

@@ -1,18 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import type { EntityManager } from '@svc/platform/db/orm';
 import { notFound, requireUuid } from '@svc/platform/errors';
 import type { CrmPeer } from '@svc/platform/peers/crm';
+import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { z } from 'zod';
 import type { WebhookAuth } from '../deliveries/delivery.entity.js';
 import { standardWebhooksSecret } from '../deliveries/signing.js';
-import { Subscription } from './subscription.entity.js';
+import type { Subscription } from './subscription.entity.js';
 import {
   type createSubscriptionBody,
   DEFAULT_MAX_RETRIES,
   DEFAULT_ROTATION_GRACE_SECONDS,
   type updateSubscriptionBody,
 } from './subscription.schema.js';
+import { findSubscription, insertSubscription, updateSubscription } from './subscription.store.js';
 
 const redactAuth = (auth: WebhookAuth | null | undefined) => {
   if (!auth) return null;
@@ -40,12 +41,15 @@ export const subscriptionView = (s: Subscription) => ({
 });
 
 export class SubscriptionService {
-  constructor(private readonly crm: CrmPeer) {}
+  constructor(
+    private readonly crm: CrmPeer,
+    private readonly pool: () => Promise<Pool>,
+  ) {}
 
-  async create(em: EntityManager, companyId: string, body: z.infer<typeof createSubscriptionBody>) {
+  async create(companyId: string, body: z.infer<typeof createSubscriptionBody>): Promise<Subscription> {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
     const now = new Date();
-    const sub = em.create(Subscription, {
+    const sub: Subscription = {
       id: uuidv7(),
       companyId,
       url: body.url,
@@ -56,23 +60,31 @@ export class SubscriptionService {
       headers: body.headers ?? {},
       auth: body.auth ?? null,
       active: body.active ?? true,
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      consecutiveFailures: 0,
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
       createdAt: now,
       updatedAt: now,
       deletedAt: null,
-    });
-    await em.flush();
+    };
+    await insertSubscription(await this.pool(), sub);
     return sub;
   }
 
-  async require(em: EntityManager, companyId: string, id: string): Promise<Subscription> {
+  /** The company's subscription; another company's, a deleted one or none is a 404. */
+  async require(companyId: string, id: string): Promise<Subscription> {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
-    const sub = await em.findOne(Subscription, { id: requireUuid(id, 'Webhook'), companyId, deletedAt: null });
+    const sub = await findSubscription(await this.pool(), companyId, requireUuid(id, 'Webhook'));
     if (!sub) throw notFound('Webhook');
     return sub;
   }
 
-  async update(em: EntityManager, companyId: string, id: string, body: z.infer<typeof updateSubscriptionBody>) {
-    const sub = await this.require(em, companyId, id);
+  async update(companyId: string, id: string, body: z.infer<typeof updateSubscriptionBody>): Promise<Subscription> {
+    const read = await this.require(companyId, id);
+    const sub = { ...read };
     if (body.url !== undefined) sub.url = body.url;
     if (body.description !== undefined) sub.description = body.description;
     if (body.events !== undefined) sub.events = [...new Set(body.events)];
@@ -91,21 +103,14 @@ export class SubscriptionService {
     }
     if (body.active !== undefined) sub.active = body.active;
     sub.updatedAt = new Date();
-    await em.flush();
+    await updateSubscription(await this.pool(), read, sub);
     return sub;
   }
 
-  async remove(em: EntityManager, companyId: string, id: string) {
-    const sub = await this.require(em, companyId, id);
-    sub.deletedAt = new Date();
-    sub.active = false;
-    await em.flush();
+  async remove(companyId: string, id: string): Promise<Subscription> {
+    const read = await this.require(companyId, id);
+    const sub = { ...read, deletedAt: new Date(), active: false };
+    await updateSubscription(await this.pool(), read, sub);
     return sub;
-  }
-
-  /** Active subscriptions of a company that want this event key. */
-  async matching(em: EntityManager, companyId: string, eventKey: string): Promise<Subscription[]> {
-    const subs = await em.find(Subscription, { companyId, active: true, deletedAt: null });
-    return subs.filter((s) => s.events.includes(eventKey));
   }
 }

@@ -1,0 +1,416 @@
+import { run, statement } from '@svc/platform/db/native';
+import type { Pool, PoolClient } from 'pg';
+import {
+  ATTEMPT_COLUMNS,
+  attemptColumn,
+  boundValues,
+  DELIVERY_COLUMNS,
+  deliveryColumn,
+  deliveryOfRow,
+  entityOfRow,
+} from './delivery.columns.js';
+import type { Delivery, DeliveryAttempt } from './delivery.entity.js';
+import type { DeliveryCounts } from './delivery.metrics.js';
+
+/**
+ * The statements of deliveries (decision 0201): the delivery path's (issuing, claiming, renewing and recording, with
+ * the health counters of subscriptions that recording keeps in the same transaction, decision 0213), then the
+ * delivery log's. Column lists come from the entities' definitions.
+ */
+
+export type Db = Pool | PoolClient;
+
+/**
+ * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds,
+ * `$6` the dispatcher that holds it);
+ * every other column of the entity is bound per row, as the type it is defined with.
+ */
+const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
+  status: "'pending'",
+  attemptCount: '0',
+  nextAttemptAt: '$1::timestamptz',
+  leaseUntil: 'case when leased then now() + make_interval(secs => $5::float8) end',
+  leaseOwner: 'case when leased then $6::uuid end',
+  createdAt: '$1::timestamptz',
+  updatedAt: '$1::timestamptz',
+  completedAt: 'null',
+};
+const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW));
+const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
+const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
+/** Bound parameters before the rows'. */
+const LEADING_PARAMS = 6;
+
+/** Who the deliveries being issued may be leased to, and how many. */
+export interface IssueLease {
+  /** Per subscription, how many of its deliveries may be leased at once over every replica. */
+  perSubscription: number;
+  /** How many of these deliveries may be leased (the slots the dispatcher reserved). */
+  reserved: number;
+  leaseMs: number;
+  /** The dispatcher that holds them (lease_owner). */
+  owner: string;
+}
+
+/**
+ * Inserts deliveries in one statement (its own transaction), leasing to `lease.owner` up to `lease.reserved` of
+ * them, as far as their subscriptions' limits allow (lock_delivery_slots: the claims' lock and count). Returns the
+ * new ones, each with whether it was leased.
+ */
+export async function insertIssued(db: Db, chunk: Delivery[], now: Date, lease: IssueLease): Promise<{ id: string; leased: boolean }[]> {
+  // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
+  // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
+  const values = chunk.map((_, i) => {
+    const n = LEADING_PARAMS + i * PER_ROW.length;
+    return `(${PER_ROW.map((c, k) => `$${n + k + 1}::${c.pgType}`).join(', ')}, ${i})`;
+  });
+  const { rows } = await db.query<{ id: string; leased: boolean }>({
+    // Prepared for the small batches of a steady flow (planned once per connection and size).
+    name: chunk.length <= 8 ? `webhooks-issue-leased-${chunk.length}` : undefined,
+    text: `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
+             v (${PER_ROW.map((c) => c.column).join(', ')}, ord) as (values ${values.join(', ')}),
+             ranked as (
+               select v.*, row_number() over (partition by v.subscription_id order by v.ord) <= s.slots as in_slot
+                 from v join slots s on s.subscription_id = v.subscription_id),
+             chosen as (
+               select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.ord) <= $4::int as leased from ranked r)
+           insert into deliveries (${INSERT_COLUMNS})
+           select ${INSERT_SELECT}
+             from chosen
+           on conflict (subscription_id, event_id) do nothing
+           returning id, lease_until is not null as leased`,
+    values: [
+      now,
+      [...new Set(chunk.map((d) => d.subscriptionId))],
+      lease.perSubscription,
+      lease.reserved,
+      lease.leaseMs / 1000,
+      lease.owner,
+      // jsonb goes as its JSON text, like every other text parameter.
+      ...chunk.flatMap((d) =>
+        PER_ROW.map((c) => {
+          const v = (d as Record<string, unknown>)[c.property];
+          return c.pgType === 'jsonb' ? JSON.stringify(v) : v;
+        }),
+      ),
+    ],
+  });
+  return rows;
+}
+
+/** The delivery signed with the secrets its subscription has now (the claim's `current_*` columns), when it still exists. */
+function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
+  if (typeof r.current_secret !== 'string') return d;
+  const expires = r.current_previous_secret_expires_at as Date | string | null;
+  d.config = {
+    ...d.config,
+    secret: r.current_secret,
+    previousSecret: (r.current_previous_secret as string | null) ?? null,
+    previousSecretExpiresAt: expires ? new Date(expires).toISOString() : null,
+  };
+  return d;
+}
+
+/**
+ * Leases up to `limit` due deliveries to `owner`, oldest first, no more of one subscription than its free slots
+ * (`perSubscription` minus its unexpired leases, by any replica).
+ */
+export async function claimDeliveries(db: Db, perSubscription: number, limit: number, leaseMs: number, owner: string): Promise<Delivery[]> {
+  // claim_deliveries (migration 20261122081502) takes the advisory lock, then, per subscription that has queued
+  // deliveries or expired leases (skip scans of deliveries_queued_idx and deliveries_leased_subscription_idx),
+  // counts its unexpired leases and takes that many fewer than the limit of its oldest due deliveries; of all
+  // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
+  // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
+  // keeps per connection.
+  // With each its subscription's secrets as they are now: a retry of a delivery issued before a rotation is signed
+  // so that the receiver's current secret verifies it (decision 0157).
+  const { rows } = await db.query({
+    name: 'webhooks-claim-deliveries',
+    text: `with claimed as materialized (select * from claim_deliveries($1, $2, $3, $4))
+             select c.*, s.secret as current_secret, s.previous_secret as current_previous_secret,
+                    s.previous_secret_expires_at as current_previous_secret_expires_at
+               from claimed c left join subscriptions s on s.id = c.subscription_id`,
+    values: [perSubscription, limit, leaseMs / 1000, owner],
+  });
+  return rows.map((r) => withCurrentSecrets(deliveryOfRow(r), r));
+}
+
+const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
+
+/** Extends the leases `owner` still holds of these deliveries; returns their ids. */
+export async function renewLeases(db: Db, ids: string[], owner: string, leaseMs: number): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'webhooks-renew-leases',
+    text: `update deliveries set ${deliveryCol('leaseUntil')} = now() + make_interval(secs => $3::float8)
+                where id = any($1::uuid[]) and ${deliveryCol('leaseOwner')} = $2 and status = 'pending'
+                returning id`,
+    values: [ids, owner, leaseMs / 1000],
+  });
+  return rows.map((r) => r.id);
+}
+
+// The record statement's rows: an attempt's columns (its `id` travels as `attempt_id`), then the delivery's results.
+const RESULT_PROPERTIES = ['status', 'attemptCount', 'nextAttemptAt', 'completedAt'] as const;
+const RECORD_ROW = [
+  ...ATTEMPT_COLUMNS.map((c) => ({ ...c, as: c.property === 'id' ? 'attempt_id' : c.column })),
+  ...RESULT_PROPERTIES.map((p) => ({ ...deliveryColumn(p), as: deliveryColumn(p).column })),
+];
+const RECORD_UNNEST = RECORD_ROW.map((c, i) => `$${i + 1}::${c.pgType}[]`).join(', ');
+const RECORD_AS = RECORD_ROW.map((c) => c.as).join(', ');
+const ATTEMPT_LIST = ATTEMPT_COLUMNS.map((c) => c.column).join(', ');
+const ATTEMPT_VALUES = RECORD_ROW.slice(0, ATTEMPT_COLUMNS.length)
+  .map((c) => c.as)
+  .join(', ');
+const RESULT_SET = `${RESULT_PROPERTIES.map((p) => `${deliveryCol(p)} = v.${deliveryCol(p)}`).join(', ')}, ${deliveryCol('leaseUntil')} = null, ${deliveryCol('leaseOwner')} = null, ${deliveryCol('updatedAt')} = v.${attemptColumn('at').column}`;
+const [SUBSCRIPTIONS_PARAM, COMMIT_MODE_PARAM, OWNER_PARAM] = [RECORD_ROW.length + 1, RECORD_ROW.length + 2, RECORD_ROW.length + 3];
+
+const record = statement(
+  'webhooks-record-attempts',
+  `with v as (select * from unnest(${RECORD_UNNEST}) as v(${RECORD_AS})),
+             commit_mode as (select set_config('synchronous_commit', $${COMMIT_MODE_PARAM}, true)),
+             recorded as (
+               update deliveries d set ${RESULT_SET}
+                 from v, commit_mode
+                where d.id = v.${attemptColumn('deliveryId').column} and d.${deliveryCol('leaseOwner')} = $${OWNER_PARAM}::uuid
+                returning d.id),
+             attempts as (
+               insert into delivery_attempts (${ATTEMPT_LIST})
+               select ${ATTEMPT_VALUES} from v join recorded r on r.id = v.${attemptColumn('deliveryId').column}),
+             health as (
+               -- Most successes change nothing; the condition keeps the subscription row free of writes.
+               update subscriptions set consecutive_failures = 0, failing_since = null
+                where id = any($${SUBSCRIPTIONS_PARAM}::uuid[]) and (consecutive_failures <> 0 or failing_since is not null))
+           select id from recorded`,
+);
+
+/** An attempt and what it did to its delivery. */
+export type AttemptRecord = DeliveryAttempt & Pick<Delivery, (typeof RESULT_PROPERTIES)[number]>;
+
+/**
+ * Records attempts and their deliveries' results, only for the deliveries whose lease `owner` still holds (one taken
+ * over by another replica is that replica's to record, decision 0156), and resets the failure run of
+ * `succeededOnly`. `flush`: whether the commit waits for the WAL flush. Returns the ids of the deliveries recorded.
+ */
+export async function recordAttempts(
+  db: Db,
+  attempts: AttemptRecord[],
+  succeededOnly: string[],
+  flush: boolean,
+  owner: string,
+): Promise<Set<string>> {
+  const columns = RECORD_ROW.map((c) => attempts.map((a) => (a as Record<string, unknown>)[c.property]));
+  const rows = await run<{ id: string }>(db, record, [...columns, succeededOnly, flush ? 'on' : 'off', owner]);
+  return new Set(rows.map((r) => r.id));
+}
+
+/** A subscription's failure run and what its `webhook.disabled` event names, after a batch extended the run. */
+export interface FailureRun {
+  consecutiveFailures: number;
+  failingSince: Date;
+  active: boolean;
+  deletedAt: Date | null;
+  companyId: string;
+  url: string;
+  description: string | null;
+}
+
+const RUN = `consecutive_failures as "consecutiveFailures", failing_since as "failingSince", active, deleted_at as "deletedAt",
+  company_id as "companyId", url, description`;
+const resetRun = statement(
+  'webhooks-health-reset',
+  'update subscriptions set consecutive_failures = 0, failing_since = null where id = $1 and (consecutive_failures <> 0 or failing_since is not null)',
+);
+const restartRun = statement(
+  'webhooks-health-restart',
+  `update subscriptions set consecutive_failures = $1, failing_since = $2 where id = $3 returning ${RUN}`,
+);
+const extendRun = statement(
+  'webhooks-health-extend',
+  `update subscriptions set consecutive_failures = consecutive_failures + $1, failing_since = coalesce(failing_since, $2)
+    where id = $3 returning ${RUN}`,
+);
+const disable = statement(
+  'webhooks-health-disable',
+  'update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4',
+);
+
+/** Ends the subscription's failure run (a no-op write skipped: most successes change nothing). */
+export async function resetFailureRun(db: Db, subscriptionId: string): Promise<void> {
+  await run(db, resetRun, [subscriptionId]);
+}
+
+/**
+ * Adds `failures` to the subscription's run that began at `since`; `restart`: the run starts again with them (a
+ * success came before them). Returns the run, and locks the row until the transaction ends.
+ */
+export async function extendFailureRun(
+  db: Db,
+  subscriptionId: string,
+  failures: number,
+  since: Date,
+  restart: boolean,
+): Promise<FailureRun | undefined> {
+  const [row] = await run<FailureRun>(db, restart ? restartRun : extendRun, [failures, since, subscriptionId]);
+  return row && { ...row, failingSince: new Date(row.failingSince), deletedAt: row.deletedAt && new Date(row.deletedAt) };
+}
+
+export async function disableSubscription(db: Db, subscriptionId: string, at: Date, reason: string): Promise<void> {
+  await run(db, disable, [at, reason, at, subscriptionId]);
+}
+
+const counts = statement(
+  'webhooks-delivery-counts',
+  `select (select count(*) from deliveries
+            where status = 'pending' and lease_until is null and attempt_count > 0) as retry_pending,
+          (select count(*) from subscriptions s
+            where s.deleted_at is null and s.active
+              and (s.consecutive_failures > 0 or exists (
+                select 1 from deliveries d
+                 where d.subscription_id = s.id and d.status = 'pending' and d.lease_until is null and d.attempt_count > 0))
+          ) as failing,
+          (select count(*) from subscriptions
+            where deleted_at is null and disabled_at is not null) as disabled`,
+);
+
+/**
+ * The delivery gauges' one query: retries waiting (on the partial index of queued deliveries); subscriptions failing,
+ * active ones with a retry waiting or whose last delivery ended failed; disabled subscriptions.
+ */
+export async function deliveryCounts(db: Db): Promise<DeliveryCounts> {
+  const [row] = await run<{ retry_pending: string; failing: string; disabled: string }>(db, counts, []);
+  return {
+    retryPending: Number(row?.retry_pending ?? 0),
+    subscriptionsFailing: Number(row?.failing ?? 0),
+    subscriptionsDisabled: Number(row?.disabled ?? 0),
+  };
+}
+
+const insertOne = statement(
+  'webhooks-delivery-insert',
+  `insert into deliveries (${INSERT_COLUMNS}) values (${DELIVERY_COLUMNS.map((c, i) => `$${i + 1}::${c.pgType}`).join(', ')})`,
+);
+
+export async function insertDelivery(db: Db, d: Delivery): Promise<void> {
+  await run(db, insertOne, boundValues(DELIVERY_COLUMNS, d));
+}
+
+/**
+ * Queues again, now and with a fresh retry budget, the deliveries of a subscription that `condition` picks: ended
+ * ones, and pending ones waiting for a retry. A delivery a sender holds (leased) is left alone, so nothing is sent
+ * twice at once. Each keeps its event id and body.
+ */
+const requeue = (name: string, condition: string) =>
+  statement(
+    name,
+    `update deliveries
+          set status = 'pending', attempt_count = 0, next_attempt_at = now(), lease_until = null, completed_at = null, updated_at = now()
+        where subscription_id = $1 and company_id = $2 and ${condition}
+          and (status <> 'pending' or lease_until is null or lease_until < now())`,
+  );
+const requeueOne = requeue('webhooks-requeue-delivery', 'id = $3');
+const requeueIssued = requeue('webhooks-requeue-issued', 'created_at >= $3 and created_at < $4 and ($5::text is null or status = $5)');
+
+const rowCountOf = async (db: Db, st: { name: string; text: string }, values: unknown[]) =>
+  (await db.query({ ...st, values })).rowCount ?? 0;
+
+/** Requeues one delivery of a subscription unless a sender holds it; returns how many were requeued (0 or 1). */
+export const requeueDelivery = (db: Db, companyId: string, subscriptionId: string, id: string) =>
+  rowCountOf(db, requeueOne, [subscriptionId, companyId, id]);
+
+/** Requeues the deliveries of a subscription issued in [since, until), those with `status` only when given. */
+export const requeueIssuedBetween = (
+  db: Db,
+  companyId: string,
+  subscriptionId: string,
+  since: Date,
+  until: Date,
+  status: Delivery['status'] | null,
+) => rowCountOf(db, requeueIssued, [subscriptionId, companyId, since, until, status]);
+
+const redeliver = statement(
+  'webhooks-redeliver',
+  `update deliveries set status = 'pending', attempt_count = 0, next_attempt_at = $4, lease_until = null, completed_at = null, updated_at = $4
+    where id = $1 and subscription_id = $2 and company_id = $3 returning ${INSERT_COLUMNS}`,
+);
+
+/** Queues a delivery again now with a fresh retry budget, held by a sender or not (the operator's redelivery). */
+export async function redeliverNow(db: Db, companyId: string, subscriptionId: string, id: string): Promise<Delivery | null> {
+  const [row] = await run(db, redeliver, [id, subscriptionId, companyId, new Date()]);
+  return row ? deliveryOfRow(row) : null;
+}
+
+const findOne = statement(
+  'webhooks-delivery-find',
+  `select ${INSERT_COLUMNS} from deliveries where id = $1 and subscription_id = $2 and company_id = $3`,
+);
+
+export async function findDelivery(db: Db, companyId: string, subscriptionId: string, id: string): Promise<Delivery | null> {
+  const [row] = await run(db, findOne, [id, subscriptionId, companyId]);
+  return row ? deliveryOfRow(row) : null;
+}
+
+/** Which deliveries of a subscription a log shows; absent filters take every delivery. */
+export interface DeliveryFilter {
+  status?: Delivery['status'] | undefined;
+  eventKey?: string | undefined;
+  /** Issued at or after. */
+  since?: Date | undefined;
+  /** Issued before. */
+  until?: Date | undefined;
+}
+
+const FILTER = `subscription_id = $1 and company_id = $2 and ($3::text is null or status = $3) and ($4::text is null or event_key = $4)
+    and ($5::timestamptz is null or created_at >= $5) and ($6::timestamptz is null or created_at < $6)`;
+const page = statement(
+  'webhooks-delivery-page',
+  `select ${INSERT_COLUMNS} from deliveries
+    where ${FILTER} and ($7::timestamptz is null or created_at < $7 or (created_at = $7 and id < $8::uuid))
+    order by created_at desc, id desc offset $9 limit $10`,
+);
+const count = statement('webhooks-delivery-count', `select count(*)::int as n from deliveries where ${FILTER}`);
+const filterValues = (companyId: string, subscriptionId: string, f: DeliveryFilter) => [
+  subscriptionId,
+  companyId,
+  f.status ?? null,
+  f.eventKey ?? null,
+  f.since ?? null,
+  f.until ?? null,
+];
+
+/** A page of a subscription's deliveries, newest first; `before`: the page continues after that delivery. */
+export async function deliveryPage(
+  db: Db,
+  companyId: string,
+  subscriptionId: string,
+  f: DeliveryFilter,
+  { before, skip, take }: { before?: { createdAt: Date; id: string } | undefined; skip: number; take: number },
+): Promise<Delivery[]> {
+  const values = [...filterValues(companyId, subscriptionId, f), before?.createdAt ?? null, before?.id ?? null, skip, take];
+  return (await run(db, page, values)).map(deliveryOfRow);
+}
+
+export async function countDeliveries(db: Db, companyId: string, subscriptionId: string, f: DeliveryFilter): Promise<number> {
+  return (await run<{ n: number }>(db, count, filterValues(companyId, subscriptionId, f)))[0]?.n ?? 0;
+}
+
+const attempts = statement(
+  'webhooks-delivery-attempts',
+  `select ${ATTEMPT_COLUMNS.map((c) => c.column).join(', ')} from delivery_attempts where delivery_id = any($1::uuid[]) order by at asc, id asc`,
+);
+
+/** The attempts of these deliveries, oldest first. */
+export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<DeliveryAttempt[]> {
+  if (!deliveryIds.length) return [];
+  return (await run(db, attempts, [deliveryIds])).map((r) => entityOfRow<DeliveryAttempt>(ATTEMPT_COLUMNS, r));
+}
+
+const latest = statement(
+  'webhooks-delivery-latest-body',
+  `select body from deliveries where subscription_id = any($1::uuid[]) and company_id = $2 and event_key = $3
+    order by created_at desc, id desc limit 1`,
+);
+
+/** The body of the latest delivery of an event key to these subscriptions of the company (indexed by subscription and time). */
+export async function latestBody(db: Db, companyId: string, subscriptionIds: string[], eventKey: string): Promise<string | null> {
+  return (await run<Pick<Delivery, 'body'>>(db, latest, [subscriptionIds, companyId, eventKey]))[0]?.body ?? null;
+}
