@@ -24,7 +24,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { REPO_ROOT } from '../../scripts/stack.js';
 import { capture, pgbenchScript, type ReplayScript } from '../lib/capture.js';
 import { BenchRun, f0, f1, f3, num, ratio, say, trend } from '../lib/harness.js';
-import { adminQuery, databaseUrl } from '../lib/infra.js';
+import { adminQuery, databaseUrl, runBench } from '../lib/infra.js';
 import { type LoadResult, type LoadSpec, measure } from '../lib/load.js';
 import { formatActivity } from '../lib/pgactivity.js';
 import { leadReadScript, pgbench } from '../lib/pgbench.js';
@@ -322,8 +322,10 @@ async function captureCreation(
   }
 }
 
-await bench.execute(main, async () => {
-  const notes: string[] = [];
-  await raw?.stop().catch((e: Error) => notes.push(`raw server: ${e.message}`));
-  return notes;
-});
+await runBench(() =>
+  bench.run(main, async () => {
+    const notes: string[] = [];
+    await raw?.stop().catch((e: Error) => notes.push(`raw server: ${e.message}`));
+    return notes;
+  }),
+);
