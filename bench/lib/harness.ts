@@ -32,6 +32,7 @@ export const num = (name: string, fallback: number) => {
 export const say = (s = '') => process.stdout.write(`${s}\n`);
 export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toString() : 'n/a');
 export const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+export const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 export const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
 export const ratio = (a: number, b: number) => (b > 0 ? a / b : Number.NaN);
 export const verdict = (ok: boolean) => (ok ? 'PASS' : 'BELOW');
