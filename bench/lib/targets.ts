@@ -52,3 +52,9 @@ export interface BenchFigures<N extends FigureName = FigureName> {
   figures: Record<N, Measured>;
   disturbed: string[];
 }
+
+/** Any bench's figures, as bench:all collects them. */
+export interface SomeFigures {
+  figures: Partial<Record<FigureName, Measured>>;
+  disturbed: string[];
+}
