@@ -23,11 +23,11 @@ const benches: [string, () => Promise<SomeFigures>][] = [
     () =>
       benchGateway({
         connections: 32,
-        durationS: 6,
+        durationS: 8,
         warmupS: 2,
-        oneDurationS: 4,
+        oneDurationS: 5,
         oneWarmupS: 1,
-        oneRounds: 6,
+        oneRounds: 8,
         oneWindowS: 1,
         stages: true,
         stageDurationS: 3,
@@ -39,8 +39,8 @@ const benches: [string, () => Promise<SomeFigures>][] = [
     'webhooks',
     () =>
       benchWebhooks({
-        durationS: 8,
-        warmupS: 2,
+        durationS: 10,
+        warmupS: 3,
         latencyDurationS: 10,
         // The latency target is set at 1,000 events/s.
         rate: 1000,
@@ -52,15 +52,15 @@ const benches: [string, () => Promise<SomeFigures>][] = [
         perSubscription: 256,
       }),
   ],
-  ['chat', () => benchChat({ connections: 8, durationS: 6, warmupS: 1, oneDurationS: 4, chats: 10_000, deepPage: 150 })],
+  ['chat', () => benchChat({ connections: 8, durationS: 8, warmupS: 2, oneDurationS: 5, chats: 10_000, deepPage: 150 })],
   [
     'leads',
     () =>
       benchLeads({
         connections: 32,
-        durationS: 5,
+        durationS: 6,
         warmupS: 1,
-        oneDurationS: 3,
+        oneDurationS: 4,
         oneWarmupS: 1,
         pgbenchThreads: 1,
         parts: new Set(['a', 'b']),
