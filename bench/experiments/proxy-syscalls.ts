@@ -4,14 +4,10 @@
  * (`PROXY_KINDS`, default node-http,hpm-eject). Shows whether a proxy's extra cost is I/O or JavaScript. Needs strace
  * and no database.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import http from 'node:http';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { startRawServer } from '../lib/raw.js';
+import { startProxy, startRawServer } from '../lib/raw.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const N = 1000;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 const get = (url: string) =>
@@ -27,18 +23,8 @@ const get = (url: string) =>
 const raw = await startRawServer(JSON.stringify({ filler: 'x'.repeat(1750) }));
 try {
   for (const kind of (process.env.PROXY_KINDS ?? 'node-http,hpm-eject').split(',')) {
-    const proxy: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'proxy-server.ts')], {
-      env: { ...process.env, PROXY_KIND: kind, UPSTREAM_URL: raw.url },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = new Promise<void>((r) => proxy.once('exit', () => r()));
-    const port = await new Promise<number>((resolve) =>
-      createInterface({ input: proxy.stdout! }).on('line', (l) => {
-        const m = /^listening (\d+)$/.exec(l);
-        if (m) resolve(Number(m[1]));
-      }),
-    );
-    const url = `http://127.0.0.1:${port}/integrations/external/leads/x`;
+    const proxy = await startProxy(kind, raw.url);
+    const url = `${proxy.url}/integrations/external/leads/x`;
     for (let i = 0; i < 2 * N; i++) await get(url); // warm up
     const strace = spawn('strace', ['-f', '-c', '-p', String(proxy.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
     let report = '';
@@ -52,8 +38,7 @@ try {
       const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)$/.exec(line);
       if (m) process.stdout.write(`  ${(Number(m[1]) / N).toFixed(2).padStart(6)} ${m[2]}\n`);
     }
-    proxy.kill('SIGTERM');
-    await exited;
+    await proxy.stop();
   }
 } finally {
   await raw.stop();

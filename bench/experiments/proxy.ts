@@ -1,42 +1,14 @@
 /**
  * `tsx bench/experiments/proxy.ts`: what a proxy hop costs on this machine, for the gateway findings in
  * bench/README.md. The raw node:http server of the bench, then three proxies in front of it (each a
- * separate process, see proxy-server.ts), at BENCH_CONNECTIONS (32) for 5 s after 1 s, and at one
+ * separate process, see bench/proxy-server.ts), at BENCH_CONNECTIONS (32) for 5 s after 1 s, and at one
  * connection: req/s, p50/p99 and the proxy's CPU per request. Needs no database.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { coresBusy, formatCores, snapshot } from '../lib/cpu.js';
 import { measure } from '../lib/load.js';
-import { startRawServer } from '../lib/raw.js';
+import { startProxy, startRawServer } from '../lib/raw.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const C = Number(process.env.BENCH_CONNECTIONS ?? 32);
-
-async function startProxy(kind: string, upstream: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'proxy-server.ts')], {
-    env: { ...process.env, PROXY_KIND: kind, UPSTREAM_URL: upstream },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${kind} proxy exited with ${code}`)));
-    createInterface({ input: child.stdout! }).on('line', (l) => {
-      const m = /^listening (\d+)$/.exec(l);
-      if (m) resolve(Number(m[1]));
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: async () => {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
 
 const raw = await startRawServer(JSON.stringify({ filler: 'x'.repeat(1750) }));
 try {

@@ -3,7 +3,8 @@
  * samples were spent by their own frame (self) and by everything under a frame (inclusive), grouped
  * by package (node_modules/<pkg>), Node internals, this repository's code, GC and idle.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 
 interface CallFrame {
   functionName: string;
@@ -108,4 +109,27 @@ export function formatSummary(s: ProfileSummary, top = 15): string {
   lines.push('  top functions by self time:');
   for (const [k, v] of s.topFunctions.filter(([k]) => !k.startsWith('(idle)')).slice(0, top)) lines.push(`    ${pct(v)}  ${k}`);
   return lines.join('\n');
+}
+
+/**
+ * The profiles a bench's processes wrote under `profDir/<process>` at their exit, each summarised over every phase
+ * `relevant` selects for that process: one heading and one summary per pair.
+ */
+export function phaseProfiles(
+  profDir: string,
+  phases: { name: string; fromUs: number; toUs: number }[],
+  relevant: Record<string, (phase: string) => boolean>,
+  top = 15,
+): string[] {
+  const out: string[] = [];
+  for (const [proc, wanted] of Object.entries(relevant)) {
+    const dir = path.join(profDir, proc);
+    const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
+    for (const file of files) {
+      for (const p of phases.filter((x) => wanted(x.name))) {
+        out.push(`### ${proc} during "${p.name}" (${path.join(dir, file)})`, formatSummary(summarize(path.join(dir, file), p), top));
+      }
+    }
+  }
+  return out;
 }

@@ -16,7 +16,7 @@ import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { launchStack, type ProcessName, REPO_ROOT, type Stack, type StackOptions } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from './cpu.js';
 import { monotonicUs } from './cpuprofile.js';
-import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, runBench } from './infra.js';
+import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, withCleanup } from './infra.js';
 import type { LoadResult } from './load.js';
 import { type Activity, ActivitySampler } from './pgactivity.js';
 import type { PgbenchSpec } from './pgbench.js';
@@ -32,6 +32,7 @@ export const num = (name: string, fallback: number) => {
 export const say = (s = '') => process.stdout.write(`${s}\n`);
 export const f0 = (n: number) => (Number.isFinite(n) ? Math.round(n).toString() : 'n/a');
 export const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
+export const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : 'n/a');
 export const f3 = (n: number) => (Number.isFinite(n) ? n.toFixed(3) : 'n/a');
 export const ratio = (a: number, b: number) => (b > 0 ? a / b : Number.NaN);
 export const verdict = (ok: boolean) => (ok ? 'PASS' : 'BELOW');
@@ -80,6 +81,7 @@ export class BenchRun {
   readonly identitySecret = randomBytes(32).toString('hex');
   readonly adminToken = randomBytes(24).toString('hex');
   readonly phases: Phase[] = [];
+  /** The names of the phases during which the rest of the machine used more than DISTURBANCE_CORES. */
   readonly disturbed: string[] = [];
   /** Every process the run started (checked at clean-up), and those whose CPU the phases account for. */
   private readonly startedPids = new Map<string, number>();
@@ -250,6 +252,7 @@ export class BenchRun {
     const toUs = monotonicUs();
     const cores = coresBusy(before, snapshot(this.cpuTargets()));
     this.phases.push({ name, fromUs, toUs, cores });
+    if ((cores['other processes'] ?? 0) > DISTURBANCE_CORES) this.disturbed.push(name);
     if (this.crashed) throw new Error(this.crashed);
     return { value, cores };
   };
@@ -286,7 +289,6 @@ export class BenchRun {
       cpuOf && cores[cpuOf] !== undefined && r.rate > 0 ? `; ${cpuOf} ${f0((cores[cpuOf]! / r.rate) * 1e6)} µs CPU per request` : '';
     const other = cores['other processes'] ?? 0;
     const disturbed = other > DISTURBANCE_CORES ? `   DISTURBED: other processes used ${other.toFixed(2)} cores` : '';
-    if (disturbed) this.disturbed.push(label);
     say(`  ${''.padEnd(52)}cpu cores: ${formatCores(cores)}${per}${disturbed}`);
   };
 
@@ -302,11 +304,11 @@ export class BenchRun {
 
   /**
    * Runs `main`, then stops everything the run started (`stops` first: the run's own extra processes), drops the
-   * database, deletes the stream and the Redis keys, and checks that every process it started is gone. SIGINT and
-   * SIGTERM clean up too. Exits with 1 when `main` failed.
+   * database, deletes the stream and the Redis keys, and checks that every process it started is gone; also on
+   * SIGINT and SIGTERM (through runBench). Returns what `main` returned.
    */
-  async execute(main: () => Promise<void>, stops: () => Promise<string[]> = async () => []): Promise<never> {
-    return runBench(main, async () => {
+  run<T>(main: () => Promise<T>, stops: () => Promise<string[]> = async () => []): Promise<T> {
+    return withCleanup(main, async () => {
       const notes = await stops();
       await this.stopStack().catch((e: Error) => notes.push(`stack: ${e.message}`));
       notes.push(...(await releaseResources(this)));

@@ -83,18 +83,34 @@ export async function releaseResources(r: RunResources): Promise<string[]> {
   return notes;
 }
 
+/** The clean-ups of the benches under way: a signal runs them all (bench:all runs several benches in turn). */
+const pending = new Set<() => Promise<void>>();
+
+/** Runs `main`, then `cleanup` whatever happened; an interruption meanwhile runs `cleanup` through runBench. */
+export async function withCleanup<T>(main: () => Promise<T>, cleanup: () => Promise<void>): Promise<T> {
+  pending.add(cleanup);
+  try {
+    return await main();
+  } finally {
+    pending.delete(cleanup);
+    await cleanup();
+  }
+}
+
 /**
- * Runs a bench's `main`, then `cleanup` (also on SIGINT / SIGTERM, once), and exits: 1 when `main` failed, 130 when
- * interrupted.
+ * Runs a bench's `main` (its clean-ups registered with withCleanup), then `cleanup` (also on SIGINT / SIGTERM,
+ * once, with every pending clean-up), and exits: 1 when `main` failed, 130 when interrupted.
  */
-export async function runBench(main: () => Promise<void>, cleanup: () => Promise<void>): Promise<never> {
+export async function runBench(main: () => Promise<unknown>, cleanup: () => Promise<void> = async () => undefined): Promise<never> {
   let interrupted = false;
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => {
       if (interrupted) return;
       interrupted = true;
       process.stderr.write(`${sig}: stopping what the bench started ...\n`);
-      void cleanup().finally(() => process.exit(130));
+      const all = [...pending, cleanup];
+      pending.clear();
+      void Promise.allSettled(all.map((c) => c())).finally(() => process.exit(130));
     });
   }
   let code = 0;

@@ -1,4 +1,7 @@
-/** Starts bench/raw-server.ts as a child process and stops it by its PID. */
+/**
+ * The bench's own servers, each a child process that prints `listening <port>` once it accepts connections:
+ * the raw node:http server (bench/raw-server.ts) and the proxies of bench/proxy-server.ts. Stopped by their PID.
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,17 +13,17 @@ export interface RawServer {
   stop(): Promise<void>;
 }
 
-const SERVER = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'raw-server.ts');
+const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-export async function startRawServer(body: string): Promise<RawServer> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SERVER], {
-    env: { ...process.env, RAW_BODY: body },
+async function startServer(label: string, script: string, env: Record<string, string>): Promise<RawServer> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH, script)], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the raw server did not start within 20 s')), 20_000);
-    child.once('exit', (code) => reject(new Error(`the raw server exited with ${code}`)));
+    const timer = setTimeout(() => reject(new Error(`${label} did not start within 20 s`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
       const m = /^listening (\d+)$/.exec(line);
       if (m) {
@@ -41,3 +44,10 @@ export async function startRawServer(body: string): Promise<RawServer> {
     },
   };
 }
+
+/** The ceiling of the GET measurement: a bare node:http server answering every request with `body`. */
+export const startRawServer = (body: string) => startServer('the raw server', 'raw-server.ts', { RAW_BODY: body });
+
+/** A proxy of bench/proxy-server.ts (PROXY_KIND `kind`) in front of `upstreamUrl`, sending `identity` upstream. */
+export const startProxy = (kind: string, upstreamUrl: string, identity = 'token') =>
+  startServer(`the ${kind} proxy`, 'proxy-server.ts', { PROXY_KIND: kind, UPSTREAM_URL: upstreamUrl, PROXY_IDENTITY: identity });

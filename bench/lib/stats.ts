@@ -18,6 +18,9 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[rank]!;
 }
 
+/** The median of unsorted values (nearest rank). */
+export const median = (values: number[]): number => percentile(Float64Array.from(values).sort(), 50);
+
 export function figures(samplesUs: Float64Array, seconds: number): Figures {
   const sorted = Float64Array.from(samplesUs).sort();
   let sum = 0;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { AdminClient } from '../../scripts/demo.js';
 import type { ProcessName } from '../../scripts/stack.js';
 import { BenchRun, f0, f1, num, say } from '../lib/harness.js';
+import { runBench } from '../lib/infra.js';
 import { seed } from '../lib/seed.js';
 import { growthReport } from './compare.js';
 import { readHeap } from './heapsnapshot.js';
@@ -111,59 +112,63 @@ function trafficLine(label: string, r: TrafficResult): void {
   );
 }
 
-await run.execute(async () => {
-  await run.preamble(
-    `bench:soak: the reliability soak's mix at ${RATE} req/s for ${SECONDS} s, ${WATCHED}'s memory followed`,
-    `warm-up ${WARMUP} s; heap snapshots ${SNAPSHOTS ? 'after the warm-up and at the end' : 'off'}; ${WATCHED} extra env ${JSON.stringify(EXTRA_ENV)}`,
-  );
-  mkdirSync(heapDir, { recursive: true });
-  const nodeOptions = [process.env.NODE_OPTIONS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`].filter(Boolean).join(' ');
-  const stack = await run.launch({ [WATCHED]: { NODE_OPTIONS: nodeOptions, ...EXTRA_ENV } });
-  const t = await tenant(stack.gatewayUrl);
-  const pid = stack.pids[WATCHED];
-  const metricsUrl = stack.metricsUrls[WATCHED];
-  const s = sampler(stack.pids, metricsUrl);
+await runBench(() =>
+  run.run(async () => {
+    await run.preamble(
+      `bench:soak: the reliability soak's mix at ${RATE} req/s for ${SECONDS} s, ${WATCHED}'s memory followed`,
+      `warm-up ${WARMUP} s; heap snapshots ${SNAPSHOTS ? 'after the warm-up and at the end' : 'off'}; ${WATCHED} extra env ${JSON.stringify(EXTRA_ENV)}`,
+    );
+    mkdirSync(heapDir, { recursive: true });
+    const nodeOptions = [process.env.NODE_OPTIONS, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${heapDir}`]
+      .filter(Boolean)
+      .join(' ');
+    const stack = await run.launch({ [WATCHED]: { NODE_OPTIONS: nodeOptions, ...EXTRA_ENV } });
+    const t = await tenant(stack.gatewayUrl);
+    const pid = stack.pids[WATCHED];
+    const metricsUrl = stack.metricsUrls[WATCHED];
+    const s = sampler(stack.pids, metricsUrl);
 
-  say('## Traffic');
-  const warm = await sendTraffic(stack.gatewayUrl, t, RATE, WARMUP);
-  trafficLine('warm-up', warm);
-  const afterWarmUp = { sample: s.samples.at(-1), heap: await heapOf(metricsUrl) };
-  const first = SNAPSHOTS ? await heapSnapshot(pid, metricsUrl) : undefined;
-  const steadyFrom = s.samples.length;
-  const steady = await sendTraffic(stack.gatewayUrl, t, RATE, SECONDS - WARMUP);
-  trafficLine('after the warm-up', steady);
-  const atEnd = { sample: s.samples.at(-1), heap: await heapOf(metricsUrl) };
-  const last = SNAPSHOTS ? await heapSnapshot(pid, metricsUrl) : undefined;
-  s.stop();
+    say('## Traffic');
+    const warm = await sendTraffic(stack.gatewayUrl, t, RATE, WARMUP);
+    trafficLine('warm-up', warm);
+    const afterWarmUp = { sample: s.samples.at(-1), heap: await heapOf(metricsUrl) };
+    const first = SNAPSHOTS ? await heapSnapshot(pid, metricsUrl) : undefined;
+    const steadyFrom = s.samples.length;
+    const steady = await sendTraffic(stack.gatewayUrl, t, RATE, SECONDS - WARMUP);
+    trafficLine('after the warm-up', steady);
+    const atEnd = { sample: s.samples.at(-1), heap: await heapOf(metricsUrl) };
+    const last = SNAPSHOTS ? await heapSnapshot(pid, metricsUrl) : undefined;
+    s.stop();
 
-  say();
-  say('## Memory');
-  memoryLine('after the warm-up', afterWarmUp.sample, afterWarmUp.heap);
-  memoryLine('at the end', atEnd.sample, atEnd.heap);
-  // The soak test's measure: the median of the first and of the last third after the warm-up.
-  const series = s.samples.slice(steadyFrom);
-  const third = Math.max(1, Math.floor(series.length / 3));
-  const thirds = Object.keys(stack.pids).map((k) => {
-    const a = median(series.slice(0, third).map((x) => x.rss[k]!));
-    const b = median(series.slice(-third).map((x) => x.rss[k]!));
-    return `${k} ${f0(a)}→${f0(b)} (${b - a >= 0 ? '+' : ''}${f0(b - a)})`;
-  });
-  say(`  RSS MB, first → last third after the warm-up (the soak test's measure): ${thirds.join(', ')}`);
-  // A process whose RSS peaks mid-run and keeps its pages shows little between the thirds: the peak says it.
-  const peak = Math.max(...series.map((x) => x.rss[WATCHED]!));
-  say(
-    `  ${WATCHED} RSS MB after the warm-up → highest after it → at the end: ${f0(afterWarmUp.sample?.rss[WATCHED] ?? Number.NaN)} → ${f0(peak)} → ${f0(atEnd.sample?.rss[WATCHED] ?? Number.NaN)}${first ? " (the first snapshot's own memory included: compare RSS with BENCH_SOAK_SNAPSHOTS=0)" : ''}`,
-  );
-  say(`  ${WATCHED} each minute (s: RSS MB / heap used / heap total / old space):`);
-  const heapNear = (i: number) => s.samples.slice(i, i + 6).find((x) => x.heap)?.heap;
-  const minutes = s.samples.flatMap((x, i) => {
-    if (i % 60 !== 0 && i !== s.samples.length - 1) return [];
-    const h = heapNear(i);
-    return [
-      `${f0(x.at)}: ${f0(x.rss[WATCHED]!)}/${f0(h?.usedMb ?? Number.NaN)}/${f0(h?.totalMb ?? Number.NaN)}/${f0(h?.spacesMb.old ?? Number.NaN)}`,
-    ];
-  });
-  say(`    ${minutes.join('  ')}`);
-  await run.stopStack();
-  if (first && last) growthReport(WATCHED, readHeap(first), readHeap(last));
-});
+    say();
+    say('## Memory');
+    memoryLine('after the warm-up', afterWarmUp.sample, afterWarmUp.heap);
+    memoryLine('at the end', atEnd.sample, atEnd.heap);
+    // The soak test's measure: the median of the first and of the last third after the warm-up.
+    const series = s.samples.slice(steadyFrom);
+    const third = Math.max(1, Math.floor(series.length / 3));
+    const thirds = Object.keys(stack.pids).map((k) => {
+      const a = median(series.slice(0, third).map((x) => x.rss[k]!));
+      const b = median(series.slice(-third).map((x) => x.rss[k]!));
+      return `${k} ${f0(a)}→${f0(b)} (${b - a >= 0 ? '+' : ''}${f0(b - a)})`;
+    });
+    say(`  RSS MB, first → last third after the warm-up (the soak test's measure): ${thirds.join(', ')}`);
+    // A process whose RSS peaks mid-run and keeps its pages shows little between the thirds: the peak says it.
+    const peak = Math.max(...series.map((x) => x.rss[WATCHED]!));
+    say(
+      `  ${WATCHED} RSS MB after the warm-up → highest after it → at the end: ${f0(afterWarmUp.sample?.rss[WATCHED] ?? Number.NaN)} → ${f0(peak)} → ${f0(atEnd.sample?.rss[WATCHED] ?? Number.NaN)}${first ? " (the first snapshot's own memory included: compare RSS with BENCH_SOAK_SNAPSHOTS=0)" : ''}`,
+    );
+    say(`  ${WATCHED} each minute (s: RSS MB / heap used / heap total / old space):`);
+    const heapNear = (i: number) => s.samples.slice(i, i + 6).find((x) => x.heap)?.heap;
+    const minutes = s.samples.flatMap((x, i) => {
+      if (i % 60 !== 0 && i !== s.samples.length - 1) return [];
+      const h = heapNear(i);
+      return [
+        `${f0(x.at)}: ${f0(x.rss[WATCHED]!)}/${f0(h?.usedMb ?? Number.NaN)}/${f0(h?.totalMb ?? Number.NaN)}/${f0(h?.spacesMb.old ?? Number.NaN)}`,
+      ];
+    });
+    say(`    ${minutes.join('  ')}`);
+    await run.stopStack();
+    if (first && last) growthReport(WATCHED, readHeap(first), readHeap(last));
+  }),
+);

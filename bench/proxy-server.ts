@@ -1,5 +1,7 @@
 /**
- * One proxy in front of UPSTREAM_URL, chosen by PROXY_KIND, for bench/experiments/proxy.ts:
+ * One proxy in front of UPSTREAM_URL, chosen by PROXY_KIND, for bench/experiments/proxy.ts and the bare forward of
+ * `npm run bench`; it replaces `authorization` with the identity header PROXY_IDENTITY (a signed token when crm is
+ * the upstream):
  *   node-http: node:http server, http.request with a keep-alive agent, responses piped back
  *   undici:    node:http server, undici Pool.request (keep-alive), body piped back
  *   express-hpm: Express + http-proxy-middleware with the gateway's options (no auth, no rate limit)
@@ -22,12 +24,13 @@ import { Pool } from 'undici';
 
 const upstream = new URL(process.env.UPSTREAM_URL ?? 'http://127.0.0.1:1');
 const kind = process.env.PROXY_KIND ?? 'node-http';
+const identity = process.env.PROXY_IDENTITY ?? 'token';
 let handler: http.RequestListener;
 
 if (kind === 'node-http') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   handler = (req, res) => {
-    const headers = { ...req.headers, 'x-svc-identity': 'token' };
+    const headers = { ...req.headers, 'x-svc-identity': identity };
     delete headers.authorization;
     const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
@@ -39,7 +42,7 @@ if (kind === 'node-http') {
 } else if (kind === 'undici') {
   const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });
   handler = (req, res) => {
-    const headers: Record<string, string | string[] | undefined> = { ...req.headers, 'x-svc-identity': 'token' };
+    const headers: Record<string, string | string[] | undefined> = { ...req.headers, 'x-svc-identity': identity };
     delete headers.authorization;
     delete headers.connection;
     delete headers['keep-alive'];
@@ -62,7 +65,7 @@ if (kind === 'node-http') {
     on: {
       proxyReq: (proxyReq) => {
         proxyReq.removeHeader('authorization');
-        proxyReq.setHeader('x-svc-identity', 'token');
+        proxyReq.setHeader('x-svc-identity', identity);
       },
     },
   });
@@ -72,7 +75,7 @@ if (kind === 'node-http') {
   const plugin: Plugin = (proxyServer) => {
     proxyServer.on('proxyReq', (proxyReq) => {
       proxyReq.removeHeader('authorization');
-      proxyReq.setHeader('x-svc-identity', 'token');
+      proxyReq.setHeader('x-svc-identity', identity);
     });
     proxyServer.on('error', (_err, _req, res) => {
       if (res instanceof http.ServerResponse && !res.headersSent) res.writeHead(502).end();
@@ -114,7 +117,7 @@ if (kind === 'node-http') {
       on: {
         proxyReq: (proxyReq) => {
           proxyReq.removeHeader('authorization');
-          proxyReq.setHeader('x-svc-identity', 'token');
+          proxyReq.setHeader('x-svc-identity', identity);
         },
       },
     }),

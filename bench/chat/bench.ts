@@ -1,0 +1,217 @@
+/**
+ * Chat (`npm run bench:chat`, and a part of `npm run bench:all`): GET /chats over many chats of one company (the
+ * first page and a page deep behind a cursor) and POST /chats/{id}/messages against the fake Graph server, through
+ * the gateway against the whole system run as processes. Each is printed next to a ceiling measured in the same run:
+ * pgbench of the very list statements chat sends (its CHAT_SELECT and planList), and the bare round trip to the fake
+ * provider. Prints, never asserts; returns the figures of issue 20. See bench/chat/README.md.
+ */
+import { CHAT_SELECT, planList } from '@svc/chat';
+import { FakeGraph } from '@svc/chat/testing';
+import { AdminClient } from '../../scripts/demo.js';
+import { BenchRun, f1, f2, f3, ratio, say, verdict } from '../lib/harness.js';
+import { adminQuery } from '../lib/infra.js';
+import { type LoadResult, measure } from '../lib/load.js';
+import { bound, lit, pgbench } from '../lib/pgbench.js';
+import { seed } from '../lib/seed.js';
+import type { Figures } from '../lib/stats.js';
+import { type BenchFigures, meets, targetText } from '../lib/targets.js';
+
+export interface ChatSettings {
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  oneDurationS: number;
+  chats: number;
+  /** The cursor page measured, 50 chats a page. */
+  deepPage: number;
+}
+
+export type ChatFigures = BenchFigures<'chat_list_p99_vs_pgbench' | 'chat_list_rps_vs_pgbench' | 'chat_send_cpu_ms'>;
+
+const TAKE = 50;
+
+async function get<T>(url: string, key: string): Promise<T> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${url}: ${res.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as T;
+}
+
+const header = () => say(`  ${''.padEnd(62)} ${'req/s'.padStart(9)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
+function line(label: string, r: Figures & { unexpected?: number; statuses?: Record<string, number> }, mark = '') {
+  const bad = r.unexpected ? `   UNEXPECTED: ${r.unexpected} (statuses ${JSON.stringify(r.statuses)})` : '';
+  say(`  ${label.padEnd(62)} ${f1(r.rate).padStart(9)} ${f2(r.p50us / 1000).padStart(9)} ${f2(r.p99us / 1000).padStart(9)}${bad}${mark}`);
+}
+
+/** Runs the bench on its own stack and database, removed afterwards. */
+export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
+  const { connections: C, durationS: DURATION, warmupS: WARMUP, oneDurationS: ONE_DURATION, chats: CHATS, deepPage: DEEP_PAGE } = settings;
+  const bench = new BenchRun('bench-chat');
+  const { database } = bench;
+  let graph: FakeGraph | undefined;
+  /** A phase of the bench, its CPU line printed under its figures (with the DISTURBED mark). */
+  const phase = async <T extends Figures>(name: string, work: () => Promise<T>) => {
+    const r = await bench.phase(name, work);
+    return {
+      ...r,
+      mark: bench.disturbed.includes(name) ? `   DISTURBED: other processes used ${f2(r.cores['other processes'] ?? 0)} cores` : '',
+    };
+  };
+
+  const main = async (): Promise<ChatFigures> => {
+    await bench.preamble(
+      'svc bench: chat',
+      `${CHATS} chats; ${C} connections for ${DURATION} s, one for ${ONE_DURATION} s, after ${WARMUP} s; page ${DEEP_PAGE} by cursor`,
+    );
+    graph = await new FakeGraph().start();
+    say('  the fake Graph server and the load run in this process ("bench (autocannon)")');
+    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token } });
+    const gw = stack.gatewayUrl;
+    const admin = new AdminClient(gw, bench.adminToken);
+    const s = await seed(gw, bench.adminToken);
+    const number = await admin.create<{ id: string }>(`/companies/${s.companyId}/whatsapp-numbers`, {
+      display_number: '+55 11 4000-0000',
+      raw_number: '551140000000',
+      phone_number_id: graph.phoneNumberIds[0],
+      business_account_id: graph.businessAccountId,
+      provider: 'whatsapp_cloud',
+    });
+
+    // The chats of the company, written in one statement (the admin API would take minutes at the machine's pace):
+    // activity spread over the last CHATS minutes, a third unread, a tenth archived.
+    const t0 = performance.now();
+    await adminQuery(
+      `insert into chat.chats (id, company_id, channel_type, chat_type, channel_account_id, wa_contact_id, contact_number, remote_profile_name,
+         status, priority, unread_count, is_manually_unread, archived_at, last_customer_msg_at, last_activity_at, trailing_outbound_count,
+         ai_message_count, created_at, updated_at)
+       select gen_random_uuid(), ${lit(s.companyId)}, 'WHATSAPP', 'INDIVIDUAL', ${lit(number.id)}, (5511900000000 + g)::text, '+' || (5511900000000 + g)::text,
+         'Contact ' || g, 'OPEN', g % 4, case when g % 3 = 0 then 2 else 0 end, false, case when g % 10 = 0 then now() end,
+         now() - (g || ' minutes')::interval, now() - (g || ' minutes')::interval, 0, 0, now(), now()
+       from generate_series(1, ${CHATS}) g`,
+      database,
+    );
+    await adminQuery('analyze chat.chats', database);
+    say(`  seeded ${CHATS} chats of one company in ${f1((performance.now() - t0) / 1000)} s (SQL, then analyze)`);
+
+    const chatsUrl = `${gw}/integrations/external/chats`;
+    const headers = { authorization: `Bearer ${s.key}` };
+    const first = await get<{ total: number; records: { id: string }[]; next_cursor: string }>(`${chatsUrl}?take=${TAKE}`, s.key);
+    let cursor = first.next_cursor;
+    for (let page = 2; page < DEEP_PAGE; page++)
+      cursor = (await get<{ next_cursor: string }>(`${chatsUrl}?take=${TAKE}&cursor=${cursor}`, s.key)).next_cursor;
+    const deep = await get<{ records: { id: string }[] }>(`${chatsUrl}?take=${TAKE}&cursor=${cursor}`, s.key);
+    say(`  GET /chats?take=${TAKE}: total ${first.total} (not archived); page ${DEEP_PAGE} by cursor holds ${deep.records.length} chats`);
+
+    say();
+    say(`GET /chats through the gateway (${CHATS} chats of one company), next to pgbench of chat's list statements`);
+    header();
+    const cursorOf = (c: string) => JSON.parse(Buffer.from(c, 'base64url').toString('utf8')) as { t: string; i: string };
+    const pages = [
+      ['first page', `${chatsUrl}?take=${TAKE}`, null],
+      [`page ${DEEP_PAGE}`, `${chatsUrl}?take=${TAKE}&cursor=${cursor}`, cursorOf(cursor)],
+    ] as const;
+    /** Each list phase against its ceiling at the same number of clients: p99 over pgbench's, req/s over pgbench's. */
+    const versus: { phases: string[]; p99: number; rps: number }[] = [];
+    for (const [label, url, at] of pages) {
+      // The ceiling: the page and count statements chat sends for this request, as one pgbench transaction.
+      const plan = planList(s.companyId, {}, null);
+      const values: Record<number, string> = { 1: lit(s.companyId) };
+      let where = plan.where;
+      if (at) where += ` and (c.last_activity_at, c.id) < (${lit(at.t)}::timestamptz, ${lit(at.i)}::uuid)`;
+      const script = [
+        bound(`${CHAT_SELECT} where ${where} order by c.last_activity_at desc, c.id desc limit ${TAKE + 1}`, values),
+        bound(`select count(*)::int as total from chats c where ${plan.where}`, values),
+      ].join('\n');
+      for (const connections of [1, C]) {
+        const durationS = connections === 1 ? ONE_DURATION : DURATION;
+        const name = `GET ${label} ${connections}c`;
+        const r = await phase(name, () => measure({ url, headers, connections, durationS, warmupS: WARMUP, expectStatus: 200 }));
+        line(`${label}${at ? ' (cursor)' : ''}, ${connections} connection${connections > 1 ? 's' : ''}`, r.value as LoadResult, r.mark);
+        const pgName = `pgbench ${label} ${connections}c`;
+        const spec = bench.pgbenchSpec(`list_${at ? 'deep' : 'first'}_${connections}`, `${script}\n`, connections, durationS, 1, 2);
+        const pg = await phase(pgName, () => pgbench({ ...spec, searchPath: 'chat' }, bench.onPgbench));
+        line(`  ceiling: pgbench page + count, ${connections} client${connections > 1 ? 's' : ''}`, pg.value, pg.mark);
+        versus.push({ phases: [name, pgName], p99: ratio(r.value.p99us, pg.value.p99us), rps: ratio(r.value.rate, pg.value.rate) });
+      }
+    }
+    const worstP99 = versus.reduce((w, v) => (v.p99 > w.p99 || Number.isNaN(v.p99) ? v : w));
+    const worstRps = versus.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
+    say(
+      `  worst phase: p99 / pgbench ${f3(worstP99.p99)} (${worstP99.phases[0]}; target ${targetText('chat_list_p99_vs_pgbench')}: ` +
+        `${verdict(meets('chat_list_p99_vs_pgbench', worstP99.p99))}); req/s / pgbench ${f3(worstRps.rps)} (${worstRps.phases[0]}; ` +
+        `target ${targetText('chat_list_rps_vs_pgbench')}: ${verdict(meets('chat_list_rps_vs_pgbench', worstRps.rps))})`,
+    );
+
+    // Sending: one chat inside its window, text messages to the fake Graph server.
+    const target = first.records[0]!.id;
+    await adminQuery(`update chat.chats set last_customer_msg_at = now() where id = ${lit(target)}`, database);
+    const sendBody = JSON.stringify({ body: 'Olá! Your order has shipped.' });
+    const graphBody = JSON.stringify({
+      messaging_product: 'whatsapp',
+      recipient_type: 'individual',
+      to: '5511900000001',
+      type: 'text',
+      text: { body: 'Olá! Your order has shipped.' },
+    });
+    say();
+    say('POST /chats/{id}/messages (text, synchronous to the provider) through the gateway, next to the bare provider round trip');
+    header();
+    let sendCpuMs = Number.NaN;
+    for (const connections of [1, C]) {
+      const durationS = connections === 1 ? ONE_DURATION : DURATION;
+      const name = `send ${connections}c`;
+      const r = await phase(name, () =>
+        measure({
+          url: `${chatsUrl}/${target}/messages`,
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: sendBody,
+          connections,
+          durationS,
+          warmupS: WARMUP,
+          expectStatus: 201,
+        }),
+      );
+      // chat's CPU per send: its cores busy over the phase / sends per second.
+      const cpuMs = ((r.cores.chat ?? Number.NaN) / r.value.rate) * 1000;
+      line(`send, ${connections} connection${connections > 1 ? 's' : ''}`, r.value, r.mark);
+      say(`  ${''.padEnd(62)} chat ${f2(cpuMs)} ms CPU per send (chat at ${f2(r.cores.chat ?? Number.NaN)} cores)`);
+      if (connections === C) sendCpuMs = cpuMs;
+      const bare = await phase(`bare graph ${connections}c`, () =>
+        measure({
+          url: `${graph!.baseUrl}/${graph!.phoneNumberIds[0]}/messages`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${graph!.token}`, 'content-type': 'application/json' },
+          body: graphBody,
+          connections,
+          durationS,
+          warmupS: 1,
+          expectStatus: 200,
+        }),
+      );
+      line(`  ceiling: bare POST to the fake Graph server, ${connections} connection${connections > 1 ? 's' : ''}`, bare.value, bare.mark);
+    }
+    say(
+      `  chat CPU per send at ${C} connections: ${f2(sendCpuMs)} ms (target ${targetText('chat_send_cpu_ms')}: ${verdict(meets('chat_send_cpu_ms', sendCpuMs))})`,
+    );
+    if (graph.violations.length) say(`\nFAKE GRAPH VIOLATIONS: ${graph.violations.slice(0, 3).join('; ')}`);
+    bench.summarizeDisturbance();
+    return {
+      figures: {
+        chat_list_p99_vs_pgbench: { value: worstP99.p99, phases: worstP99.phases },
+        chat_list_rps_vs_pgbench: { value: worstRps.rps, phases: worstRps.phases },
+        chat_send_cpu_ms: { value: sendCpuMs, phases: [`send ${C}c`] },
+      },
+      disturbed: [...bench.disturbed],
+    };
+  };
+
+  return bench.run(main, async () => {
+    const notes: string[] = [];
+    await graph?.stop().then(
+      () => notes.push('stopped the fake Graph server'),
+      (e: Error) => notes.push(`graph: ${e.message}`),
+    );
+    return notes;
+  });
+}
