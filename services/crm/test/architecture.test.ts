@@ -1,6 +1,6 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fileCycles, folderCycles, folderOf, importEdges, queriesOutsideStores } from '@svc/platform/testing-architecture';
+import { folderOf, importEdges, NO_SHAPE_PROBLEMS, shapeProblems } from '@svc/platform/testing-architecture';
 import { expect } from 'chai';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../src');
@@ -24,15 +24,7 @@ describe("crm's inner shape (decisions 0091, 0201)", () => {
     expect(back).to.deep.equal([]);
   });
 
-  it('has no cycle between folders: no folder reaches itself through the folders it imports', () => {
-    expect(folderCycles(SRC)).to.deep.equal([]);
-  });
-
-  it('has no cycle between files', () => {
-    expect(fileCycles(SRC)).to.deep.equal([]);
-  });
-
-  it('reaches Postgres only from its stores, entities, migrations and db wiring', () => {
-    expect(queriesOutsideStores(SRC)).to.deep.equal([]);
+  it('has no cycle between folders or files, and reaches Postgres only from its stores, entities, migrations and db.ts', () => {
+    expect(shapeProblems(SRC)).to.deep.equal(NO_SHAPE_PROBLEMS);
   });
 });

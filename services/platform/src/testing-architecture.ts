@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Checks of a service's inner shape, shared by every service's `architecture.test.ts` (decision 0201):
@@ -134,3 +135,16 @@ export function queriesOutsideStores(src: string, allowed: (path: string) => boo
   }
   return found;
 }
+
+/** What a service's architecture test asserts empty: its folder cycles, file cycles and queries outside stores. */
+export function shapeProblems(src: string | URL, o: { rootFiles?: boolean; allowed?: (path: string) => boolean } = {}) {
+  const dir = typeof src === 'string' ? src : fileURLToPath(src);
+  return {
+    folderCycles: folderCycles(dir, { rootFiles: o.rootFiles }),
+    fileCycles: fileCycles(dir),
+    queriesOutsideStores: queriesOutsideStores(dir, o.allowed),
+  };
+}
+
+/** The value of shapeProblems for a service in the shape of decision 0201. */
+export const NO_SHAPE_PROBLEMS = { folderCycles: [], fileCycles: [], queriesOutsideStores: [] };

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { fileCycles, folderCycles, isStoreOrSchema, queriesOutsideStores } from '../src/testing-architecture.js';
+import {
+  fileCycles,
+  folderCycles,
+  isStoreOrSchema,
+  NO_SHAPE_PROBLEMS,
+  queriesOutsideStores,
+  shapeProblems,
+} from '../src/testing-architecture.js';
 
 const SRC = join(dirname(fileURLToPath(import.meta.url)), '../src');
 
@@ -143,15 +150,7 @@ describe('the shared architecture checks (decision 0201)', () => {
 });
 
 describe("the platform's own shape", () => {
-  it('has no cycle between its folders and root files', () => {
-    expect(folderCycles(SRC, { rootFiles: true })).to.deep.equal([]);
-  });
-
-  it('has no cycle between files', () => {
-    expect(fileCycles(SRC)).to.deep.equal([]);
-  });
-
-  it('reaches Postgres only from its store layer: db/, the outbox store and entity, the test helpers', () => {
-    expect(queriesOutsideStores(SRC, platformStores)).to.deep.equal([]);
+  it('has no cycle between its folders, root files or files; reaches Postgres only from db/, the outbox store and entity, the test helpers', () => {
+    expect(shapeProblems(SRC, { rootFiles: true, allowed: platformStores })).to.deep.equal(NO_SHAPE_PROBLEMS);
   });
 });
