@@ -9,16 +9,8 @@ import { assignAgent, chatOfContact, insertChat, newChat } from '../chats/chat.s
 import { chatSummaryView } from '../chats/chat.view.js';
 import { addParticipant } from '../chats/participant.store.js';
 import type { CrmPeople } from '../people/crm-people.js';
+import { templateField } from './outbound.schema.js';
 import type { MessageSender } from './outbound.sender.js';
-
-const templateField = z.strictObject({
-  component: z.string().min(1).max(20),
-  type: z.string().min(1).max(20).optional(),
-  value: z.string().max(4096),
-  index: z.number().int().min(0).max(100).optional(),
-  button_index: z.number().int().min(0).max(10).optional(),
-  card_index: z.number().int().min(0).max(10).optional(),
-});
 
 /** POST /chats (CreateExternalChat): a contact by WhatsApp id or by crm contact id, a number, the initial template. */
 export const createChatBody = z

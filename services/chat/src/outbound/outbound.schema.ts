@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
-const templateField = z.strictObject({
+/** A template's variable as the send and create routes take it. */
+export const templateField = z.strictObject({
   component: z.string().min(1).max(20),
   type: z.string().min(1).max(20).optional(),
   value: z.string().max(4096),

@@ -1,14 +1,9 @@
 import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
+import { templateField as sendTemplateField } from '../outbound/outbound.schema.js';
 
-const templateField = z.strictObject({
-  component: z.string().min(1).max(20).optional(),
-  type: z.string().min(1).max(20).optional(),
-  value: z.string().max(4096),
-  index: z.number().int().min(0).max(100).optional(),
-  button_index: z.number().int().min(0).max(10).optional(),
-  card_index: z.number().int().min(0).max(10).optional(),
-});
+// A scheduled template may leave out a field's component.
+const templateField = sendTemplateField.extend({ component: sendTemplateField.shape.component.optional() });
 
 /** POST /chats/{id}/scheduled-messages. `scheduled_at` needs its zone (Z or an offset). */
 export const scheduleBody = z

@@ -102,3 +102,13 @@ export function nextOccurrences(
     index++;
   }
 }
+
+/** What a series shows of its rule (the series read and the series row share it). */
+export const ruleFields = (rule: RecurrenceRule) => ({
+  pattern: rule.pattern,
+  interval: rule.interval,
+  weekDays: rule.weekDays,
+  endType: rule.endType,
+  untilDate: rule.untilDate,
+  occurrences: rule.occurrences,
+});

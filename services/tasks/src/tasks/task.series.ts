@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from 'uuid';
-import { nextOccurrences, type Occurrence, type RecurrenceRule } from '../recurrence/recurrence.rule.js';
+import { nextOccurrences, type Occurrence, type RecurrenceRule, ruleFields } from '../recurrence/recurrence.rule.js';
 import { insertSeries } from '../recurrence/recurrence.store.js';
 import type { Task } from './task.entity.js';
 import { type Db, insertTasks, taskOfRow, taskRow } from './task.store.js';
@@ -82,12 +82,7 @@ export async function startSeries(
   await insertSeries(db, {
     id: state.id,
     companyId: first.companyId,
-    pattern: rule.pattern,
-    interval: rule.interval,
-    weekDays: rule.weekDays,
-    endType: rule.endType,
-    untilDate: rule.untilDate,
-    occurrences: rule.occurrences,
+    ...ruleFields(rule),
     utcOffsetMinutes: rule.utcOffsetMinutes,
     startDate: firstStart,
     endDate: first.endDate ?? null,

@@ -6,6 +6,7 @@ import type { CrmPeer } from '@svc/platform/peers/crm';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { type CrmRecords, type LinkKind, type RecordIndex, RecordRefs } from '../links/crm-records.js';
+import { ruleFields } from '../recurrence/recurrence.rule.js';
 import { deleteSeries } from '../recurrence/recurrence.store.js';
 import type { Task } from './task.entity.js';
 import { TASK_CHANGE_RULES, taskCompletedPayload } from './task.events.js';
@@ -160,12 +161,7 @@ export class TaskService {
     const rule = c.recurrence!;
     return {
       id: first.recurrenceSeriesId!,
-      pattern: rule.pattern,
-      interval: rule.interval,
-      weekDays: rule.weekDays,
-      endType: rule.endType,
-      untilDate: rule.untilDate,
-      occurrences: rule.occurrences,
+      ...ruleFields(rule),
       startDate: first.startDate!,
       endDate: first.endDate,
     };
