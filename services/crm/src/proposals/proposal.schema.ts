@@ -70,7 +70,7 @@ export const updateProposalBody = z.strictObject({
 });
 export type UpdateProposalBody = z.infer<typeof updateProposalBody>;
 
-/** GET /proposals: the company's proposals the key creator may see, optionally of one lead or deal (issue 23 item 11). */
+/** GET /proposals: the company's proposals the key creator may see, optionally of one lead or deal. */
 export const listProposalsQuery = z.strictObject({
   crm_lead_id: uuid.optional(),
   crm_deal_id: uuid.optional(),

@@ -90,7 +90,7 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
 const TEST_HEADER = 'x-svc-test';
 
 /**
- * The subscription routes under the integration key (issue 21, decision 0175): the admin API's subscriptions, scoped
+ * The subscription routes under the integration key (decision 0175): the admin API's subscriptions, scoped
  * to the key's company, with its URL, header and destination rules; another company's subscription is a 404.
  */
 export function subscriptionApiRoutes(

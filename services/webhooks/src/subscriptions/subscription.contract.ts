@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { DEFAULT_ROTATION_GRACE_SECONDS, description, events, headerName, headerValue, url } from './subscription.schema.js';
 
 /**
- * The subscriptions an integration manages with its own key (issue 21, decision 0175): what subscription.api.ts
+ * The subscriptions an integration manages with its own key (decision 0175): what subscription.api.ts
  * serves and the OpenAPI document shows, plus the two events about a subscriber's own endpoint.
  */
 const tags = ['Webhooks'];
