@@ -35,7 +35,6 @@ export interface GatewayDeps {
   limiter: KeyRateLimiter;
   signer: IdentitySigner;
   revocations: KeyRevocations;
-  /** Set when tracing is on (decision 0200). */
   tracer?: Tracer | undefined;
 }
 
@@ -47,12 +46,12 @@ const WATCHED_KEY = Symbol('bodyWatched');
 const BODY_KEY = Symbol('heldBody');
 const BATCH_BODY = Symbol('batchBody');
 const BATCH_ERROR = Symbol('batchBodyError');
-/** The batch routes (decisions 0181, 0183): the rate limit counts their items, so the gateway reads their bodies. */
+/** Batch routes: the rate limit counts their items (decision 0181). */
 const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
-/** The services' own body limit (createApiDispatcher's default). */
+/** createApiDispatcher's default, so the gateway refuses what the services would. */
 const BATCH_BODY_LIMIT = '1mb';
 
-/** `next(value)` at once when the value is there, after it when it is a promise: no promise made for a ready value. */
+/** No promise made for a ready value (hot path, decision 0017). */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
@@ -67,33 +66,29 @@ type ProxiedRequest = http.IncomingMessage & {
   [ROUTE_KEY]?: string;
 };
 
-/** Response headers that belong to the upstream connection, not to the client's. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
 
-/** The id the request is served under (set on the response before anything else; decision 0146). */
+/** Set on the response before anything else (decision 0146). */
 const idOf = (res: http.ServerResponse) => res.getHeader(REQUEST_ID_HEADER) as string | undefined;
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
   if (!(err instanceof AppError)) logger.error({ err, request_id: idOf(res) }, 'gateway error');
   else if (e.details?.cause) logger.warn({ err: e.details.cause, kind: e.kind, request_id: idOf(res) }, 'upstream failed');
-  // A 400 the gateway answers itself (a batch body it read) lists its fields like the services' (decision 0163).
   const body = errorBodyOf(e);
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 
 const EXTERNAL_PREFIX = '/integrations/external';
-/** The document needs no key: integrators read it before they have one (decision 0100). */
+/** No key: integrators read it before they have one (decision 0100). */
 const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
 const isExternal = (url: string) =>
   url.startsWith(EXTERNAL_PREFIX) &&
   (url.length === EXTERNAL_PREFIX.length || url[EXTERNAL_PREFIX.length] === '/' || url[EXTERNAL_PREFIX.length] === '?');
 
 /**
- * The gateway's request listener. `/integrations/external/*` (the integrations' traffic) is served on the bare
- * node:http request and response: key authentication, rate limit, then http-proxy-middleware straight to the
- * owning service: Express swaps the prototypes of the request and response objects, which slows down everything the
- * proxy does with them (decision 0011). Everything else (health, the admin API) goes through Express.
+ * External traffic is served on bare node:http, since Express's prototype swap slows the proxy (decision 0011);
+ * health and admin go through Express.
  */
 export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const { config, logger, metrics } = deps;
@@ -116,38 +111,33 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       registers: [metrics.registry],
     }),
   });
-  /** A service known to be unreachable: 503 with Retry-After at once, nothing sent to it (decision 0189). */
+  /** 503 with Retry-After, nothing sent to a service known to be down (decision 0189). */
   const answerDown = (res: http.ServerResponse, name: string, retryAfter: number) => {
     const body = errorBody('unavailable', `The ${name} service is unavailable`);
     res.writeHead(body.statusCode, { 'content-type': 'application/json', 'retry-after': String(retryAfter) }).end(JSON.stringify(body));
   };
-  // hpm's default plugins are ejected: its logger plugin builds a URL and walks the agent's sockets on every
-  // response even with logging off, and httpxy already ends the upstream response when the client goes away.
-  // The target is a URL object, which neither hpm nor httpxy parse again per request (decision 0017).
+  // hpm's default plugins are ejected: they cost per response even with logging off (decision 0017).
   const proxyTo = (name: string, target: string, answersAfterRevocation: boolean) => {
     const plugin: Plugin<ProxiedRequest, http.ServerResponse> = (proxyServer) => {
       proxyServer.on('proxyReq', (proxyReq, req) => {
         proxyReq.removeHeader('authorization');
         proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
-        // A batch body the gateway read to count its items goes on as the JSON it read; the ended request adds nothing.
         const batch = req[BATCH_BODY];
         if (batch !== undefined) {
           proxyReq.removeHeader('transfer-encoding');
           proxyReq.setHeader('content-length', Buffer.byteLength(batch));
           proxyReq.write(batch);
         }
-        // A body the client stopped sending must not hold the service's socket: gone with the client's.
+        // A stalled client must not hold the service's socket.
         if (req[WATCHED_KEY])
           req.once('close', () => {
             if (!req.complete) proxyReq.destroy();
           });
       });
-      // Connection and Keep-Alive of a service's answer are hop-by-hop (RFC 9110 7.6.1): copied to the client, a
-      // `Connection: close` would cut a client still sending a body the service refused early (EPIPE, not the answer).
+      // Hop-by-hop (RFC 9110 7.6.1): a copied `Connection: close` would cut a client still sending its body.
       proxyServer.on('proxyRes', (proxyRes, req) => {
         delete proxyRes.headers.connection;
         delete proxyRes.headers['keep-alive'];
-        // The service's route template is for the gateway's metrics, not the client (decision 0195).
         const template = proxyRes.headers[ROUTE_TEMPLATE_HEADER];
         if (template !== undefined) {
           req[ROUTE_KEY] = String(template);
@@ -163,8 +153,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
           res.destroy();
         }
       });
-      // An admin change of keys is answered only after every gateway was told to drop the company's keys, so the
-      // operator's next request with a revoked key is refused wherever it lands (decision 0120).
+      // Answered only once every gateway dropped the company's keys, so a revoked key is refused anywhere (decision 0120).
       if (answersAfterRevocation) {
         proxyServer.on('proxyRes', (proxyRes, req, res) => {
           const status = proxyRes.statusCode ?? 502;
@@ -188,7 +177,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
       ejectPlugins: true,
       selfHandleResponse: answersAfterRevocation,
-      // Not a routing choice: the per-request hook hpm offers, used to hand httpxy the body held back by holdBody.
+      // Not routing: hpm's per-request hook, used to hand httpxy the body held back by holdBody.
       router: (req, _res, options) => {
         if (req[BODY_KEY]) options.buffer = req[BODY_KEY];
         return url;
@@ -210,10 +199,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   >;
   const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
-  // What one slow client may hold (decision 0151). A body that stops arriving is the client's timeout, not the
-  // service's: answered 408 after BODY_IDLE_TIMEOUT_MS without a byte (the socket's own idle timer), after a window of
-  // BODY_RATE_WINDOW_MS that brought less than the minimum rate, or once BODY_TIMEOUT_MS passed without the whole body.
-  // The 408 closes the connection and so the upstream request. Only requests with a body are watched: a GET never is.
+  // A stalled or too slow body is the client's timeout: 408, which closes the connection (decision 0151).
   const minPerWindow = Math.ceil((config.BODY_MIN_BYTES_PER_SECOND * config.BODY_RATE_WINDOW_MS) / 1000);
   const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
     req[WATCHED_KEY] = true;
@@ -227,8 +213,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       if (!req.complete) cut(`nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`);
     });
     const deadline = Date.now() + config.BODY_TIMEOUT_MS;
-    // Counted on the socket, so no listener changes how the body flows; a window in which the gateway itself stopped
-    // reading (the service was slower than the client) is not held against the client.
+    // Counted on the socket so no listener changes the flow; a window where the gateway stopped reading is not held
+    // against the client.
     let windowStart = req.socket.bytesRead;
     let excused = false;
     const onPause = () => {
@@ -256,9 +242,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     req.once('close', done);
   };
 
-  // No connection to a service is spent on a body that has not arrived (decision 0151): a body declared at most
-  // BODY_BUFFER_BYTES long is received whole first, any other (a streamed upload) once its first bytes are here; then
-  // what was received and the rest stream on to the service.
+  // No connection to a service is spent on a body that has not arrived (decision 0151).
   const holdBody = (req: ProxiedRequest, send: () => void) => {
     const declared = Number(req.headers['content-length']);
     const whole = req.headers['transfer-encoding'] === undefined && declared <= config.BODY_BUFFER_BYTES;
@@ -312,7 +296,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       (err: unknown) => sendError(res, err, logger),
     );
   };
-  // The event catalog with its payload schemas, which only the assembled document holds (decision 0176).
+  // The event catalog lives only in the assembled document (decision 0176).
   const eventTypes = (key: AuthenticatedKey, res: http.ServerResponse) => {
     const permission = listWebhookEventTypes.permission;
     if (!hasPermission(key.identity, permission)) throw new AppError('forbidden', `The key lacks the permission ${permission}`);
@@ -327,24 +311,20 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // Ready once configured and listening: a service that is down fails only its own routes (decision 0189), and
-  // Redis has an in-memory fallback. The body says what the gateway knows of each, without asking anyone.
+  // A service that is down fails only its own routes (decision 0189), and Redis has an in-memory fallback.
   app.get('/readyz', (_req, res) => {
     res.json({ status: 'ready', upstreams: health.states(), redis: deps.redis.status === 'ready' ? 'ok' : deps.redis.status });
   });
   app.use(docsRouter());
 
-  // One labelled child per method, route, upstream and status, so observing a request hashes no label set.
+  // One child per label set, so observing a request hashes nothing.
   const durations = new Map<string, { observe(seconds: number): void }>();
-  // The access log: one line per request (never the key, only its id; the path without its query string, which may
-  // carry search terms; the client's address through the trusted proxies); health, readiness and metrics probes are
-  // not logged.
+  // Never the key nor the query string (it may carry search terms); probes are not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse) => {
     const started = performance.now();
     res.once('finish', () => {
       const method = req.method ?? '';
       const status = res.statusCode;
-      // Express strips a mount's prefix from `url`; `originalUrl` keeps the path the client asked for.
       const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
       const q = url.indexOf('?');
       const path = q === -1 ? url : url.slice(0, q);
@@ -379,9 +359,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     next();
   });
 
-  // Requests of each key in flight on this process (decision 0151): one key's slow or stuck requests cannot take every
-  // connection to a service, whatever its rate limit allows. Counted from admission until the answer is finished or
-  // the connection is gone.
+  // One key's slow requests cannot take every connection to a service (decision 0151).
   const inFlight = new Map<string, number>();
   const tooMany = `Too many concurrent requests for this key: at most ${config.KEY_MAX_IN_FLIGHT} at once`;
   const admitInFlight = (keyId: string, res: http.ServerResponse) => {
@@ -398,9 +376,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     });
   };
 
-  // Every step answers at once when what it needs is in memory (a cached key, a fresh token, a rate limit far
-  // from its edge): no promise is made on the hot path of a proxied request, only where crm, Redis or a signing
-  // was waited for (decision 0017).
+  // No promise on the hot path unless crm, Redis or a signing is awaited (decision 0017).
   const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse) => {
     req[KEY_ID] = key.keyId;
     allowOrigin(req, res, key.allowedDomain);
@@ -421,8 +397,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
-  // A batch costs one point per item (1 to 100; anything else is the service's 400 and costs one), so its body is
-  // read, with the services' own rules (a body they would refuse is refused here alike), before the limit is asked.
+  // A batch costs one point per item, so its body is read, with the services' own rules, before the limit is asked.
   const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
     if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
     if (hasBody(req)) watchBody(req, res);
@@ -432,7 +407,6 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         try {
           req[BATCH_BODY] = JSON.stringify(body);
         } catch {
-          // Nesting deeper than the stack allows: refused as the services refuse it, once counted.
           req[BATCH_ERROR] = invalidField('body', 'nested too deeply');
           return 1;
         }
@@ -440,7 +414,6 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
       },
       (err: unknown) => {
-        // A body refused is answered once the request is counted, like any other the services refuse.
         req[BATCH_ERROR] = err;
         return 1;
       },
@@ -487,8 +460,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
-  // Signed file downloads: no key, the URL's signature is the credential, checked by the files service (decision 0077);
-  // limited per client address first (decision 0137).
+  // Signed downloads: the URL's signature is the credential (decision 0077); limited per address (decision 0137).
   const downloadLimiter = new DownloadRateLimiter(
     deps.redis,
     config.REDIS_KEY_PREFIX,
@@ -505,8 +477,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
-  // The public satisfaction form (admin-api.md): no key, limited per address and per token, forwarded to crm as
-  // the `public` identity, which no other route of any service accepts.
+  // Forwarded as the `public` identity, which no other route of any service accepts.
   const publicLimiter = new PublicRateLimiter(
     deps.redis,
     config.REDIS_KEY_PREFIX,
@@ -528,8 +499,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     }
   });
 
-  // Messaging providers (Meta) call back without an integration key: the chat service checks their signature
-  // over the raw body, which the proxy streams on untouched.
+  // Providers (Meta) call without a key: chat checks their signature over the raw body, streamed untouched.
   app.use('/providers', (req, res) => {
     req.url = req.originalUrl;
     forward('chat', '', req, res);
@@ -544,9 +514,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     } else if (isExternal(url)) external(req, res);
     else app(req, res);
   };
-  // Every answer carries the request id, and the services get it with the request (the proxy forwards the headers).
-  // The gateway's few lines of a request name it themselves (idOf): no AsyncLocalStorage here, whose first use turns on
-  // async_hooks for every socket, promise and tick of the process on Node 22 (decision 0146).
+  // No AsyncLocalStorage: its first use turns on async_hooks process-wide (decision 0146).
   const { tracer } = deps;
   return (req, res) => {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
@@ -557,11 +525,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   };
 }
 
-/**
- * The gateway's server span of a request (decision 0200): a child of the caller's `traceparent` when it sent one, and
- * the parent the services see (the proxy forwards the header it is replaced with). No AsyncLocalStorage: the span
- * travels in the request's header (decision 0146).
- */
+/** The gateway's server span, child of the caller's `traceparent` (decision 0200). */
 function traced(tracer: Tracer, req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = req.url ?? '';
   const q = url.indexOf('?');

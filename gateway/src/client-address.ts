@@ -1,12 +1,11 @@
 import type http from 'node:http';
 import proxyaddr from 'proxy-addr';
 
-/** The address of the client a request came from, as the per-address limits and the access log count it. */
 export type AddressOf = (req: http.IncomingMessage) => string;
 
 export type ForwardedHeader = 'x-forwarded-for' | 'forwarded';
 
-/** Parses TRUSTED_PROXIES (addresses, CIDRs, or proxy-addr's names such as `uniquelocal`); throws on a bad entry. */
+/** Throws on a bad entry. */
 export function trustedProxies(value: string): string[] {
   const list = value
     .split(',')
@@ -17,9 +16,7 @@ export function trustedProxies(value: string): string[] {
 }
 
 /**
- * The client's address (decision 0152): the TCP peer's, unless the peer is a trusted proxy; then the forwarded chain
- * is walked from the right, past every trusted proxy, to the first address that is not one. Only the header the
- * proxies write is read; with no trusted proxy (the default) no header is believed, so a client's own
+ * The forwarded chain is believed only past trusted proxies (decision 0152): with none, a client's own
  * X-Forwarded-For changes nothing.
  */
 export function clientAddressOf(trusted: string[], header: ForwardedHeader): AddressOf {
@@ -37,7 +34,7 @@ export function clientAddressOf(trusted: string[], header: ForwardedHeader): Add
   };
 }
 
-/** The `for=` of each element of an RFC 7239 Forwarded header, in order, without quotes, brackets or port. */
+/** RFC 7239 `for=` values, without quotes, brackets or port. */
 function forwardedFor(value: string | undefined): string[] {
   if (!value) return [];
   const out: string[] = [];

@@ -2,11 +2,8 @@ import type http from 'node:http';
 import { browserHost } from './keys.js';
 
 /**
- * CORS for `/integrations/external/*` (decision 0102). A preflight carries no key, so it is answered for any origin;
- * the request that follows is where the key and the spec's domain check decide. On that request the origin is
- * reflected only for a key with `allowed_domain`, which has just matched it: a key without one is a server's key, and
- * a browser page cannot read what it answers. A refused key or origin is the exception: its 401 carries the headers, so
- * the page can read why (decision 0150).
+ * A preflight carries no key, so any origin is allowed; the origin is reflected only for a key whose
+ * `allowed_domain` matched it. A 401 carries the headers so the page can read why (decisions 0102, 0150).
  */
 const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 const ALLOWED_HEADERS = 'authorization, content-type, x-idempotency-key, x-request-id';
@@ -27,7 +24,6 @@ export function answerPreflight(req: http.IncomingMessage, res: http.ServerRespo
     .end();
 }
 
-/** After the key was admitted: a browser key's page may read the answer (the origin matched allowed_domain). */
 export function allowOrigin(req: http.IncomingMessage, res: http.ServerResponse, allowedDomain: string | undefined): void {
   const origin = req.headers.origin;
   if (allowedDomain === undefined || typeof origin !== 'string') return;
@@ -36,10 +32,7 @@ export function allowOrigin(req: http.IncomingMessage, res: http.ServerResponse,
   res.setHeader('vary', 'Origin');
 }
 
-/**
- * On a 401 of the external API: the page that sent the request may read the refusal, whatever its origin, as long as
- * the Origin is one a browser sends. The answer holds no data, only the reason.
- */
+/** The refusal holds no data, so any browser origin may read it. */
 export function exposeRefusal(req: http.IncomingMessage, res: http.ServerResponse): void {
   const origin = req.headers.origin;
   if (typeof origin !== 'string' || browserHost(origin, 'origin') === undefined || res.headersSent) return;

@@ -3,10 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { type Request, type Response, Router } from 'express';
 
-/**
- * `/docs`: the OpenAPI document rendered by swagger-ui, served from the swagger-ui-dist package (no CDN, decision
- * 0101). Only the files the page needs are served, each read once; the page loads nothing from elsewhere.
- */
+/** Served from swagger-ui-dist, no CDN (decision 0101). */
 const ASSETS: Record<string, string> = {
   'swagger-ui.css': 'text/css; charset=utf-8',
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',

@@ -18,13 +18,11 @@ import { KeyRevocations } from './revocations.js';
 export interface RunningGateway {
   url: string;
   port: number;
-  /** Where the gateway answers GET /metrics (METRICS_PORT), never on its public port. */
   metricsUrl: string;
   config: GatewayConfig;
   stop(): Promise<void>;
 }
 
-/** `logDestination`: where the log lines go (stdout when unset; tests read them). */
 export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDestination?: DestinationStream): Promise<RunningGateway> {
   const config = loadConfig(gatewayConfigSchema, env);
   const logger = createLogger('gateway', config.LOG_LEVEL, logDestination);
@@ -41,15 +39,14 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
     {
       keepAliveTimeout: 65_000,
       maxHeaderSize: GATEWAY_MAX_HEADER_SIZE,
-      // Slow headers are the client's (decision 0151); the whole request is bounded a little after the body deadline,
-      // which the gateway answers itself (app.ts), and both are checked every second rather than Node's 30.
+      // Slow headers are the client's (decision 0151); checked every second rather than Node's default.
       headersTimeout: config.HEADERS_TIMEOUT_MS,
       requestTimeout: config.BODY_TIMEOUT_MS + config.HEADERS_TIMEOUT_MS + config.BODY_RATE_WINDOW_MS,
       connectionsCheckingInterval: 1000,
     },
     createGatewayApp({ config, logger, metrics, redis, keys, limiter, signer, revocations, tracer: tracing?.tracer }),
   );
-  // Node's default for what clients send; the services accept more, for the identity the gateway adds (decision 0153).
+  // Services accept more, for the identity the gateway adds (decision 0153).
   answerClientErrors(server, GATEWAY_MAX_HEADER_SIZE);
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const port = (server.address() as AddressInfo).port;

@@ -14,67 +14,52 @@ export interface AuthenticatedKey {
   keyId: string;
   companyId: string;
   rateLimitPerMinute: number | undefined;
-  /** Lower-cased; a key with one is used from browser pages on that domain (CORS, decision 0102). */
+  /** Lower-cased; such a key is used from browser pages on that domain (decision 0102). */
   allowedDomain: string | undefined;
   identity: IntegrationIdentity;
-  /** The identity token forwarded to services: a string while a signed one is fresh, re-signed before it gets old. */
+  /** A string while a signed token is fresh: no promise on the hot path. */
   token(): string | Promise<string>;
 }
 
-/** A signed identity token, shared by the successive cache entries of a key while its identity is the same. */
+/** Shared by a key's successive cache entries while its identity is the same. */
 interface Token {
   identity: IntegrationIdentity;
   value?: string;
-  /** After this the token is re-signed; it is still used meanwhile. */
   refreshAt: number;
-  /** After this it is not used any more (a margin before it expires). */
   usableUntil: number;
   signing?: Promise<string>;
 }
 
-/**
- * What a resolved key answers to every request, worked out once per look-up: the rule failures that depend
- * on the key alone, in the order of the spec's rules, around the checks that depend on the time and the
- * request's headers.
- */
+/** The key-only rule failures, worked out once per look-up. */
 interface CacheEntry {
   expiresAt: number;
-  /** The key's company, so that a revocation in the company drops the entry (unknown keys have none). */
+  /** So a revocation in the company drops the entry. */
   companyId?: string;
-  /** Rules 1-2 that fail whatever the request: unknown, deleted or inactive key. */
   refused?: string;
   validFrom: number;
   validUntil: number;
   allowedDomain?: string;
-  /** Rule 4, checked after the validity period and the domain as before. */
+  /** Rule 4, checked after the validity period and the domain. */
   creatorRefused?: string;
   key?: AuthenticatedKey;
   token?: Token;
 }
 
-/**
- * A token is re-signed at half its lifetime; requests meanwhile go on with the old one, but never past this share
- * of its lifetime, which keeps most of it as a margin for clocks that differ between the gateway and a service.
- */
+/** Never past this share of a token's lifetime: the rest is a margin for clock skew between gateway and services. */
 const USABLE_SHARE = 0.6;
 
-/**
- * Keys remembered at most; the least recently used go first. An expired entry stays until then: the next look-up of
- * its key reuses its token.
- */
+/** An expired entry stays until evicted: the next look-up of its key reuses its token. */
 const CACHED_KEYS = 50_000;
 
 /**
- * Authenticates integration keys exactly as the spec's Authentication part says (rules 1 to 4). Look-ups
- * by key hash are cached for at most KEY_CACHE_TTL_MS (and concurrent misses share one gRPC call); a key changed
- * through the admin API is dropped at once (forgetCompany, decision 0120), the TTL bounds a lost broadcast. A key found in the cache is checked without a promise or a
- * timer: this runs on every proxied request (decision 0017).
+ * The spec's rules 1 to 4. Look-ups are cached for KEY_CACHE_TTL_MS and concurrent misses share one call; a cache hit
+ * makes no promise or timer (decision 0017). Admin changes drop keys at once (decision 0120).
  */
 export class KeyAuthenticator {
   private readonly cache = new LRUCache<string, CacheEntry>({ max: CACHED_KEYS });
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
   private readonly client: CrmServiceClient;
-  /** Bumped by every revocation: a look-up that started before one answers its own request but is not cached. */
+  /** A look-up that started before a revocation answers its own request but is not cached. */
   private epoch = 0;
 
   constructor(
@@ -90,10 +75,7 @@ export class KeyAuthenticator {
     this.client.close();
   }
 
-  /**
-   * Drops every cached look-up of a company's keys, and forgets the look-ups under way, so that the next request
-   * of any of its keys asks crm: called when a key or a user of the company changed (decision 0120).
-   */
+  /** Called when a key or a user of the company changed (decision 0120). */
   forgetCompany(companyId: string): void {
     this.epoch++;
     this.inflight.clear();
@@ -101,18 +83,14 @@ export class KeyAuthenticator {
     for (const [keyHash] of dropped) this.cache.delete(keyHash);
   }
 
-  /** Drops every cached look-up: revocations may have been missed (the broadcast was disconnected). */
+  /** Revocations may have been missed while the broadcast was disconnected. */
   forgetAll(): void {
     this.epoch++;
     this.inflight.clear();
     this.cache.clear();
   }
 
-  /**
-   * The key of a request, or a 401 (thrown, or the promise rejected when the key had to be looked up). A look-up
-   * carries `requestId` to crm (the id of the request that started it; decision 0146: the gateway holds no
-   * AsyncLocalStorage).
-   */
+  /** A 401 is thrown, or the promise rejected when the key had to be looked up. */
   authenticate(
     authorization: string | undefined,
     origin: string | undefined,
@@ -136,7 +114,7 @@ export class KeyAuthenticator {
     const p: Promise<CacheEntry> = callUnary(this.client, this.client.resolveKey, { key_hash: keyHash }, 2000, requestId)
       .then((resolved) => {
         const entry = this.entryOf(resolved, stale?.token);
-        // crm may have answered before a revocation that happened since: only its own request may use the answer.
+        // crm may have answered before a revocation: only its own request may use the answer.
         if (epoch !== this.epoch) return entry;
         this.cache.set(keyHash, entry);
         return entry;
@@ -204,7 +182,6 @@ export class KeyAuthenticator {
         throw err;
       },
     );
-    // The old token is still good for a while: requests go on with it while the new one is signed.
     return t.value !== undefined && t.usableUntil > now ? t.value : t.signing;
   }
 }
@@ -232,15 +209,12 @@ function sameIdentity(a: IntegrationIdentity, b: IntegrationIdentity): boolean {
 }
 
 /**
- * What a browser puts in the header, and nothing else (decision 0150): `http` or `https`, a host written out (letters,
- * digits, dots, hyphens, or a bracketed IPv6 address; no percent-escapes, user info or spaces), an optional port. An
- * Origin has nothing after that; a Referer may go on with a path, query or fragment of printable characters. WHATWG URL
- * parsing is not used: it trims spaces, drops tabs and decodes `%2e` in a host, so a forged value could still match.
+ * Only what a browser sends (decision 0150). WHATWG URL parsing is not used: it trims spaces, drops tabs and decodes
+ * `%2e` in a host, so a forged value could still match.
  */
 const ORIGIN = /^https?:\/\/([a-z0-9](?:[a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(?::([0-9]{1,5}))?/i;
 const REFERER_REST = /^(?:[/?#][\x21-\x7e]*)?$/;
 
-/** The lower-cased host of a header value a browser could have sent, else undefined. */
 export function browserHost(value: string | undefined, kind: 'origin' | 'referer'): string | undefined {
   if (!value) return undefined;
   const m = ORIGIN.exec(value);

@@ -4,9 +4,8 @@ import type { OpenApiFragment } from '@svc/platform/http/openapi';
 import { assembleDocument } from '@svc/platform/http/openapi-document';
 
 /**
- * The OpenAPI document of the external API (decision 0100): each service describes the routes it serves
- * (`GET /openapi.json` on the service), and the gateway merges what the running services say, so the document is
- * the one of the versions deployed. Reassembled at most every `ttlMs`; callers meanwhile share one assembly.
+ * Merged from what the running services describe, so it matches the deployed versions (decision 0100).
+ * Callers within `ttlMs` share one assembly.
  */
 export class ApiDocument {
   private cached: { text: string; at: number; eventTypes?: string } | undefined;
@@ -25,7 +24,6 @@ export class ApiDocument {
     return this.pending;
   }
 
-  /** `GET /webhooks/event-types`'s answer, from the same assembly (decision 0176). */
   async eventTypes(): Promise<string> {
     const text = await this.text();
     const cached = this.cached;

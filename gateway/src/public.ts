@@ -4,13 +4,9 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AddressOf } from './client-address.js';
 
-/** Public paths the gateway serves without a key, and the service that answers them. */
 export const PUBLIC_PREFIX = '/public/satisfaction';
 
-/**
- * Requests per minute under a key, shared by every gateway process through Redis; while Redis is unreachable each
- * process counts alone in memory (the insurance limiter) rather than letting everything through.
- */
+/** Shared through Redis; while Redis is unreachable each process counts alone rather than letting everything through. */
 function perMinute(redis: Redis, keyPrefix: string, points: number): RateLimiterRedis {
   return new RateLimiterRedis({
     storeClient: redis,
@@ -21,7 +17,7 @@ function perMinute(redis: Redis, keyPrefix: string, points: number): RateLimiter
   });
 }
 
-/** Runs the consumptions; over a limit, sets Retry-After (whole seconds, at least 1) and throws rate_limited (429). */
+/** Over a limit, sets Retry-After (whole seconds, at least 1) and throws rate_limited. */
 async function within(res: http.ServerResponse, message: string, consume: () => Promise<unknown>): Promise<void> {
   try {
     await consume();
@@ -33,15 +29,12 @@ async function within(res: http.ServerResponse, message: string, consume: () => 
 }
 
 /**
- * The limits of the public satisfaction route (decision 0082), shared by every gateway process through Redis: per
- * client address (what one visitor may try, across tokens: guessing tokens is bounded here) and per token (what one
- * link may take, whoever asks). Over either, 429 with Retry-After.
+ * Per client address (bounds token guessing) and per token (decision 0082).
  */
 export class PublicRateLimiter {
   private readonly byAddress: RateLimiterRedis;
   private readonly byToken: RateLimiterRedis;
 
-  /** `addressOf`: the client's address, through the trusted proxies (decision 0152). */
   constructor(
     redis: Redis,
     prefix: string,
@@ -53,7 +46,6 @@ export class PublicRateLimiter {
     this.byToken = perMinute(redis, `${prefix}public:token`, perToken);
   }
 
-  /** Counts the request against both limits; throws rate_limited (after setting Retry-After) when one is spent. */
   consume(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const token = (req.url ?? '').split('?')[0]?.slice(PUBLIC_PREFIX.length + 1) ?? '';
     return within(res, 'Too many requests to the satisfaction form; try again later', async () => {
@@ -64,11 +56,7 @@ export class PublicRateLimiter {
   }
 }
 
-/**
- * The limit of signed file downloads (`GET /public/files/{id}`, decision 0137): requests per minute per client
- * address, shared by every gateway process through Redis, counted apart from the satisfaction form's. Over it, 429
- * with Retry-After, before the request reaches the files service.
- */
+/** Signed downloads, counted apart from the satisfaction form's (decision 0137). */
 export class DownloadRateLimiter {
   private readonly byAddress: RateLimiterRedis;
 

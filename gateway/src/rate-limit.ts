@@ -5,25 +5,22 @@ export interface RateDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Seconds until the window resets. */
   resetSeconds: number;
 }
 
-/** What this process last learned from Redis about a key's window, minus what it let through since. */
+/** Redis's last answer on a key's window, minus what this process let through since. */
 interface Estimate {
   remaining: number;
   resetAt: number;
   syncedAt: number;
-  /** Consumptions sent to Redis without waiting for the answer, not answered yet. */
+  /** Sent without waiting for the answer, not answered yet. */
   inflight: number;
 }
 
-/** A key's last answer older than this is not trusted for the fast path. */
 const FRESH_MS = 1000;
 /** Fast-path consumptions of a key are sent to Redis together, at most this long after the first (decision 0016). */
 const SEND_EVERY_MS = 2;
 
-/** Fast-path consumptions of one key not sent to Redis yet. */
 interface Unsent {
   keyId: string;
   limit: number;
@@ -32,16 +29,10 @@ interface Unsent {
 }
 
 /**
- * Per-key limit over a fixed one-minute window kept in Redis, so every gateway process shares one count.
- * If Redis fails, each process falls back to an in-memory limiter rather than refusing all traffic.
- *
- * Far from the limit, a request does not wait for Redis (decision 0013): its consumption is sent to Redis and
- * the request goes on at once, against this process's estimate of the window (the last answer of Redis minus
- * what it let through since). Within `margin` of the limit, when the estimate is older than a second or a new
- * window begins, every request waits for Redis, which is then exact across processes. Each process has at most
- * `margin / 2` unanswered consumptions per key, which bounds how far a burst can overshoot the limit. Fast-path
- * consumptions are sent together: one Redis command per key every SEND_EVERY_MS, for all its requests since
- * (decision 0016); they count as unanswered from the moment they are let through.
+ * A fixed one-minute window in Redis shared by every process; if Redis fails, each process falls back to memory
+ * rather than refusing all traffic. Far from the limit a request does not wait for Redis (decision 0013); within
+ * `margin` of it, or on a stale estimate, every request waits, which is exact across processes. At most `margin / 2`
+ * unanswered consumptions per key bound how far a burst can overshoot.
  */
 export class KeyRateLimiter {
   private readonly limiters = new Map<number, RateLimiterRedis>();
@@ -55,7 +46,6 @@ export class KeyRateLimiter {
     readonly defaultPerMinute: number,
   ) {}
 
-  /** The last requests of a window that always wait for Redis: 2 % of the limit, at least 20. */
   static margin(limit: number): number {
     return Math.max(20, Math.ceil(limit * 0.02));
   }
@@ -75,7 +65,7 @@ export class KeyRateLimiter {
     return l;
   }
 
-  /** `points` above 1 (a batch's items, decision 0181) always wait for Redis. */
+  /** Points above 1 (a batch's items, decision 0181) always wait for Redis. */
   consume(keyId: string, perMinute: number | undefined, points = 1): RateDecision | Promise<RateDecision> {
     const limit = perMinute ?? this.defaultPerMinute;
     const id = `${limit}:${keyId}`;
@@ -104,7 +94,6 @@ export class KeyRateLimiter {
     });
   }
 
-  /** Sends the fast-path consumptions let through since the last time, one command per key. */
   private send(): void {
     this.sendTimer = undefined;
     const batch = [...this.unsent.entries()];
@@ -127,7 +116,7 @@ export class KeyRateLimiter {
     const current = this.estimates.get(id) ?? est;
     const inflight = current?.inflight ?? 0;
     const next: Estimate = {
-      // Consumptions sent after this one are still in flight; Redis answers in order.
+      // Redis answers in order: later consumptions are still in flight.
       remaining: answer.decision.allowed ? answer.decision.remaining - inflight : 0,
       resetAt: answer.resetAt,
       syncedAt: Date.now(),
@@ -140,7 +129,6 @@ export class KeyRateLimiter {
     }
   }
 
-  /** `batch`: the points are one request's (a batch), refused together; else the fast path's requests, sent together. */
   private async ask(keyId: string, limit: number, points = 1, batch = false): Promise<{ decision: RateDecision; resetAt: number }> {
     try {
       const res = await this.limiter(limit).consume(keyId, points);

@@ -5,11 +5,10 @@ import { adminUpstream, externalUpstream } from './routes.js';
 
 export interface GatewayMetrics {
   registry: Registry;
-  /** Requests by method, route template, the service that owns the route (`gateway` for its own) and status. */
   requests: Histogram<'method' | 'route' | 'upstream' | 'status'>;
 }
 
-/** The gateway's registry: its own series only (no outbox, which it does not have). */
+/** Its own series only: the gateway has no outbox. */
 export function createGatewayMetrics(): GatewayMetrics {
   const registry = createRegistry('gateway');
   return {
@@ -26,17 +25,14 @@ export function createGatewayMetrics(): GatewayMetrics {
 
 const EXTERNAL_PREFIX = '/integrations/external';
 const ADMIN_PREFIX = '/admin/v1';
-/** What a request the gateway cannot place is labelled: a label set an unknown path cannot grow. */
+/** Bounded whatever the path. */
 export const UNMATCHED = 'unmatched';
 const GATEWAY_OWN = new Set(['/healthz', '/readyz', '/metrics', `${EXTERNAL_PREFIX}/openapi.json`]);
 const COLLECTION = /^[a-z][a-z0-9-]{0,39}$/;
 
 /**
- * The labels of a request: its route template and the service that owns the route. An external route's template is
- * the one the service that served it names in its answer (`x-route-template`, `/integrations/external/leads/{ref}`),
- * so the gateway keeps no copy of the services' routes (decision 0195); a request the gateway answered itself (401,
- * 429, 503) or a path no service serves is labelled by resource (`/integrations/external/leads/*`) or `unmatched`.
- * The admin API is labelled by collection, its ids replaced. Every label set is bounded whatever the path.
+ * An external route's template comes from the service that served it (`x-route-template`, decision 0195), so the
+ * gateway keeps no copy of the services' routes; what it answered itself is labelled by resource or `unmatched`.
  */
 export function requestLabels(
   method: string,
@@ -62,7 +58,6 @@ export function requestLabels(
   return { route: UNMATCHED, upstream: 'none' };
 }
 
-/** `/admin/v1/companies/{id}/webhooks/{id}/deliveries`: collections and ids alternate after the prefix. */
 function adminTemplate(path: string): string {
   const segments = path.slice(ADMIN_PREFIX.length + 1).split('/');
   const out: string[] = [];

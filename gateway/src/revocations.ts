@@ -2,15 +2,11 @@ import type { Logger } from '@svc/platform/logging';
 import type { Redis } from 'ioredis';
 import type { KeyAuthenticator } from './keys.js';
 
-/** How long an admin call that changed keys waits for Redis to take the broadcast before it answers anyway. */
 const PUBLISH_TIMEOUT_MS = 1000;
 
 /**
- * Revocation at once on every gateway process (decision 0120). The gateway that proxied an admin change of a
- * company's keys or users drops the company's cached look-ups itself, then publishes the company id on a Redis
- * channel every gateway subscribes to, before the admin call is answered; the other gateways drop theirs when the
- * message arrives. A message lost while a subscriber was disconnected is covered twice: the cache's TTL
- * (KEY_CACHE_TTL_MS, at most 1 s) and the whole cache dropped when the subscription is made again.
+ * Revocation at once on every gateway (decision 0120): local drop, then a Redis publish before the admin call is
+ * answered. A lost message is covered by the cache's TTL and by dropping the whole cache on resubscribing.
  */
 export class KeyRevocations {
   private readonly channel: string;
@@ -39,7 +35,7 @@ export class KeyRevocations {
     this.subscribed = true;
   }
 
-  /** Drops the company's keys here, and on the other gateways once Redis has taken the message (or gave up). */
+  /** Here at once; elsewhere once Redis has taken the message (or gave up). */
   async revoke(companyId: string, requestId?: string): Promise<void> {
     this.keys.forgetCompany(companyId);
     let timer: NodeJS.Timeout | undefined;
@@ -65,7 +61,6 @@ export class KeyRevocations {
 
 const KEY_CHANGES = /^\/admin\/v1\/companies\/([^/?]+)\/(?:keys|users)(?:[/?]|$)/;
 
-/** The company whose keys an admin request may change (a write to its keys or users), else undefined. */
 export function companyOfKeyChange(method: string | undefined, url: string): string | undefined {
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return undefined;
   return KEY_CHANGES.exec(url)?.[1];

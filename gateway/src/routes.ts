@@ -1,6 +1,6 @@
 export type Upstream = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
 
-/** The external API's resources and their owners; the reliability suite checks that each served one has rows. */
+/** The reliability suite checks that each served resource has rows. */
 export const EXTERNAL: Record<string, Upstream> = {
   leads: 'crm',
   deals: 'crm',
@@ -24,11 +24,7 @@ const ADMIN_BY_COLLECTION: Record<string, Upstream> = {
   chats: 'chat',
 };
 
-/**
- * `/integrations/external/<resource>/...` → the service that owns the resource. One exception: a file uploaded to a
- * proposal (`POST /proposals/{id}/attachments`, multipart) goes to the files service, which stores it and registers it
- * with crm (decision 0078).
- */
+/** Proposal attachments (multipart) go to files, which registers them with crm (decision 0078). */
 export function externalUpstream(path: string, method = 'GET'): Upstream | undefined {
   const parts = path.split('/');
   const resource = parts[3];
@@ -36,7 +32,6 @@ export function externalUpstream(path: string, method = 'GET'): Upstream | undef
   return resource ? EXTERNAL[resource] : undefined;
 }
 
-/** `/admin/v1/companies/{cid}/<collection>/...` → its owner; everything else under companies is crm's. */
 export function adminUpstream(path: string): Upstream | undefined {
   const parts = path.split('/');
   if (parts[3] !== 'companies') return undefined;
