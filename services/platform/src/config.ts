@@ -7,10 +7,7 @@ export class ConfigError extends Error {
   }
 }
 
-/**
- * Parses the environment once at start into a typed object. Every problem names its variable, so a
- * missing or malformed value stops the process with a message an operator can act on.
- */
+/** Every problem names its variable, so a bad value stops the process with a message an operator can act on. */
 export function loadConfig<S extends z.ZodObject>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
   const result = schema.safeParse(env);
   if (result.success) return result.data;
@@ -47,19 +44,19 @@ export const env = {
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 };
 
-/** Tracing (decision 0200): exported over OTLP/HTTP to this collector when set, off when unset. */
+/** Exported over OTLP/HTTP when set, off when unset (decision 0200). */
 export const tracingConfig = {
   OTEL_EXPORTER_OTLP_ENDPOINT: env.httpUrl.optional(),
-  /** How long finished spans wait to be sent together (ms). */
+  /** Milliseconds. */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5000),
 };
 
-/** Settings every service shares. A service extends this with its own. */
+/** A service extends this with its own. */
 export const serviceConfigSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   HTTP_PORT: port,
   GRPC_PORT: port,
-  /** /metrics, on a port of its own off the public path (decision 0190); 0 = any free port (tests). */
+  /** Off the public path (decision 0190); 0 = any free port. */
   METRICS_PORT: port,
   DATABASE_URL: env.postgresUrl,
   DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
@@ -75,12 +72,9 @@ export const serviceConfigSchema = z.object({
   IDENTITY_TOKEN_SECRET: env.secret,
   LOG_LEVEL: env.logLevel.default('info'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
-  /** Published outbox rows are kept this long (for replay), then deleted by the relay. */
+  /** Kept for replay, then deleted by the relay. */
   OUTBOX_RETENTION_HOURS: z.coerce.number().int().min(1).default(168),
-  /**
-   * How often the relay looks for events no commit of its process announced (another replica's, or written from
-   * outside the service): its commits wake it at once (decision 0033).
-   */
+  /** Finds events no commit of this process announced; its own commits wake the relay at once (decision 0033). */
   OUTBOX_SWEEP_MS: z.coerce.number().int().min(1).default(1000),
   ...tracingConfig,
 });

@@ -2,30 +2,23 @@ import { jwtVerify, SignJWT } from 'jose';
 import { LRUCache } from 'lru-cache';
 import { unauthorized } from './errors.js';
 
-/**
- * Who is calling, as the gateway established it. Services never trust an identity they cannot verify:
- * it arrives as a short-lived HS256 token signed with IDENTITY_TOKEN_SECRET, in IDENTITY_HEADER.
- */
+/** Services trust only a short-lived HS256 token signed with IDENTITY_TOKEN_SECRET. */
 export type Identity =
   | { kind: 'integration'; companyId: string; userId: string; keyId: string; permissions: string[] }
   | { kind: 'admin' }
-  /** A request without credentials the gateway let through on one of its public routes (a satisfaction form). */
+  /** Let through the gateway's public routes (a satisfaction form). */
   | { kind: 'public' };
 
 export const IDENTITY_HEADER = 'x-svc-identity';
-/**
- * What a key may hold is bounded so that its identity always fits the services' header limit next to the largest
- * headers the gateway accepts from a client (decision 0153): at most this many permissions, each at most this long.
- */
+/** Bounded so an identity always fits the services' header limit (decision 0153). */
 export const MAX_KEY_PERMISSIONS = 100;
 export const MAX_PERMISSION_LENGTH = 80;
-/** The gateway accepts this much of request line and headers from a client (Node's default). */
+/** Node's default. */
 export const GATEWAY_MAX_HEADER_SIZE = 16 * 1024;
-/** A service accepts this much: the client's headers, the largest identity token and the forwarding headers. */
+/** The client's headers, the largest identity token and the forwarding headers. */
 export const SERVICE_MAX_HEADER_SIZE = 32 * 1024;
 const ISSUER = 'svc-gateway';
 const AUDIENCE = 'svc-services';
-/** Verified tokens remembered at most; the least recently used go first. */
 const VERIFIED_TOKENS = 10_000;
 
 export class IdentitySigner {
@@ -57,10 +50,7 @@ export class IdentitySigner {
   }
 }
 
-/**
- * Verifies identity tokens. The gateway reuses one token per key for part of its lifetime, so verified
- * tokens are remembered until they expire: the hot path pays for one HMAC per token, not per request.
- */
+/** The gateway reuses a token per key, so verified tokens are remembered: one HMAC per token, not per request. */
 export class IdentityVerifier {
   private readonly key: Uint8Array;
   private readonly verified = new LRUCache<string, { identity: Identity; expiresAt: number }>({ max: VERIFIED_TOKENS });

@@ -3,16 +3,14 @@ import { currentRequestId } from './request-id.js';
 
 export type { Logger };
 
-/** Fields of an error that say what failed and where, never with what data: kept in the log. */
+/** What failed and where, never with what data. */
 const KEPT_FIELDS = ['code', 'severity', 'routine', 'constraint', 'table', 'column', 'schema', 'dataType', 'kind', 'statusCode'] as const;
 const QUOTED = /"[^"]*"|'[^']*'/g;
 const STATEMENT = /^\s*(?:select|insert|update|delete|with|merge)\b/i;
 
 /**
- * An error as the log shows it. Postgres and driver errors echo what a request sent (the `where` context quotes
- * the statement's JSON parameter, `detail` the duplicate value, the message the rejected input, a driver's message
- * the statement with its parameters): those are dropped or their quoted parts redacted, so no person's name, title
- * or note reaches the log; the error's code, routine, table and constraint stay.
+ * Postgres and driver errors echo what a request sent: those parts are dropped or redacted, so no personal data
+ * reaches the log; code, routine, table and constraint stay.
  */
 export function loggedError(err: unknown): unknown {
   if (!(err instanceof Error)) return err;
@@ -35,11 +33,7 @@ export function loggedError(err: unknown): unknown {
   return out;
 }
 
-/**
- * Structured JSON logs on stdout (or `destination`); credentials are redacted wherever they appear in a logged
- * request, and errors carry no request text (loggedError). A line written while a request is served carries its
- * `request_id` (request-id.ts).
- */
+/** Credentials are redacted; lines written while a request is served carry its `request_id`. */
 export function createLogger(service: string, level: string = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
   const options: LoggerOptions = {
     name: service,

@@ -5,10 +5,9 @@ export interface Metrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
 }
 
-/** The HTTP histogram's buckets, shared by the services and the gateway so one dashboard query fits both. */
+/** Shared by services and gateway so one dashboard query fits both. */
 export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/** A registry with the process's default metrics, every series labelled with the process's name. */
 export function createRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
@@ -16,10 +15,7 @@ export function createRegistry(service: string): Registry {
   return registry;
 }
 
-/**
- * One Prometheus registry per service instance, so several services in one process do not collide. Only what every
- * service owns: the outbox's series come with its relay (`outboxMetrics`), so a process without one has none.
- */
+/** One registry per instance, so services sharing a process do not collide; outbox series come with the relay. */
 export function createMetrics(service: string): Metrics {
   const registry = createRegistry(service);
   return {
@@ -38,19 +34,17 @@ export interface OutboxMetrics {
   published: Counter;
   pending: Gauge;
   oldestAge: Gauge;
-  /** What the gauges read at each scrape (the relay's status query). */
   watch(status: () => Promise<{ pending: number; oldestPendingAgeMs: number }>): void;
 }
 
 const outboxByRegistry = new WeakMap<Registry, OutboxMetrics>();
 
-/** The outbox relay's series, registered once per registry; the gauges ask Postgres when scraped (decision 0194). */
+/** Registered once per registry; the gauges ask Postgres when scraped (decision 0194). */
 export function outboxMetrics(metrics: Metrics): OutboxMetrics {
   const known = outboxByRegistry.get(metrics.registry);
   if (known) return known;
   const registers = [metrics.registry];
   let status: (() => Promise<{ pending: number; oldestPendingAgeMs: number }>) | undefined;
-  // One query per scrape sets both gauges; the second collect reuses the first's answer.
   let reading: Promise<void> | undefined;
   const read = () => {
     reading ??= (async () => {
@@ -91,19 +85,14 @@ export function outboxMetrics(metrics: Metrics): OutboxMetrics {
   return m;
 }
 
-/** What a JetStream consumer's info says of its lag. */
 interface ConsumerInfoSource {
   consumers: { info(stream: string, consumer: string): Promise<{ num_pending: number; num_ack_pending: number }> };
 }
 
 const lagByRegistry = new WeakMap<Registry, { source: { jsm: ConsumerInfoSource; stream: string; consumers: string[] } }>();
 
-/**
- * Lag of the durable JetStream consumers this process reads from, asked of the server at each scrape: messages not
- * yet delivered to the consumer (`num_pending`) and delivered but not acknowledged (`num_ack_pending`).
- */
+/** Asked of the server at each scrape. */
 export function consumerLagMetrics(metrics: Metrics, jsm: ConsumerInfoSource, stream: string, consumers: string[]): void {
-  // A consumer started again in the same process reads through the new connection; the gauges stay registered once.
   const known = lagByRegistry.get(metrics.registry);
   if (known) {
     known.source = { jsm, stream, consumers };

@@ -33,59 +33,49 @@ export interface ServiceContext<C extends ServiceConfig = ServiceConfig> {
   metrics: Metrics;
   orm: MikroORM;
   nats: Nats;
-  /** The service's outbox writer (decision 0090): on a MikroORM transaction (`record`) or a `pg` client (`write`). */
+  /** Decision 0090. */
   outbox: OutboxWriter;
 }
 
 export interface ServiceDefinition<S extends typeof serviceConfigSchema = typeof serviceConfigSchema, D = unknown> {
   name: string;
   configSchema?: S;
-  /** Defaults for this service, applied under the environment (ports, mostly). */
+  /** Applied under the environment. */
   defaults?: Record<string, string>;
   db: DbDefinition;
-  /** Builds the service's own components once; http, grpc and workers receive them. */
+  /** Built once; http, grpc and workers receive them. */
   setup?: (ctx: ServiceContext<z.infer<S>>) => D;
   http?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
-  /** Express routes that read their own bodies (not only JSON: uploads, form posts), mounted before `http`'s. */
+  /** Mounted before `http`'s routes. */
   httpOwnBody?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (app: Express) => void;
-  /**
-   * Integration routes served without Express (decision 0014), each router at its prefix (usually
-   * `/integrations/external`); a path none of them matches goes on to the Express app of `http`.
-   */
+  /** Served without Express (decision 0014); unmatched paths go on to `http`'s app. */
   api?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ApiMount[];
-  /** The events this service issues, each with its payload's schema: the webhooks of the OpenAPI document. */
+  /** The webhooks of the OpenAPI document. */
   events?: readonly EventContract[];
   grpc?: (ctx: ServiceContext<z.infer<S>>, deps: D) => GrpcServiceRegistration[];
   readiness?: (ctx: ServiceContext<z.infer<S>>, deps: D) => ReadinessCheck[];
-  /**
-   * How the outbox writer applies the plan rule (events of a company outside its plan are never written): crm,
-   * which stores plans, in SQL; every other service asks crm (`askPlan`). Without it every event is written.
-   */
+  /** crm checks plans in SQL, every other service asks crm; without one every event is written. */
   plan?: PlanGate | ((ctx: ServiceContext<z.infer<S>>, deps: D) => PlanGate);
-  /**
-   * Routes outside the gateway's identity (a messaging provider's callbacks, which carry their own signature over
-   * the raw body): tried first, on the bare request with its body unread; returns true when it took the request.
-   */
+  /** Routes that carry their own signature (provider callbacks): tried first, body unread; true when taken. */
   unauthenticated?: (ctx: ServiceContext<z.infer<S>>, deps: D) => (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** Background work of the service (consumers, schedulers); returns how to stop it. */
+  /** Returns how to stop it. */
   workers?: (ctx: ServiceContext<z.infer<S>>, deps: D) => Promise<() => Promise<void>>;
 }
 
 export interface RunningService<C extends ServiceConfig = ServiceConfig, D = unknown> {
   ctx: ServiceContext<C>;
-  /** The components `setup` built (tests reach a service's own state through them, e.g. its crm peer's cache). */
+  /** Tests reach a service's own state through them. */
   deps: D;
   httpPort: number;
   grpcPort: number;
   httpUrl: string;
   grpcAddress: string;
-  /** Where this process answers GET /metrics (METRICS_PORT), apart from its HTTP port. */
+  /** Apart from the HTTP port. */
   metricsUrl: string;
   relay: OutboxRelay;
   stop(): Promise<void>;
 }
 
-/** Every entity list of a service includes the shared outbox. */
 export const platformEntities = [OutboxEvent];
 
 export async function startService<S extends typeof serviceConfigSchema, D>(
@@ -110,7 +100,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   const nats = await connectNats(config.NATS_URL, def.name, logger);
   await ensureEventStream(nats.jsm, config.NATS_STREAM, config.EVENT_SUBJECT_PREFIX);
 
-  // A gate given as a function is known once `setup` has built the service's components (a peer of crm, usually).
+  // Known once `setup` built the service's components.
   const { plan } = def;
   let gate: PlanGate = typeof plan === 'object' ? plan : { kind: 'none' };
   let gateKnown = typeof plan !== 'function';
@@ -243,7 +233,7 @@ export async function startService<S extends typeof serviceConfigSchema, D>(
   };
 }
 
-/** The service's part of the OpenAPI document: its contracts, and the routes registered without one. */
+/** Its contracts, and the routes registered without one. */
 export function documentedFragment(service: string, mounts: readonly ApiMount[], events: readonly EventContract[]): OpenApiFragment {
   return serviceFragment(
     service,
@@ -256,7 +246,7 @@ export function documentedFragment(service: string, mounts: readonly ApiMount[],
   );
 }
 
-/** The entry point of a service process: start, stop gracefully on SIGTERM or SIGINT, exit 1 on bad config. */
+/** Exits 1 on bad config; stops gracefully on SIGTERM or SIGINT. */
 export async function runMain<S extends typeof serviceConfigSchema, D>(def: ServiceDefinition<S, D>): Promise<void> {
   let running: RunningService<z.infer<S>>;
   try {
@@ -283,10 +273,7 @@ export async function runMain<S extends typeof serviceConfigSchema, D>(def: Serv
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-/**
- * The entry point of a migration job (`services/<name>/src/migrate.ts`): brings the service's schema to
- * its newest committed migration and exits. Needs only DATABASE_URL.
- */
+/** Needs only DATABASE_URL. */
 export async function migrateMain(def: Pick<ServiceDefinition, 'name' | 'db'>): Promise<void> {
   let url: string;
   try {

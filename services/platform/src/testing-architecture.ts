@@ -2,18 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/**
- * Checks of a service's inner shape, shared by every service's `architecture.test.ts` (decision 0201):
- * no cycle between folders or files, and no file outside a store that reaches Postgres.
- */
+/** Checks shared by every service's `architecture.test.ts` (decision 0201). */
 
 export interface SourceFile {
-  /** Path under src, with forward slashes. */
+  /** Forward slashes. */
   path: string;
   text: string;
 }
 
-/** Every `.ts` file under `src`. */
 export function sourceFiles(src: string): SourceFile[] {
   const files: SourceFile[] = [];
   const walk = (dir: string) => {
@@ -28,7 +24,7 @@ export function sourceFiles(src: string): SourceFile[] {
   return files;
 }
 
-/** Every relative import (static, dynamic or type-only) as `[from, to]` paths under src. */
+/** Static, dynamic or type-only. */
 export function importEdges(src: string): [string, string][] {
   const edges: [string, string][] = [];
   for (const file of sourceFiles(src)) {
@@ -42,10 +38,9 @@ export function importEdges(src: string): [string, string][] {
   return edges;
 }
 
-/** The top folder of a path under src; '' for the files at its root (they wire the folders together). */
+/** '' for root files (they wire the folders together). */
 export const folderOf = (path: string) => (path.includes('/') ? (path.split('/')[0] as string) : '');
 
-/** The strongly connected groups of a directed graph with more than one node: each a cycle, named by its sorted nodes. */
 function cycles(next: Map<string, Set<string>>): string[] {
   // Tarjan's algorithm.
   const index = new Map<string, number>();
@@ -79,11 +74,7 @@ function cycles(next: Map<string, Set<string>>): string[] {
   return found.sort();
 }
 
-/**
- * Cycles between the top folders of src: `['chats <-> messages']`, or none. Root files wire the folders together
- * and are left out, unless `rootFiles` is set: then each is a node of its own (`['http <-> logging.ts']`), for a
- * src whose root files are also imported by its folders (the platform).
- */
+/** Root files are left out unless `rootFiles`: then each is a node (for the platform, whose folders import them). */
 export function folderCycles(src: string, o: { rootFiles?: boolean } = {}): string[] {
   const nodeOf = (path: string) => folderOf(path) || (o.rootFiles ? path : '');
   const next = new Map<string, Set<string>>();
@@ -94,17 +85,12 @@ export function folderCycles(src: string, o: { rootFiles?: boolean } = {}): stri
   return cycles(next);
 }
 
-/** Cycles between files of src. */
 export function fileCycles(src: string): string[] {
   const next = new Map<string, Set<string>>();
   for (const [from, to] of importEdges(src)) next.set(from, new Set([...(next.get(from) ?? []), to]));
   return cycles(next);
 }
 
-/**
- * What reaches Postgres: the driver or the ORM's runtime (an entity definition's `defineEntity`/`p` aside), a
- * query on a pool or client, a named statement, or the entity manager.
- */
 const DATABASE_TOUCH: [string, RegExp][] = [
   ['imports pg', /^import (?!type )[^;]*from 'pg'/m],
   ['imports the ORM', /^import (?!type )[^;]*from '@mikro-orm\/(?!core'|core\/)[^']*'/m],
@@ -113,19 +99,18 @@ const DATABASE_TOUCH: [string, RegExp][] = [
     /\bem\.(find|findOne|findOneOrFail|count|persist|flush|remove|fork|transactional|create|assign|nativeUpdate|nativeDelete|insert|upsert|getConnection|execute|getReference)\b|getEntityManager\(|\.em\.fork\(/,
   ],
   ['runs a query', /\.query(<[^>]*>)?\(/],
-  // Not a method: `storage.run(value, work)` of an AsyncLocalStorage is no statement.
+  // `storage.run(value, work)` of an AsyncLocalStorage is no statement.
   ['runs a named statement', /(?<![.\w])run(<[^>]*>)?\(\s*\w+\s*,\s*\w+/],
   ['reaches the pool', /\bnativePool\(/],
 ];
 
-/** A store, a definition of the schema, or the wiring of a service: the files allowed to reach Postgres. */
 export const isStoreOrSchema = (path: string) =>
   /\.store\.ts$/.test(path) ||
   /\.entity\.ts$/.test(path) ||
   /(^|\/)migrations\//.test(path) ||
   /^(db|migrate|replay|entities)\.ts$/.test(path);
 
-/** Files outside the stores that reach Postgres, each with how: `['chats/chat.grpc.ts: runs a query']`, or none. */
+/** `['chats/chat.grpc.ts: runs a query']`, or none. */
 export function queriesOutsideStores(src: string, allowed: (path: string) => boolean = isStoreOrSchema): string[] {
   const found: string[] = [];
   for (const file of sourceFiles(src)) {
@@ -136,7 +121,6 @@ export function queriesOutsideStores(src: string, allowed: (path: string) => boo
   return found;
 }
 
-/** What a service's architecture test asserts empty: its folder cycles, file cycles and queries outside stores. */
 export function shapeProblems(src: string | URL, o: { rootFiles?: boolean; allowed?: (path: string) => boolean } = {}) {
   const dir = typeof src === 'string' ? src : fileURLToPath(src);
   return {
@@ -146,5 +130,4 @@ export function shapeProblems(src: string | URL, o: { rootFiles?: boolean; allow
   };
 }
 
-/** The value of shapeProblems for a service in the shape of decision 0201. */
 export const NO_SHAPE_PROBLEMS = { folderCycles: [], fileCycles: [], queriesOutsideStores: [] };

@@ -16,7 +16,7 @@ export interface ServiceUnderTest {
   env: Record<string, string>;
 }
 
-/** Environment for one service on port 0 against a fresh database and a stream of this run only. */
+/** Port 0, a fresh database and a stream of this run only. */
 export async function serviceTestEnv(extra: Record<string, string> = {}): Promise<{ env: Record<string, string>; db: TestDatabase }> {
   const db = await createTestDatabase();
   const run = randomSuffix();
@@ -38,10 +38,7 @@ export async function serviceTestEnv(extra: Record<string, string> = {}): Promis
   };
 }
 
-/**
- * What every service guarantees through the shared platform, checked against the real service: its schema and
- * outbox migrated, health and readiness, metrics, identity required on its routes, gRPC health and OpsService.
- */
+/** Checked against the real service. */
 export function describePlatformContract<S extends typeof serviceConfigSchema, D>(
   def: ServiceDefinition<S, D>,
   options: { env?: () => Record<string, string> } = {},

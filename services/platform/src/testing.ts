@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** The Postgres server tests use; each run makes its own database on it and drops it afterwards. */
+/** Each run makes its own database and drops it afterwards. */
 export const TEST_POSTGRES_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const TEST_NATS_URL = process.env.TEST_NATS_URL ?? '127.0.0.1:4222';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -14,7 +14,7 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh database on the test server (or on `server`, a URL of its maintenance database). */
+/** `server`: a URL of a maintenance database. */
 export async function createTestDatabase(prefix = 'svc_t', server = TEST_POSTGRES_URL): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomSuffix()}`;
   const admin = new pg.Client({ connectionString: server });
@@ -41,7 +41,7 @@ export async function createTestDatabase(prefix = 'svc_t', server = TEST_POSTGRE
   };
 }
 
-/** Polls until `probe` returns a value other than undefined/false, or fails with the last error at the deadline. */
+/** Fails with the last error at the deadline. */
 export async function eventually<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 10_000,

@@ -1,7 +1,6 @@
 /**
- * Generates a migration for one service from the difference between its entities and its last
- * snapshot: `npm run migration:create -w services/<name>`. Review the file, add it to the service's
- * migrations list, and commit both with the updated snapshot.
+ * `npm run migration:create -w services/<name>`: review the file, add it to the migrations list, commit it with the
+ * snapshot.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';

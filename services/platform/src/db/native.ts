@@ -3,23 +3,17 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 
 /**
- * The `pg` pool under a service's MikroORM (same connections, DB_POOL_MAX, search_path and broken-client
- * handling). Hot paths send a few fixed statements straight to it, with bound parameters and a statement name
- * (prepared once per connection, planned once): MikroORM inlines every value into the SQL text and goes
- * through its unit of work, which costs more CPU than the statements themselves (decision 0010).
+ * The pool under a service's MikroORM. Hot paths send named, bound statements straight to it: MikroORM's inlining
+ * and unit of work cost more CPU than the statements (decision 0010).
  */
 export function nativePool(orm: MikroORM): Promise<Pool> {
-  // MikroORM's PostgreSqlConnection.getNativeClient(): the pool it created (and connects it when needed).
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
 }
 
-/** Work to run once the transaction open on each client (by inTransaction) has committed. */
 const committing = new WeakMap<PoolClient, (() => void)[]>();
 
 /**
- * Runs `then` once what `db` wrote is committed: after the commit of the transaction inTransaction has open on it, or
- * at once when `db` is the pool or a client in autocommit (the statement that returned is committed). Nothing runs
- * for a transaction that rolls back.
+ * Runs `then` once what `db` wrote is committed (at once for the pool or an autocommit client); never on rollback.
  */
 export function afterCommit(db: Pick<PoolClient, 'query'>, then: () => void): void {
   const queued = committing.get(db as PoolClient);
@@ -27,7 +21,6 @@ export function afterCommit(db: Pick<PoolClient, 'query'>, then: () => void): vo
   else then();
 }
 
-/** Runs `work` in a transaction on one client of the pool; rolls back and rethrows on any error. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken = false;
@@ -51,7 +44,7 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
   }
 }
 
-/** A named statement: prepared on each connection the first time it runs there, then only bound and executed. */
+/** Prepared on each connection the first time it runs there. */
 export interface Statement {
   name: string;
   text: string;
@@ -69,15 +62,11 @@ interface ColumnProp {
   kind: 'date' | 'number' | 'other';
 }
 
-/**
- * The columns of an entity as MikroORM maps them, for raw SQL that yields entity-shaped objects: a select list
- * (`alias.company_id as "companyId", ...`), a `json_build_object(...)` of a row, and `hydrate` to turn a JSON row
- * back into the entity's runtime types (dates, decimals). One source of truth: the entity definition.
- */
+/** The columns of an entity as MikroORM maps them, for raw SQL that yields entity-shaped objects. */
 export class EntityColumns<T> {
   private readonly props: ColumnProp[];
 
-  /** `only`: these properties alone (the columns another table shares with this entity's, read from that table). */
+  /** `only`: these properties alone (columns another table shares with this entity). */
   constructor(orm: MikroORM, entity: EntityName<T>, only?: readonly string[]) {
     const meta = orm.getMetadata().get(entity);
     this.props = meta.props
@@ -90,28 +79,26 @@ export class EntityColumns<T> {
       }));
   }
 
-  /** The column names, in the entity's order (for an insert's column list). */
   columns(): string[] {
     return this.props.map((p) => p.column);
   }
 
-  /** `a.id as "id", a.company_id as "companyId", ...`; decimals and bigints as float8, so pg returns numbers. */
+  /** Decimals and bigints as float8, so pg returns numbers. */
   select(alias: string): string {
     return this.props.map((p) => `${this.expr(alias, p)} as "${p.name}"`).join(', ');
   }
 
-  /** `json_build_object('id', a.id, 'companyId', a.company_id, ...)`. */
   json(alias: string): string {
     return `json_build_object(${this.props.map((p) => `'${p.name}', ${this.expr(alias, p)}`).join(', ')})`;
   }
 
-  /** The entity as a row keyed by column names (for `jsonb_populate_record(null::table, $n)`); absent values are null. */
+  /** For `jsonb_populate_record(null::table, $n)`; absent values are null. */
   row(entity: T): Record<string, unknown> {
     const e = entity as Record<string, unknown>;
     return Object.fromEntries(this.props.map((p) => [p.column, e[p.name] ?? null]));
   }
 
-  /** A row of `json(...)` or `select(...)` (the pool under MikroORM returns timestamps as text): they become Dates. */
+  /** The pool returns timestamps as text: they become Dates. */
   hydrate(row: Record<string, unknown>): T {
     for (const p of this.props) {
       const v = row[p.name];
@@ -126,7 +113,6 @@ export class EntityColumns<T> {
   }
 }
 
-/** The Postgres type a value of each MikroORM type is bound as (`$n::<type>`). */
 const BOUND_AS: Record<string, string> = {
   UuidType: 'uuid',
   StringType: 'text',
@@ -144,15 +130,13 @@ const BOUND_AS: Record<string, string> = {
 export interface DefinedColumn {
   property: string;
   column: string;
-  /** The Postgres type its values are bound as (an array column: its column type, e.g. `uuid[]`). */
+  /** An array column: its column type, e.g. `uuid[]`. */
   pgType: string;
 }
 
 /**
- * The columns of an entity from its definition alone, for statement texts built at module load, before any ORM
- * exists: each scalar property's column under MikroORM's default naming (or its `fieldName`) and the type its
- * values are bound as. EntityColumns is the same from a running ORM's metadata; a service's test checks that the two
- * agree. An unknown property type throws, so it is added here rather than bound as the wrong type.
+ * EntityColumns from the definition alone, for statement texts built before any ORM exists; a service test checks
+ * the two agree. An unknown property type throws rather than being bound as the wrong type.
  */
 export function definedColumns(entity: { meta: { properties: Record<string, unknown> } }): DefinedColumn[] {
   const naming = new UnderscoreNamingStrategy();

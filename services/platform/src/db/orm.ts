@@ -8,7 +8,6 @@ import { releaseClientsThatEnd } from './pool.js';
 export type { EntityManager };
 export type Orm = MikroORM;
 
-/** A service's schema: its name, its entities and its committed migrations. */
 export interface DbDefinition {
   schema: string;
   entities: NonNullable<Options['entities']>;
@@ -17,7 +16,7 @@ export interface DbDefinition {
 
 export interface OrmOptions {
   url: string;
-  /** The service's own Postgres schema: its tables and its migrations table live there. */
+  /** Its tables and its migrations table live there. */
   schema: string;
   entities: NonNullable<Options['entities']>;
   migrations: Constructor<Migration>[];
@@ -28,8 +27,7 @@ export interface OrmOptions {
 export function ormConfig(o: OrmOptions): Options {
   return {
     clientUrl: o.url,
-    // Raw SQL of a service names its tables unqualified: each pooled connection's search_path is its schema.
-    // A client whose connection drops mid-transaction goes back to the pool (see releaseClientsThatEnd).
+    // Raw SQL names tables unqualified; a client whose connection drops mid-transaction goes back to the pool.
     driverOptions: { options: `-c search_path=${o.schema}`, onPoolCreated: releaseClientsThatEnd },
     schema: o.schema,
     entities: o.entities,
@@ -57,11 +55,9 @@ export async function createOrm(o: OrmOptions): Promise<MikroORM> {
   return MikroORM.init(ormConfig(o));
 }
 
-/** Brings the service's schema to the newest committed migration. Safe to run from several replicas at once. */
+/** Safe to run from several replicas at once. */
 export async function migrate(orm: MikroORM, schema: string): Promise<void> {
-  // One session lock per schema, held on a connection of its own until the migrations are committed, serializes
-  // replicas that start together: the loser then finds nothing pending. (A transaction-scoped lock released before
-  // the migrator ran let two replicas create the same table.)
+  // A session lock on its own connection until the migrations commit serializes replicas that start together.
   const lock = new pg.Client({ connectionString: orm.config.get('clientUrl') });
   await lock.connect();
   try {
@@ -73,7 +69,6 @@ export async function migrate(orm: MikroORM, schema: string): Promise<void> {
   }
 }
 
-/** Answers once Postgres answered a statement on the ORM's connection: the readiness check. */
 export async function pingDatabase(orm: MikroORM): Promise<void> {
   await orm.em.fork().execute('select 1');
 }

@@ -1,4 +1,3 @@
-/** What lead and deal events share: the same ten verbs (spec, Events: "Deal events mirror this for deals"). */
 export const SALES_VERBS = [
   'created',
   'updated',
@@ -12,12 +11,11 @@ export const SALES_VERBS = [
   'quality_updated',
 ] as const;
 export type SalesVerb = (typeof SALES_VERBS)[number];
-/** The two kinds of sales record whose events mirror each other. */
 export type SalesEntity = 'lead' | 'deal';
 
 const salesKeys = <E extends SalesEntity>(entity: E) => SALES_VERBS.map((verb) => `${entity}.${verb}` as const);
 
-/** The spec's catalog: its 33 event keys, whose payloads keep the spec's shape. No proposal.* events exist. */
+/** Payloads keep the spec's shape. No proposal.* events exist. */
 export const SPEC_EVENT_KEYS = [
   ...salesKeys('lead'),
   ...salesKeys('deal'),
@@ -36,20 +34,15 @@ export const SPEC_EVENT_KEYS = [
   'satisfaction.public_submission_created',
 ] as const;
 
-/** Keys beyond the spec's: about the subscriber's own endpoint, issued by the webhooks service (decision 0175). */
+/** About the subscriber's own endpoint, issued by the webhooks service (decision 0175). */
 export const WEBHOOK_EVENT_KEYS = ['webhook.test', 'webhook.disabled'] as const;
 
-/** Keys beyond the spec's catalog, each documented like the spec's. */
 export const EXTENSION_EVENT_KEYS = ['chat.message_status_updated', ...WEBHOOK_EVENT_KEYS] as const;
 
-/**
- * Every event key a subscription may name, as literal types, so `EventKey` is their union and a misspelt key does
- * not compile.
- */
+/** Literal types, so a misspelt key does not compile. */
 export const EVENT_KEYS = [...SPEC_EVENT_KEYS, ...EXTENSION_EVENT_KEYS] as const;
 
 export type EventKey = (typeof EVENT_KEYS)[number];
 export const isEventKey = (key: string): key is EventKey => (EVENT_KEYS as readonly string[]).includes(key);
 
-/** The key of a sales event: `salesKey('deal', 'won')` is `'deal.won'`, typed as that literal. */
 export const salesKey = <E extends SalesEntity, V extends SalesVerb>(entity: E, verb: V) => `${entity}.${verb}` as `${E}.${V}`;

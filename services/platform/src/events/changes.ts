@@ -2,20 +2,17 @@ import { isDeepStrictEqual } from 'node:util';
 import { z } from 'zod';
 import type { NewEvent } from './payloads.js';
 
-/** One field's move: its value before and after, shaped as in the snapshot (null where an element is absent). */
+/** Null where an element is absent. */
 export interface FieldChange {
   from: unknown;
   to: unknown;
 }
 
-/** `changes` of an event: per snapshot field its move; a field compared by element holds its moves per element id. */
 export type FieldChanges = Record<string, FieldChange | Record<string, FieldChange>>;
 
 /**
- * How a kind of record's snapshots are compared (decision 0178), shared by the diff and the schema so the document
- * says what the events carry: `ignore` the fields that move with every change or are not the record's own
- * (`updated_at`, fields read from elsewhere); `byId` the array fields reported per element, by the element's id field
- * (`custom_fields` by `field_id`).
+ * Shared by the diff and the schema so the document says what events carry (decision 0178): `ignore` fields that move
+ * with every change or are not the record's own; `byId` arrays compared per element id.
  */
 export interface ChangeRules {
   ignore?: readonly string[];
@@ -24,7 +21,7 @@ export interface ChangeRules {
 
 type Json = Record<string, unknown>;
 
-// As the event will be stored (jsonb): undefined members dropped, dates as text, so equal means equal to a subscriber.
+// As jsonb will store it, so equal means equal to a subscriber.
 const asJson = (value: object): Json => JSON.parse(JSON.stringify(value)) as Json;
 
 function elementsById(list: unknown, idField: string): Map<string, unknown> {
@@ -36,10 +33,7 @@ function elementsById(list: unknown, idField: string): Map<string, unknown> {
   return byId;
 }
 
-/**
- * What changed between two snapshots of one record: every field whose value differs (deep equality on the JSON the
- * events carry), `{from, to}` with the snapshot's own shapes; fields set to the value they had are not changes.
- */
+/** Deep equality on the JSON the events carry: fields set to the value they had are not changes. */
 export function changesBetween(before: object, after: object, rules: ChangeRules = {}): FieldChanges {
   const was = asJson(before);
   const now = asJson(after);
@@ -67,19 +61,12 @@ export function changesBetween(before: object, after: object, rules: ChangeRules
   return changes;
 }
 
-/**
- * The events of one change of a record, each carrying `changes` beside its spec fields: the one place
- * the before and after snapshots of a change become what subscribers read.
- */
+/** The one place a change's before and after snapshots become what subscribers read. */
 export function withChanges<E extends NewEvent>(events: readonly E[], before: object, after: object, rules: ChangeRules = {}): E[] {
   const changes = changesBetween(before, after, rules);
   return events.map((e) => ({ ...e, payload: { ...e.payload, changes } }) as E);
 }
 
-/**
- * The schema of `changes` for a snapshot schema under `rules`: each compared field optional, `{from, to}` in that
- * field's own schema; a `byId` field an object of element ids to `{from, to}` of the element (or null).
- */
 export function changesSchema(snapshot: z.ZodObject, rules: ChangeRules, id: string) {
   const ignored = new Set(rules.ignore ?? []);
   const shape: Record<string, z.ZodType> = {};

@@ -15,8 +15,7 @@ export async function connectNats(url: string, name: string, logger: Logger): Pr
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
     waitOnFirstConnect: true,
-    // No stack captured up front for every request (each JetStream publish is one): that cost the relay a fifth
-    // of its CPU. Errors keep their message, which is all the logs use.
+    // No stack captured per request: each JetStream publish is one, and logs use only the message.
     noAsyncTraces: true,
   });
   (async () => {
@@ -30,11 +29,9 @@ export async function connectNats(url: string, name: string, logger: Logger): Pr
   return { nc, js, jsm };
 }
 
-/** The connection under each JetStream client made by connectNats (the client does not expose it). */
 const connections = new WeakMap<JetStreamClient, NatsConnection>();
 const publishers = new WeakMap<NatsConnection, StreamPublisher>();
 
-/** The StreamPublisher of the connection under `js`, when connectNats made it. */
 export function streamPublisherOf(js: JetStreamClient): StreamPublisher | undefined {
   const nc = connections.get(js);
   if (!nc) return undefined;
@@ -49,19 +46,16 @@ export function streamPublisherOf(js: JetStreamClient): StreamPublisher | undefi
 export interface StreamMessage {
   subject: string;
   data: string;
-  /** Nats-Msg-Id: the stream drops a second message with the same id within its duplicate window. */
+  /** The stream drops a second message with the same id within its duplicate window. */
   msgId: string;
-  /** Sent as the `traceparent` header when the event was traced (decision 0200). */
   traceparent?: string | undefined;
 }
 
 type AckWaiter = (err: Error | null) => void;
 
 /**
- * JetStream publishes of many messages at once: each is a core publish with Nats-Msg-Id and a reply subject under
- * one inbox this publisher subscribes to, and the stream's acks (duplicates included) are matched by that subject.
- * js.publish does the same one message at a time, with a request object, a timer and an Error (whose stack trace
- * is the cost) per message: a fifth of the relay's CPU.
+ * Publishes many messages under one reply inbox and matches the stream's acks by subject: js.publish makes a request
+ * object, a timer and an Error (with its costly stack) per message.
  */
 export class StreamPublisher {
   private readonly inbox = createInbox();
@@ -113,7 +107,7 @@ export class StreamPublisher {
     const acked = this.waiting.get(token);
     if (!acked) return;
     this.waiting.delete(token);
-    // An empty answer is a status: 503 when no stream listens on the subject (or JetStream is unavailable).
+    // An empty answer is a status: 503 when no stream listens on the subject.
     if (!msg.data.length) {
       acked(new Error(`JetStream did not take the message: ${msg.headers?.code ?? '?'} ${msg.headers?.description ?? ''}`.trim()));
       return;
@@ -125,10 +119,7 @@ export class StreamPublisher {
   }
 }
 
-/**
- * The one stream of all events (a subject per event key). The duplicate window absorbs a relay that
- * publishes the same event id twice after a crash between publish and mark.
- */
+/** Its duplicate window absorbs a relay that publishes an event twice after a crash between publish and mark. */
 export async function ensureEventStream(jsm: JetStreamManager, stream: string, subjectPrefix: string): Promise<void> {
   const config = {
     name: stream,
@@ -142,7 +133,6 @@ export async function ensureEventStream(jsm: JetStreamManager, stream: string, s
     try {
       await jsm.streams.add(config);
     } catch (err) {
-      // Another replica created it between our look-up and our add.
       await jsm.streams.info(stream).catch(() => {
         throw err;
       });

@@ -1,9 +1,6 @@
 import { defineEntity, p } from '@mikro-orm/core';
 
-/**
- * The transactional outbox every service owns (in its own schema). A state change and its events are
- * written in one transaction; the relay publishes them to JetStream afterwards.
- */
+/** Every service owns one in its schema: a state change and its events are written in one transaction. */
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
   tableName: 'outbox',
@@ -14,7 +11,7 @@ export const OutboxEvent = defineEntity({
     payload: p.json<Record<string, unknown>>(),
     occurredAt: p.datetime(),
     publishedAt: p.datetime().nullable(),
-    /** The request that wrote the event, when it was traced: the relay's publish continues its trace (decision 0200). */
+    /** The relay's publish continues this trace (decision 0200). */
     traceparent: p.string().length(55).nullable(),
   },
   indexes: [{ name: 'outbox_unpublished_idx', properties: ['id'], options: { where: 'published_at is null' } }],

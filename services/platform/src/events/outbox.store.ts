@@ -8,12 +8,10 @@ import { eventsCommitted, type OutboxRow } from './outbox.js';
 import type { EventToRecord } from './payloads.js';
 
 /**
- * The outbox table's store: the only platform code that reads or writes it. The relay and the replay hold a
- * service's ORM, not a pool, so these functions take the ORM; the texts name the schema, and so do the statement
- * names, a prepared statement being per connection and name.
+ * The only platform code that touches the outbox table. Statement names carry the schema, a prepared statement being
+ * per connection and name.
  */
 
-/** Whether any row waits for the relay: one read on the unpublished index. */
 export async function anyUnpublished(orm: MikroORM, schema: string): Promise<boolean> {
   const { rows } = await (await nativePool(orm)).query({
     name: `outbox-relay-any-${schema}`,
@@ -23,9 +21,8 @@ export async function anyUnpublished(orm: MikroORM, schema: string): Promise<boo
 }
 
 /**
- * Claims up to `limit` unpublished rows by marking them published, hands them to `publish`, and commits the marks only
- * once it resolved: other relays skip the rows meanwhile, and a failed publish or a crash rolls the marks back (the
- * rows are published again; the stream's duplicate window drops the copies). Returns how many rows it claimed.
+ * Returns how many rows it claimed. The marks commit only once `publish` resolved: other relays skip the rows
+ * meanwhile, and a failure rolls them back (the stream's duplicate window drops the copies).
  */
 export async function claimUnpublished(
   orm: MikroORM,
@@ -36,8 +33,7 @@ export async function claimUnpublished(
   return inTransaction(await nativePool(orm), async (client) => {
     const { rows } = await client.query<OutboxRow>({
       name: `outbox-relay-claim-${schema}`,
-      // Committed without waiting for the WAL flush (this transaction only): a mark lost in a Postgres crash
-      // publishes its rows again, and JetStream's duplicate window drops them (decision 0034).
+      // No WAL flush wait: a lost mark only republishes, and JetStream drops the copies (decision 0034).
       text: `update "${schema}".outbox o set published_at = now()
                from (select set_config('synchronous_commit', 'off', true)) async_commit
               where o.id in (select id from "${schema}".outbox
@@ -50,10 +46,7 @@ export async function claimUnpublished(
   });
 }
 
-/**
- * Deletes up to `limit` published rows older than `cutoff`; returns how many. The scan walks the primary key (UUID v7,
- * time-ordered) up to `cutoffId`, so it needs no index of its own; rows another replica is deleting are skipped.
- */
+/** Walks the time-ordered primary key up to `cutoffId`, so it needs no index; rows another replica deletes are skipped. */
 export async function deletePublishedBefore(orm: MikroORM, schema: string, cutoffId: string, cutoff: Date, limit: number): Promise<number> {
   const table = `"${schema}".outbox`;
   const { rows } = await (await nativePool(orm)).query<{ n: string }>({
@@ -69,7 +62,6 @@ export async function deletePublishedBefore(orm: MikroORM, schema: string, cutof
   return Number(rows[0]?.n ?? 0);
 }
 
-/** How many rows wait for the relay, and when the oldest of them occurred. */
 export async function unpublishedStatus(orm: MikroORM, schema: string): Promise<{ pending: number; oldest: Date | null }> {
   const { rows } = await (await nativePool(orm)).query<{ pending: string; oldest: Date | null }>({
     name: `outbox-status-${schema}`,
@@ -78,7 +70,7 @@ export async function unpublishedStatus(orm: MikroORM, schema: string): Promise<
   return { pending: Number(rows[0]?.pending ?? 0), oldest: rows[0]?.oldest ?? null };
 }
 
-/** A company's rows with ids in (`afterId`, `beforeId`) that occurred in [since, until), in id order. */
+/** Ids in (`afterId`, `beforeId`), occurred in [since, until), in id order. */
 export async function companyRowsBetween(
   orm: MikroORM,
   schema: string,
@@ -94,7 +86,6 @@ export async function companyRowsBetween(
   return rows;
 }
 
-/** Inserts events with the writer's statement (`text`, named after its plan gate); returns the ids written. */
 export async function insertEvents(
   db: Pick<PoolClient, 'query'>,
   statement: { name: string; text: string },
@@ -108,7 +99,6 @@ export async function insertEvents(
   return rows.map((r) => r.id);
 }
 
-/** An SQL plan gate's truth value for a company at a time, read in the EntityManager's transaction. */
 export async function planOpenIn(
   em: EntityManager,
   open: (company: string, at: string) => string,
@@ -119,21 +109,19 @@ export async function planOpenIn(
   return row?.open === true;
 }
 
-/** Schemas whose events an EntityManager recorded, to wake their relays when its transaction commits. */
 const recordedBy = new WeakMap<EntityManager, Set<string>>();
 const watched = new WeakSet<object>();
 
 const isSavepoint = (transaction: unknown) => typeof transaction === 'object' && transaction !== null && 'savepointName' in transaction;
 
-/** Wakes the relays once the transaction of an EntityManager that recorded events commits (not a savepoint). */
+/** Not on a savepoint's release. */
 function watchCommits(em: EntityManager): void {
   const events = em.getEventManager();
   if (watched.has(events)) return;
   watched.add(events);
   events.registerSubscriber({
     afterTransactionCommit: async ({ em: committed, transaction }) => {
-      // A savepoint's release commits nothing yet: events recorded in a nested transaction are found by the relay's
-      // sweep, not woken.
+      // A savepoint's release commits nothing: the relay's sweep finds these events.
       if (isSavepoint(transaction)) return;
       const schemas = recordedBy.get(committed as EntityManager);
       if (!schemas) return;
@@ -148,9 +136,8 @@ function watchCommits(em: EntityManager): void {
 }
 
 /**
- * Adds events to the outbox inside the caller's transaction (they are flushed with it) and wakes this process's
- * relay when the transaction commits. Returns the event ids. No plan check: a service records through
- * `ctx.outbox.record(em, events)` (OutboxWriter, decision 0090), which applies its plan gate and then calls this.
+ * Inside the caller's transaction; wakes this process's relay on commit. No plan check: services record through
+ * OutboxWriter, which applies the plan gate (decision 0090).
  */
 export async function recordEvents(em: EntityManager, schema: string, events: readonly EventToRecord[]): Promise<string[]> {
   if (!events.length) return [];

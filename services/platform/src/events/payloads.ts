@@ -1,15 +1,12 @@
 import type { EventKey, SalesEntity, SalesVerb } from './catalog.js';
 
 /**
- * The payload of each event key (spec, Events), so a writer is typed by its key: `EventPayloads['deal.won']` names
- * the fields a deal.won carries. The snapshots and summaries inside are the owning service's types (crm's
- * LeadSnapshot, tasks' task resource); here they are objects, since the platform does not know their fields. Keys
- * whose payload the spec leaves "not shown" are open records until their service writes them down here.
+ * Typed per key (spec, Events). Snapshots are the owning service's types, objects here; keys the spec leaves
+ * "not shown" are open records until written down.
  */
 type Snapshot = object;
 type Summary = object | null;
 
-/** The fields of a sales event besides its record's snapshot (`lead` or `deal`). */
 export interface SalesEventFields<E extends SalesEntity> {
   created: {
     custom_fields_changed?: readonly object[];
@@ -49,7 +46,7 @@ export interface SalesEventFields<E extends SalesEntity> {
   };
 }
 
-/** A sales event's payload: the record's snapshot under its kind, plus the verb's fields; `<kind>.updated` is the snapshot itself. */
+/** `<kind>.updated` is the snapshot itself. */
 export type SalesPayload<E extends SalesEntity, V extends SalesVerb> = V extends 'updated'
   ? Snapshot
   : { [K in E]: Snapshot } & SalesEventFields<E>[V];
@@ -60,15 +57,14 @@ type SalesPayloads = {
     : never;
 };
 
-/** Keys whose payload the spec does not show: their owning service's shape, narrowed here once written down. */
 type Open = Record<string, unknown>;
 
 export type EventPayloads = SalesPayloads & {
-  /** Decision 0022: the task as GET /tasks/{id} shows it (less the caller-dependent fields), who completed it and when. */
+  /** Decision 0022. */
   'task.completed': { task: Snapshot; completed_by: unknown; completed_at: unknown };
   'chat.message_sent': Open;
   'chat.message_received': Open;
-  /** Decision 0179: a status callback of a message the company sent; statuses only move forward. */
+  /** Decision 0179: statuses only move forward. */
   'chat.message_status_updated': {
     message_id: string;
     chat_id: string;
@@ -77,12 +73,12 @@ export type EventPayloads = SalesPayloads & {
     at: string;
     error?: { code: number; title: string };
   };
-  /** Decision 0080, docs/webhooks/delivery-events.md: crm's DeliverySnapshot and who acted. */
+  /** Decision 0080. */
   'delivery.created': { delivery: Snapshot; created_by: Summary };
   'delivery.updated': Snapshot;
   'delivery.stage_changed': { previous_stage: Summary; current_stage: Summary; delivery: Snapshot; moved_by: Summary };
   'delivery.completed': { delivery: Snapshot; completed_by: Summary; delivered_at: string | null };
-  /** Decision 0081, docs/webhooks/contract-events.md: crm's ContractSnapshot and who acted. */
+  /** Decision 0081. */
   'contract.created': { contract: Snapshot; created_by: Summary };
   'contract.updated': { contract: Snapshot; updated_by: Summary; changed_fields: readonly string[] };
   'contract.canceled': { contract: Snapshot; canceled_by: Summary; canceled_at: string | null; cancellation_reason: string | null };
@@ -97,7 +93,7 @@ export type EventPayloads = SalesPayloads & {
     renewal_count: number;
   };
   'contract.completed': { contract: Snapshot; completed_by: Summary; completed_at: string | null };
-  /** Decision 0082, docs/webhooks/satisfaction-events.md. */
+  /** Decision 0082. */
   'satisfaction.public_submission_created': {
     submission: Snapshot;
     link: Snapshot;
@@ -107,9 +103,9 @@ export type EventPayloads = SalesPayloads & {
     crm_deal: Summary;
     crm_delivery: Summary;
   };
-  /** Decision 0175: sent to one subscription on request, never issued by a change. */
+  /** Decision 0175: sent on request, never issued by a change. */
   'webhook.test': { test: true; webhook_id: string; message: string; sent_at: string };
-  /** Decision 0175: a subscription was disabled; sent to the company's other active subscriptions that asked for it. */
+  /** Decision 0175. */
   'webhook.disabled': {
     webhook: { id: string; url: string; description: string | null };
     reason: 'gone' | 'failing';
@@ -118,16 +114,12 @@ export type EventPayloads = SalesPayloads & {
   };
 };
 
-/** One event to write: its key and the payload that key carries. A union over the keys, so key and payload agree. */
+/** A union over the keys, so key and payload agree. */
 export type NewEvent<K extends EventKey = EventKey> = { [Key in K]: { eventKey: Key; payload: EventPayloads[Key] } }[K];
 
-/** An event of a company to write to the outbox. */
 export type EventToRecord<K extends EventKey = EventKey> = NewEvent<K> & { companyId: string };
 
-/**
- * A sales event, built where the kind is a value (code shared by leads and deals): the snapshot goes under the
- * kind and the key is `<kind>.<verb>`. Typed per verb; `SalesEventFields` says which fields each verb carries.
- */
+/** For code shared by leads and deals, where the kind is a value. */
 export function salesEvent<E extends SalesEntity, V extends Exclude<SalesVerb, 'updated'>>(
   kind: E,
   verb: V,

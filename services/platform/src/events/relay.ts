@@ -18,62 +18,43 @@ export interface RelayOptions {
   logger: Logger;
   metrics: Metrics;
   batchSize?: number;
-  /**
-   * Longest wait between looks when this process commits no events (default 1000 ms): how soon the relay finds events
-   * that no wake-up announced (written by another replica that died before its relay ran, or from outside the
-   * service's processes), and those of a relay restart.
-   */
+  /** Longest wait between looks while this process commits nothing: bounds how late unannounced events are found. */
   idleSweepMs?: number;
   /**
-   * While events flow (batches with rows less than STREAM_GAP_MS apart), the relay ignores wake-ups and publishes a
-   * batch every this many ms (default 5): with one event per commit, a batch's round trips cost more than its events,
-   * so gathering commits makes the relay and everything downstream cheaper per event. An event after a quiet spell is
-   * published as soon as its commit wakes the relay.
+   * While events flow, wake-ups are ignored and a batch goes every `coalesceMs`: gathering commits makes the relay and
+   * everything downstream cheaper per event (decision 0031).
    */
   coalesceMs?: number;
-  /**
-   * Published rows older than this are deleted (they are kept until then for `events:replay`). Unset:
-   * the relay deletes nothing. Unpublished rows are never deleted.
-   */
+  /** Published rows are kept this long for `events:replay`; unset, nothing is deleted. Unpublished rows never are. */
   retentionHours?: number;
-  /** How often the relay deletes expired rows (default 5 minutes). */
   pruneIntervalMs?: number;
-  /** Rows deleted per statement, so no transaction holds many locks for long (default 1000). */
+  /** Rows deleted per statement, so no transaction holds many locks for long. */
   pruneBatchSize?: number;
-  /** Set when tracing is on: each traced row's publish is a span, child of the request that wrote it (decision 0200). */
+  /** Each traced row's publish is a span, child of the request that wrote it (decision 0200). */
   tracer?: Tracer | undefined;
 }
 
-/**
- * The JetStream message of an outbox row (an EventMessage as JSON): the same bytes whether the relay or a replay
- * publishes it. A payload read as text is put in as Postgres printed it, neither parsed nor stringified again
- * (decision 0035).
- */
+/** The same bytes whether the relay or a replay publishes; a text payload is not re-parsed (decision 0035). */
 export function outboxMessageData(row: OutboxRow): string {
   const payload = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
   return `{"event_id":${JSON.stringify(row.id)},"event_key":${JSON.stringify(row.event_key)},"company_id":${JSON.stringify(row.company_id)},"occurred_at":"${new Date(row.occurred_at).toISOString()}","payload":${payload}}`;
 }
 
-/**
- * The smallest UUID v7 of a millisecond: every v7 id generated at or after `at` sorts at or above it,
- * every one generated before sorts below. Outbox ids are v7, so a time range is a primary-key range.
- */
+/** Every v7 id generated at or after `at` sorts at or above it, so a time range is a primary-key range. */
 export function uuidV7Floor(at: Date): string {
   const hex = Math.max(0, Math.floor(at.getTime())).toString(16).padStart(12, '0').slice(-12);
   return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
 }
 
 /**
- * Publishes outbox rows to JetStream with Nats-Msg-Id = event id. Woken in-process by each commit of this process that
- * recorded events (decision 0033), with a sweep every `idleSweepMs` as the safety net; while events flow it polls
- * every `coalesceMs` instead (decision 0031). Rows are claimed with SKIP LOCKED, so replicas share the work; a crash
- * between publish and mark republishes the same ids, which JetStream's duplicate window drops.
+ * Woken by this process's commits (decision 0033), with a sweep as the safety net; polls while events flow (decision
+ * 0031). SKIP LOCKED shares rows between replicas; a crash between publish and mark republishes ids that JetStream's
+ * duplicate window drops.
  */
 export class OutboxRelay {
   private running = false;
   private stopping = false;
   private wake: (() => void) | undefined;
-  /** A commit that came while a batch was being published: the next wait returns at once. */
   private notified = false;
   private polling = false;
   private unregister: (() => void) | undefined;
@@ -85,7 +66,6 @@ export class OutboxRelay {
 
   private readonly metrics: OutboxMetrics;
 
-  /** Whether events are flowing (the relay polls): a commit then needs no wake-up to be published. */
   get flowing(): boolean {
     return this.polling;
   }
@@ -112,7 +92,6 @@ export class OutboxRelay {
     await Promise.all([this.loop, this.pruning]);
   }
 
-  /** This process committed events: publish them now, unless a flow is being polled (the next batch takes them). */
   private committed(): void {
     if (this.polling) return;
     this.notified = true;
@@ -124,9 +103,8 @@ export class OutboxRelay {
     const poll = this.o.coalesceMs ?? 5;
     const full = this.o.batchSize ?? 500;
     let backoff = 100;
-    /** When the last batch with rows was published; while they keep coming, the relay polls. */
     let lastFound = Number.NEGATIVE_INFINITY;
-    /** This look was not asked for (the sweep's timer ran out): first ask whether there is anything to publish. */
+    /** The sweep's timer ran out: first ask whether there is anything to publish. */
     let swept = false;
     while (this.running) {
       this.notified = false;
@@ -134,7 +112,7 @@ export class OutboxRelay {
       swept = false;
       let n = 0;
       try {
-        // Most sweeps find nothing: one read on the unpublished index instead of a transaction's three round trips.
+        // Most sweeps find nothing: one indexed read instead of a transaction.
         n = sweep && !(await anyUnpublished(this.o.orm, this.o.schema)) ? 0 : await this.drainOnce();
         backoff = 100;
       } catch (err) {
@@ -151,18 +129,16 @@ export class OutboxRelay {
       if (n > 0 || (this.polling && now - lastFound < STREAM_GAP_MS)) {
         if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0) this.polling = true;
         if (n > 0) lastFound = now;
-        // A steady flow: the next batch in `poll` ms gathers the commits made meanwhile, and no wake-up runs a batch for
-        // each of them.
+        // A steady flow: sleeping gathers the commits made meanwhile into one batch.
         if (this.polling) await sleep(poll);
         continue;
       }
       if (this.polling) {
-        // The flow stopped: wake-ups count again; look once more (one ignored during the last poll may have no rows
-        // taken yet).
+        // The flow stopped: wake-ups count again; look once more for a wake-up ignored during the last poll.
         this.polling = false;
         continue;
       }
-      // stop() may have come while this batch ran, when there was no wait to wake yet: it must not wait `idle` ms.
+      // stop() may have come while this batch ran: it must not wait `idle` ms.
       if (this.notified || !this.running) continue;
       swept = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(true), idle);
@@ -175,10 +151,10 @@ export class OutboxRelay {
     }
   }
 
-  /** Publishes one batch; returns how many rows it published (claimed until JetStream acked them all). */
+  /** Rows stay claimed until JetStream acked them all. */
   async drainOnce(): Promise<number> {
     const n = await claimUnpublished(this.o.orm, this.o.schema, this.o.batchSize ?? 500, async (rows) => {
-      // Published in id order (the order the rows were recorded in, as far as their transactions let).
+      // In recording order, as far as their transactions let.
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       const spans: Span[] = [];
       const { tracer } = this.o;
@@ -208,7 +184,6 @@ export class OutboxRelay {
   private async publish(messages: StreamMessage[]): Promise<void> {
     const publisher = streamPublisherOf(this.o.js);
     if (publisher) return publisher.publishAll(messages, 5000);
-    // A JetStream client that connectNats did not make: one request per message.
     await Promise.all(
       messages.map((m) => {
         const h = m.traceparent ? headers() : undefined;
@@ -264,5 +239,5 @@ export class OutboxRelay {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Batches with rows closer than this are a flow (the relay polls); a gap this long ends it (wake-ups count again). */
+/** Batches closer than this are a flow (the relay polls). */
 const STREAM_GAP_MS = 25;

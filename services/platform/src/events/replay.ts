@@ -10,34 +10,29 @@ import { companyRowsBetween } from './outbox.store.js';
 import { outboxMessageData, uuidV7Floor } from './relay.js';
 
 /**
- * Replay: Postgres is the source of truth for events (NATS 2.9 acknowledges a publish before it reaches
- * disk), so an operator can publish a company's outbox rows of a time range again. Each message carries
- * the original event id in its body, and a Nats-Msg-Id of its own (`<event id>:replay:<run id>`) so the
- * stream's duplicate window does not drop it; consumers drop what they have already handled by event id
- * (the webhooks service: one delivery per subscription and event id).
+ * Postgres is the source of truth for events (a NATS publish is acked before it reaches disk). Replayed messages keep
+ * the event id in the body with a Nats-Msg-Id of their own, so the duplicate window keeps them; consumers dedupe by
+ * event id.
  */
 export interface ReplayOptions {
   orm: MikroORM;
   js: JetStreamClient;
-  /** The service's schema (its outbox table). */
   schema: string;
   subjectPrefix: string;
   companyId: string;
-  /** Events that occurred at or after this time... */
+  /** Inclusive. */
   since: Date;
-  /** ...and before this one (default: now). */
+  /** Exclusive; default now. */
   until?: Date;
-  /** Distinguishes this run's message ids from the relay's and from other runs' (default: random). */
+  /** Keeps this run's message ids apart from the relay's and other runs'. */
   runId?: string;
-  /** Rows read and published at a time (default 500). */
   batchSize?: number;
 }
 
 export interface ReplayResult {
   runId: string;
-  /** Events published again. */
   replayed: number;
-  /** Of those, how many the relay had not published yet (it still will; consumers drop the second copy). */
+  /** Not yet published by the relay (it still will; consumers drop the second copy). */
   unpublished: number;
 }
 
@@ -45,11 +40,9 @@ export const replayMsgId = (eventId: string, runId: string) => `${eventId}:repla
 
 export const newReplayRunId = () => `${Date.now().toString(36)}${randomBytes(4).toString('hex')}`;
 
-// Outbox ids are UUID v7 taken when the event is recorded, a moment before occurred_at: the id range is
-// widened by this much and occurred_at decides.
+// Ids are taken a moment before occurred_at: the id range is widened by this much and occurred_at decides.
 const ID_SLACK_MS = 60_000;
 
-/** Publishes a company's outbox rows of [since, until) again, in id (= occurrence) order. */
 export async function replayEvents(o: ReplayOptions): Promise<ReplayResult> {
   const runId = o.runId ?? newReplayRunId();
   const until = o.until ?? new Date();
@@ -117,7 +110,7 @@ export interface ReplayArguments {
   until: Date;
 }
 
-/** Parses the command line of a replay; throws an Error whose message names the problem. */
+/** Throws an Error whose message names the problem. */
 export function parseReplayArguments(service: string, argv: string[], now = new Date()): ReplayArguments {
   const { values } = parseArgs({
     args: argv,
@@ -145,11 +138,7 @@ export function parseReplayArguments(service: string, argv: string[], now = new 
   return { companyId: values.company.toLowerCase(), since, until };
 }
 
-/**
- * The entry point of `npm run events:replay -- --service <name> …` (and of `services/<name>/src/replay.ts`):
- * prints one JSON line with how many events it replayed. Exit code 2 for a bad command line, 1 when the
- * replay failed.
- */
+/** `npm run events:replay`: prints one JSON line; exit code 2 for a bad command line, 1 when the replay failed. */
 export async function replayMain(
   def: { name: string; db: Pick<DbDefinition, 'schema' | 'entities'> },
   argv: string[] = process.argv.slice(2),

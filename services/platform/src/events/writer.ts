@@ -7,21 +7,17 @@ import { insertEvents, planOpenIn, recordEvents } from './outbox.store.js';
 import type { EventToRecord } from './payloads.js';
 import type { PlanGate } from './plan.js';
 
-/** One event's insert as SQL expressions: its id, company, payload (`from` names the CTE its row comes from). */
+/** SQL expressions; `from` names the CTE its row comes from. */
 export interface OneEventSql {
   id: string;
   company: string;
   key: EventKey;
   payload: string;
   from: string;
-  /** The `traceparent` of the request (decision 0200): an SQL expression, null when absent. */
   traceparent?: string;
 }
 
-/**
- * `OutboxWriter.insertSql` for statement texts built before a service runs (crm's statements, which tests and
- * benches also build): the insert of one event under an SQL plan gate.
- */
+/** `OutboxWriter.insertSql` for statement texts built before a service runs. */
 export function outboxInsertSql(gate: PlanGate, e: OneEventSql): string {
   if (gate.kind !== 'sql')
     throw new Error('an event inserted by a state change statement needs a plan gate in SQL (the service that stores plans)');
@@ -29,21 +25,17 @@ export function outboxInsertSql(gate: PlanGate, e: OneEventSql): string {
     select ${e.id}, ${e.company}, '${e.key}', ${e.payload}, now(), ${e.traceparent ?? 'null'} from ${e.from} where ${gate.open(e.company, 'now()')}`;
 }
 
-/** What a native writer needs of a `pg` client or pool. */
 export type Queryable = Pick<PoolClient, 'query'>;
 
 /**
- * The one way a service writes events (decision 0090): into its own outbox, in the transaction of the state
- * change, only for companies whose plan is valid (its PlanGate), and waking this process's relay once the
- * transaction commits (decision 0033). Every service has one, `ctx.outbox`:
- * - `record(em, events)` on a MikroORM transaction (admin CRUD; the events are flushed with the unit of work);
- * - `write(db, events)` on the `pg` client of `inTransaction` (hot paths on named statements), one statement;
- * - `insertSql(...)` when the state change and its event are one statement (crm's creations); then `wake(db)`.
+ * The one way a service writes events (decision 0090): in the state change's transaction, only under a valid plan,
+ * waking the relay on commit (decision 0033). `record` for MikroORM, `write` for `inTransaction` clients,
+ * `insertSql` + `wake` when state and event are one statement.
  */
 export class OutboxWriter {
   private resolved: { gate: PlanGate; write: { name: string; text: string } } | undefined;
 
-  /** `gate` may be a function, asked on first use: a service's gate is known once its components are built. */
+  /** A function is asked on first use: a service's gate is known once its components are built. */
   constructor(
     readonly schema: string,
     private readonly gateOf: PlanGate | (() => PlanGate),
@@ -65,7 +57,6 @@ export class OutboxWriter {
     return this.resolved;
   }
 
-  /** Adds events to the outbox of an EntityManager's transaction; returns the ids of those written. */
   async record(em: EntityManager, events: readonly EventToRecord[]): Promise<string[]> {
     if (!events.length) return [];
     const open = await openCompanies(
@@ -81,10 +72,7 @@ export class OutboxWriter {
     );
   }
 
-  /**
-   * Inserts events with one named statement on `db` (the client of `inTransaction`, or the pool for an event alone);
-   * returns the ids of those written. Under an SQL gate the plan is checked by that statement.
-   */
+  /** One named statement; under an SQL gate the statement checks the plan. */
   async write(db: Queryable, events: readonly EventToRecord[]): Promise<string[]> {
     if (!events.length) return [];
     const { gate, write } = this.plan();
@@ -105,22 +93,16 @@ export class OutboxWriter {
     return written;
   }
 
-  /**
-   * The SQL of an insert of one event, for a statement that also writes the state change (a CTE `o as (...)`), so
-   * the record and its event take one round trip. The arguments are SQL expressions; `from` names the CTE the row
-   * comes from. Only under an SQL gate (the plan is checked in that statement); run `wake(db)` after it.
-   */
+  /** Only under an SQL gate, which the statement checks; run `wake(db)` after it. */
   insertSql(e: OneEventSql): string {
     return outboxInsertSql(this.plan().gate, e);
   }
 
-  /** Events were written on `db` by a statement of `insertSql`: the relay publishes them once `db` commits. */
   wake(db: Queryable): void {
     eventsRecorded(db, this.schema);
   }
 }
 
-/** Which of `companyIds` have their events issued at `at` (one question per company). */
 export async function openCompanies(gate: PlanGate, companyIds: Iterable<string>, at: Date, em?: EntityManager): Promise<Set<string>> {
   const open = new Set<string>();
   for (const companyId of new Set(companyIds)) {

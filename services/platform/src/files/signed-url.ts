@@ -1,9 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/**
- * Private file URLs: a file id and an expiry signed with a secret shared by whoever issues the URL (the
- * webhooks service, just before each send) and the service that serves the file (files).
- */
+/** Signed with a secret shared by the issuer (webhooks, before each send) and the server (files). */
 export const PRIVATE_FILE_REF = 'svc-private-file://';
 export const PRIVATE_FILE_URL_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -25,10 +22,7 @@ export function verifyFileUrl(secret: string, fileId: string, expires: string | 
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/**
- * Replaces every `svc-private-file://<file id>` reference in a stored payload with a URL signed for 24 hours
- * from `now`. Payloads without references come back unchanged (the common case costs one indexOf).
- */
+/** Signed for 24 hours from `now`; payloads without references come back unchanged. */
 export function renderPrivateFileUrls(body: string, baseUrl: string, secret: string, now = new Date()): string {
   if (!body.includes(PRIVATE_FILE_REF)) return body;
   const expiresAt = new Date(now.getTime() + PRIVATE_FILE_URL_TTL_MS);
@@ -37,6 +31,6 @@ export function renderPrivateFileUrls(body: string, baseUrl: string, secret: str
   );
 }
 
-/** The key of private file URLs: FILE_URL_SIGNING_SECRET when set, else derived from IDENTITY_TOKEN_SECRET (files and webhooks agree). */
+/** Files and webhooks derive the same key when FILE_URL_SIGNING_SECRET is unset. */
 export const fileUrlSecret = (configured: string | undefined, identitySecret: string): string =>
   configured ?? createHmac('sha256', identitySecret).update('svc-file-urls').digest('hex');

@@ -37,7 +37,6 @@ export interface RunningGrpcServer {
   stop(graceMs: number): Promise<void>;
 }
 
-/** Serves the given services plus the standard grpc.health.v1 service. */
 export async function startGrpcServer(host: string, port: number, services: GrpcServiceRegistration[]): Promise<RunningGrpcServer> {
   const server = new Server({ 'grpc.keepalive_permit_without_calls': 1 });
   for (const s of services) server.addService(s.definition, s.implementation);
@@ -65,10 +64,8 @@ export async function startGrpcServer(host: string, port: number, services: Grpc
 }
 
 /**
- * Adapts an async handler to grpc-js, mapping our closed error set to gRPC status codes exactly once. A call that
- * carries a well-formed `x-request-id` (callUnary sends the caller's) is served under it, so every line the handler
- * writes, its failure line included, carries the request_id of the request that caused it (decision 0140); a call
- * without one (background work: relays, schedulers) or with a malformed one is served without, and none is made up.
+ * Maps the closed error set to gRPC codes exactly once. A well-formed `x-request-id` is served under, so every log
+ * line names its request (decision 0140); none is made up.
  */
 export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promise<Res>): handleUnaryCall<Req, Res> {
   const serve = (request: Req, callback: sendUnaryData<Res>) => {
@@ -88,7 +85,7 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
           return;
         }
         if (isStoreUnavailable(err)) {
-          // The caller may retry: a database restarting is UNAVAILABLE, as the HTTP side answers 503 (decision 0123).
+          // A restarting database is retryable, as the HTTP side's 503 (decision 0123).
           logger.warn({ err }, 'grpc handler: a dependency is unavailable');
           callback({ code: grpcStatusOf('unavailable'), details: 'temporarily unavailable', metadata: new Metadata() }, null);
           return;
@@ -103,7 +100,6 @@ export function unary<Req, Res>(logger: Logger, handler: (request: Req) => Promi
     if (requestId === undefined) serve(call.request, callback);
     else withRequestId(requestId, () => serve(call.request, callback));
   };
-  // Traced services serve a call in a server span, child of the caller's `traceparent` metadata (decision 0200).
   const service = String(logger.bindings().service ?? '');
   return (call, callback) => {
     const tracer = tracerOf(service);
@@ -131,10 +127,8 @@ type UnaryMethod<Req, Res> = (
 ) => unknown;
 
 /**
- * Calls a unary method of a ts-proto client with a deadline (every call has one) and turns a gRPC
- * failure back into our error set. Made while a request is served, the call carries its id as `x-request-id`
- * metadata (decision 0140); outside one it carries nothing more than before. A caller that serves requests outside
- * the AsyncLocalStorage (the gateway, decision 0146) gives the id as `requestId`.
+ * Every call has a deadline. The request id travels as `x-request-id` (decision 0140); a caller outside the
+ * AsyncLocalStorage (the gateway, decision 0146) passes `requestId`.
  */
 export function callUnary<Req, Res>(
   client: Client,

@@ -14,15 +14,11 @@ import { parse, parseQuery } from './parse.js';
 import { ROUTE_TEMPLATE_HEADER } from './route-template.js';
 
 /**
- * The integration routes of a service (`/integrations/external/*`), served on the bare node:http request and
- * response (decision 0014): Express alone costs more CPU per request than a whole GET lead costs crm otherwise.
- * Handlers keep Express' shape
- * (`req.params`, `req.query`, `req.body`, `req.identity`, `res.status(n).json(body)`), so a route moves between
- * the two by changing its router. Paths no API route matches fall through to the service's Express app.
+ * Integration routes on bare node:http (decision 0014): Express costs more CPU than a whole GET lead. Handlers keep
+ * Express' shape, so a route moves between the two by changing its router; unmatched paths fall through to Express.
  */
 export interface ApiRequest {
   method: string;
-  /** The path without the query string. */
   path: string;
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;
@@ -30,7 +26,7 @@ export interface ApiRequest {
   body: unknown;
   identity?: Identity;
   header(name: string): string | undefined;
-  /** The request itself: a streaming route (`ApiRouter.stream`) reads a body that is not JSON from it. */
+  /** A streaming route reads a body that is not JSON from it. */
   raw: IncomingMessage;
 }
 
@@ -39,7 +35,7 @@ export interface ApiResponse {
   status(code: number): ApiResponse;
   setHeader(name: string, value: string): ApiResponse;
   json(body: unknown): void;
-  /** Answers `text`, a body already serialized as JSON. */
+  /** Already serialized as JSON. */
   jsonText(text: string): void;
 }
 
@@ -49,25 +45,21 @@ interface Route {
   method: HTTPMethod;
   path: string;
   handler: ApiHandler;
-  /** What documents the route; a route without one is listed as undocumented in the OpenAPI document. */
+  /** Without one the route is listed as undocumented. */
   contract?: RouteContract;
-  /** A body that is not JSON is left unread for the handler (`req.raw`), e.g. a multipart upload streamed on. */
+  /** A body that is not JSON is left unread for the handler (`req.raw`). */
   streams?: boolean;
 }
 
 const isMultipart = (req: ApiRequest) => /^multipart\/form-data\b/i.test(String(req.headers['content-type'] ?? ''));
 
-/** Routes relative to the prefix they are mounted at, like express.Router(). */
 export class ApiRouter {
   readonly routes: Route[] = [];
   private add(method: HTTPMethod, path: string, handler: ApiHandler, contract?: RouteContract, streams?: boolean): this {
     this.routes.push({ method, path, handler, contract, streams });
     return this;
   }
-  /**
-   * A documented route (decision 0100): the permission is checked first, then the path parameters, query, body and
-   * headers are parsed by the contract's schemas (a 400 naming the fields), and the handler gets them typed.
-   */
+  /** The permission is checked first, then every part is parsed by the contract (decision 0100). */
   route<C extends RouteContract>(
     contract: C,
     handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown,
@@ -80,7 +72,6 @@ export class ApiRouter {
       const input = {
         params: params ? parse(params, req.params) : req.params,
         query: query ? parseQuery(query, req.query) : undefined,
-        // A multipart body a streaming route left unread is the handler's to parse, with its own fields.
         body: body && !(streams && isMultipart(req)) ? parse(body, req.body) : undefined,
         headers: headers ? parse(headers, Object.fromEntries(headerNames.map((h) => [h, req.header(h)]))) : undefined,
       };
@@ -89,9 +80,8 @@ export class ApiRouter {
     return this.add(contract.method.toUpperCase() as HTTPMethod, routerPath(contract.path), checked, contract);
   }
   /**
-   * A documented route whose body may be streamed: a JSON body is read and parsed as by `route` (decision 0110);
-   * any other body (multipart/form-data) is left unread on `req.raw` for the handler, which refuses with 415 what
-   * it cannot read, and `input.body` is undefined for a multipart body.
+   * A JSON body is read as by `route`; any other is left on `req.raw`, for the handler to read or refuse with 415
+   * (decision 0110).
    */
   stream<C extends RouteContract>(contract: C, handler: (req: ApiRequest, res: ApiResponse, input: ContractInput<C>) => unknown): this {
     this.route(contract, handler, true);
@@ -128,7 +118,7 @@ export interface ApiDispatcherOptions {
   verifier: IdentityVerifier;
   logger: Logger;
   metrics: Metrics;
-  /** Largest accepted body, as raw-body takes it ('1mb'). */
+  /** As raw-body takes it ('1mb'). */
   bodyLimit?: string;
 }
 
@@ -152,10 +142,7 @@ class NodeApiResponse implements ApiResponse {
   }
 }
 
-/**
- * A request listener step: serves the request and returns true when an API route matches its method and
- * path, returns false (touching nothing) otherwise.
- */
+/** Returns false, touching nothing, when no API route matches. */
 export function createApiDispatcher(options: ApiDispatcherOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
   const { verifier, logger, metrics } = options;
   const limit = options.bodyLimit ?? '1mb';

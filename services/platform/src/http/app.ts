@@ -22,10 +22,7 @@ declare global {
   }
 }
 
-/**
- * What `/readyz` asks. A check that is not `required` is reported in the body but does not make the process unready:
- * NATS, which the outbox decouples from every write (decision 0189).
- */
+/** A check that is not `required` is reported but does not make the process unready (NATS, decision 0189). */
 export type ReadinessCheck = { name: string; check: () => Promise<void>; required?: boolean };
 
 const READINESS_TIMEOUT_MS = 2000;
@@ -37,22 +34,16 @@ export interface HttpAppOptions {
   metrics: Metrics;
   verifier: IdentityVerifier;
   readiness: ReadinessCheck[];
-  /** The service's part of the OpenAPI document, served without identity for the gateway to merge. */
+  /** Served without identity for the gateway to merge. */
   openapi?: () => unknown;
-  /** Routes of the service; every one of them requires a verified identity. */
+  /** Every one requires a verified identity. */
   mount: (app: ExpressApp) => void;
-  /**
-   * Routes that read their own bodies (multipart uploads, an HTML form's urlencoded post): mounted before the JSON
-   * body rule of decision 0110, they apply it themselves to the JSON they also take (`jsonBody`).
-   */
+  /** Routes that read their own bodies, applying decision 0110's JSON rule themselves (`jsonBody`). */
   mountOwnBody?: (app: ExpressApp) => void;
   bodyLimit?: string;
 }
 
-/**
- * The HTTP shape every service shares: health and readiness without identity (metrics have their own port); everything else
- * behind a verified identity token; one error handler that maps the closed error set to the spec's body.
- */
+/** Health and readiness without identity; everything else behind a verified identity token; one error handler. */
 export function createHttpApp(options: HttpAppOptions): ExpressApp {
   const { logger, metrics, verifier } = options;
   const app = express();
@@ -72,7 +63,7 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
     const results = await Promise.all(
       options.readiness.map(async ({ name, check, required = true }) => {
         try {
-          // A dependency that hangs (a NATS flush while it reconnects) answers as failed, not never.
+          // A hanging dependency answers as failed, not never.
           await Promise.race([check(), timeout(READINESS_TIMEOUT_MS)]);
           return { name, result: 'ok', required };
         } catch (err) {
@@ -107,7 +98,6 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
       next(err);
     }
   });
-  // Every request's path, query and body under the rules of decision 0110, as on the integration routes.
   app.use((req, _res, next) => {
     try {
       if (req.path.includes('%')) checkPath(req.path);
@@ -129,13 +119,12 @@ export function createHttpApp(options: HttpAppOptions): ExpressApp {
 export { zodToInvalid };
 
 /**
- * The JSON body rule of decision 0110 as Express middleware (`req.body`); a body whose media type matches `other`
- * is left to a parser of the route's own run before it (express.urlencoded), whose text is checked all the same.
+ * Decision 0110's rule as middleware; a body matching `other` is left to the route's own parser run before it, whose
+ * text is checked all the same.
  */
 export function jsonBody(limit: string, other?: RegExp): RequestHandler {
   return (req, _res, next) => {
     if (other?.test(req.headers['content-type'] ?? '')) {
-      // Parsed by the route's own parser before this: its text follows the same rule.
       try {
         checkText(req.body);
       } catch (err) {
@@ -161,17 +150,14 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
   };
 }
 
-/** The integration identity of the request, or 401 for anything else (admin tokens never act as a key). */
+/** Admin tokens never act as a key. */
 export function integrationOf(req: { identity?: Identity }): Extract<Identity, { kind: 'integration' }> {
   const identity = req.identity;
   if (identity?.kind !== 'integration') throw unauthorized('An integration key is required');
   return identity;
 }
 
-/**
- * The permission guard of every integration route: the integration identity of a request whose key holds
- * `permission` (or `*`); 401 without a key, 403 naming the permission when the key lacks it.
- */
+/** 401 without a key, 403 naming the permission when the key lacks it (`*` holds all). */
 export function integrationWith(req: { identity?: Identity }, permission: string): Extract<Identity, { kind: 'integration' }> {
   const identity = integrationOf(req);
   if (!hasPermission(identity, permission)) throw forbidden(`The key lacks the permission ${permission}`);

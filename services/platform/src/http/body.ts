@@ -3,14 +3,8 @@ import getRawBody from 'raw-body';
 import { AppError, invalidField } from '../errors.js';
 
 /**
- * What text and bodies every service accepts (decision 0110), in one place both HTTP stacks (the integration
- * routes without Express and the Express admin app) call, so every service answers alike:
- * - a body is read only when the request has one; it must be `application/json` (or `+json`, charset utf-8 if
- *   named), with no content encoding: else 415. A streaming route (ApiRouter.stream) gets any other body unread.
- * - over the size limit: 413; bytes that are not UTF-8, malformed JSON, or JSON that is not an object: 400.
- * - no string or key anywhere in it (nor in the query) may hold a NUL or an unpaired UTF-16 surrogate: Postgres
- *   stores neither in text or jsonb, so they are refused at the edge with a 400 naming the field.
- * - PUT and PATCH carry a body; a POST without one (an action such as `/read`) reaches its route with none.
+ * What every service accepts, in one place for both HTTP stacks (decision 0110). NUL and unpaired surrogates are
+ * refused at the edge: Postgres stores neither in text or jsonb.
  */
 
 export const TEXT_RULE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
@@ -26,13 +20,11 @@ export const hasBody = (req: IncomingMessage) =>
 const unsupported = (message: string) => new AppError('unsupported_media_type', message);
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** True when `text` can be stored as Postgres text: no NUL, no unpaired surrogate. */
 export const isStorableText = (text: string) => !UNSTORABLE.test(text);
 const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 const fieldName = (key: string) => (isStorableText(key) ? key : JSON.stringify(key).slice(1, -1));
 
-/** Throws a 400 naming the first string or key of `value` that Postgres cannot store. */
 export function checkText(value: unknown, path = ''): void {
   if (typeof value === 'string') {
     if (!isStorableText(value)) throw invalidField(path || 'body', TEXT_RULE);
@@ -48,16 +40,15 @@ export function checkText(value: unknown, path = ''): void {
 }
 
 export interface BodyOptions {
-  /** Largest accepted body, as raw-body takes it ('1mb'). */
+  /** As raw-body takes it ('1mb'). */
   limit: string;
-  /** A streaming route: a body that is not JSON (a multipart upload) is left unread for it to read or refuse. */
   streams?: boolean;
 }
 
-/** The request's body is the route's to read (a body that is not JSON on a streaming route). */
+/** A body that is not JSON on a streaming route: the route's to read. */
 export const UNREAD = Symbol('unread');
 
-/** Reads and checks the request's body: the parsed JSON object, undefined without a body, or UNREAD. */
+/** The parsed JSON object, undefined without a body, or UNREAD. */
 export async function readBody(req: IncomingMessage, options: BodyOptions): Promise<unknown> {
   if (!hasBody(req)) {
     if (BODY_REQUIRED.has(req.method ?? '')) throw invalidField('body', 'must be a JSON object');
@@ -92,14 +83,12 @@ export async function readBody(req: IncomingMessage, options: BodyOptions): Prom
     throw invalidField('body', 'malformed JSON');
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidField('body', 'must be a JSON object');
-  // A NUL or a surrogate reaches a JSON string only as a \u escape; text without one needs no walk.
   if (text.includes('\\u')) checkText(body);
   return body;
 }
 
 export const malformedPath = () => invalidField('path', 'malformed percent-encoding');
 
-/** Throws a 400 for a path whose percent-encoding is broken or decodes to text Postgres cannot store. */
 export function checkPath(path: string): void {
   let decoded: string;
   try {
@@ -110,24 +99,20 @@ export function checkPath(path: string): void {
   if (!isStorableText(decoded)) throw invalidField('path', TEXT_RULE);
 }
 
-/** Throws a 400 naming the first query parameter whose name or value Postgres cannot store. */
 export function checkQuery(query: Record<string, unknown>): void {
   checkText(query);
 }
 
 export const NOT_UTF8 = 'must be UTF-8';
 export const CONTROL_RULE = 'must not contain control characters';
-/** C0 controls, DEL and C1 controls (Unicode's Cc): a tab, a line break, a bell or an escape. */
+/** Unicode's Cc: C0, DEL and C1. */
 const CONTROL = /\p{Cc}/u;
-/** What a multipart parser (busboy) makes of bytes that are not UTF-8 in a part declared or defaulted to UTF-8. */
+/** busboy decodes bytes that are not UTF-8 to this. */
 const REPLACEMENT = '\ufffd';
 
 /**
- * The text rule of JSON bodies (decision 0110) applied to the text of a multipart form (decision 0135): a field's
- * value as the parser decoded it, or a part's file name. Throws a 400 naming `field` when the text is not UTF-8
- * (the parser decodes bytes that are not UTF-8 to U+FFFD, so a U+FFFD is refused as such: a client has no reason
- * to send one), holds a NUL or an unpaired surrogate, or, with `kind` `name` (a file name, an identifier), any
- * control character. `text` (a message body) keeps line breaks and tabs, as a JSON string does.
+ * Decision 0110's text rule for multipart text (decision 0135). A U+FFFD is refused as bytes that were not UTF-8; `name`
+ * also refuses any control character, `text` keeps line breaks and tabs.
  */
 export function checkFormText(text: string, field: string, kind: 'text' | 'name' = 'text'): void {
   const at = CONTROL.test(field) ? JSON.stringify(field).slice(1, -1) : fieldName(field);
@@ -136,7 +121,6 @@ export function checkFormText(text: string, field: string, kind: 'text' | 'name'
   if (kind === 'name' && CONTROL.test(text)) throw invalidField(at, CONTROL_RULE);
 }
 
-/** A multipart form's field (decision 0135): its name and its value follow checkFormText. */
 export function checkFormField(name: string, value: string, kind: 'text' | 'name' = 'text'): void {
   checkFormText(name, name, 'name');
   checkFormText(value, name, kind);

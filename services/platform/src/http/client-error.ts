@@ -2,12 +2,7 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type ErrorKind, errorBody, errorBodyOf, invalidFields } from '../errors.js';
 
-/**
- * What Node's HTTP parser refuses before any handler runs (a request line or headers over `maxHeaderSize`, a
- * malformed request, headers that never finish) is answered in the API's error body like everything else, instead
- * of Node's bare status line (decisions 0122, 0153): on the gateway and on every service. A socket that can no longer
- * be written is only closed.
- */
+/** What Node's parser refuses gets the API's error body, not a bare status line (decisions 0122, 0153). */
 export function answerClientErrors(server: Server, maxHeaderSize: number): void {
   const tooLarge = `The request line and headers exceed ${Math.round(maxHeaderSize / 1024)} KB`;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -23,7 +18,6 @@ export function answerClientErrors(server: Server, maxHeaderSize: number): void 
         : kind === 'request_timeout'
           ? 'The request took too long to arrive'
           : 'Malformed HTTP request';
-    // Every 400 names its field (decision 0163): here the request as a whole.
     const body = kind === 'invalid' ? errorBodyOf(invalidFields([{ field: 'request', message }], message)) : errorBody(kind, message);
     const text = JSON.stringify(body);
     socket.end(

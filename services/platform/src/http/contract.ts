@@ -1,20 +1,16 @@
 import { z } from 'zod';
 
-/**
- * A route of the external API declared once (decision 0100): the router validates requests with these schemas
- * and the OpenAPI document is generated from the same ones, so the two cannot disagree.
- */
+/** Requests are validated and the OpenAPI document generated from the same schemas, so they cannot disagree. */
 export type RouteMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseContract {
   description: string;
-  /** The body; a schema with `.meta({ id })` becomes a named component of the document. */
+  /** `.meta({ id })` makes a named component of the document. */
   schema?: z.ZodType;
 }
 
 export interface RouteContract {
   method: RouteMethod;
-  /** Relative to the mount prefix, with OpenAPI parameters: `/leads/{ref}`. */
   path: string;
   operationId: string;
   summary: string;
@@ -24,21 +20,17 @@ export interface RouteContract {
   permission?: string;
   params?: z.ZodObject;
   query?: z.ZodObject;
-  /** Request headers the route reads (lower-case names). */
+  /** Lower-case names. */
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /**
-   * A body the handler reads itself from `req.raw` as it arrives (a multipart upload, served with `ApiRouter.stream`):
-   * the document shows it with this media type and schema (decision 0079).
-   */
+  /** A body the handler reads itself from `req.raw` (decision 0079). */
   streamedBody?: { contentType: string; schema: z.ZodType };
-  /** Success responses; the error responses every route shares are added by the document. */
+  /** The document adds the shared error responses. */
   responses: Readonly<Record<number, ResponseContract>>;
-  /** Error statuses besides the shared ones (409 of an idempotent creation). */
   errors?: readonly number[];
 }
 
-/** An event key's webhook body: the payload inside the spec's envelope `{event_id?, event_key, payload}`. */
+/** The payload inside the spec's envelope. */
 export interface EventContract {
   key: string;
   summary: string;
@@ -50,7 +42,6 @@ export const event = (contract: EventContract): EventContract => contract;
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-/** What a contract's handler receives: the request with its parts parsed by the contract's schemas. */
 export interface ContractInput<C extends RouteContract> {
   params: C['params'] extends z.ZodObject ? z.output<C['params']> : Record<string, string>;
   query: Out<C['query']>;
@@ -58,14 +49,11 @@ export interface ContractInput<C extends RouteContract> {
   body: Out<C['body']>;
 }
 
-/** `/leads/{ref}` → `/leads/:ref`, the router's syntax. */
 export const routerPath = (path: string): string => path.replace(/\{(\w+)\}/g, ':$1');
 
-/** The response of every list: `{total, records, next_cursor}` (architecture, Conventions), named `id` in the document. */
 export const page = <T extends z.ZodType>(records: T, id: string) =>
   z.object({ total: z.number().int(), records: z.array(records), next_cursor: z.string().nullable() }).meta({ id });
 
-/** `x-idempotency-key` of a write that runs once per key (crm's creations, chat's sends; 1 to 255 characters). */
 export const idempotencyKeyHeader = (description: string) =>
   z.object({
     'x-idempotency-key': z

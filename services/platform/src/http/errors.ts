@@ -12,9 +12,8 @@ import type { Logger } from '../logging.js';
 import { malformedPath } from './body.js';
 
 /**
- * Zod issues become one 400 naming every offending field, in `message` and in `details.fields` (decision 0141);
- * `part` names the whole value. A member the schema does not know is listed in `details.fields` under its own path
- * (`extra`, `person.nickname`), where `message` says it of the object holding it (`body: Unrecognized key: "extra"`).
+ * One 400 naming every offending field (decision 0141). An unknown member is listed under its own path, while
+ * `message` says it of the object holding it.
  */
 export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): AppError {
   const named = (path: readonly PropertyKey[]) => (path.length ? path.join('.') : part);
@@ -27,16 +26,15 @@ export function zodToInvalid(error: ZodError, part: 'body' | 'query' = 'body'): 
   return invalidFields(fields, message);
 }
 
-/** Any error of a request as one of the closed set; what is not ours is logged and becomes a 500. */
+/** What is not ours is logged and becomes a 500. */
 export function toAppError(err: unknown, logger: Logger, where: { method?: string; path?: string }): AppError {
   if (err instanceof AppError) {
-    // A peer's transport failure answers a fixed message; what it said (addresses) is for the log only.
+    // Addresses a peer named are for the log only.
     if (err.details?.cause)
       logger.warn({ err: err.details.cause, kind: err.kind, method: where.method, path: where.path }, 'upstream failed');
     return err;
   }
   if (err instanceof ZodError) return zodToInvalid(err);
-  // Express' router fails to decode a path parameter such as `%ud800` with a URIError.
   if (err instanceof URIError) return malformedPath();
   if (isNumberOutOfRange(err)) {
     logger.warn({ err, method: where.method, path: where.path }, 'a number beyond its column reached the store');

@@ -4,11 +4,7 @@ import { type OpenApiFragment, serviceFragment } from './openapi.js';
 
 type Json = Record<string, unknown>;
 
-/**
- * `GET /webhooks/event-types` (decision 0176): the event catalog with each payload's JSON Schema. The
- * payload schemas are declared by the services that issue the events, so only the gateway, which assembles their
- * OpenAPI fragments, holds them all: it answers this route from the document's `webhooks` section.
- */
+/** Only the gateway holds every payload schema: it answers from the assembled document (decision 0176). */
 export const listWebhookEventTypes = route({
   method: 'get',
   path: '/webhooks/event-types',
@@ -41,16 +37,12 @@ export const listWebhookEventTypes = route({
 
 export const EVENT_TYPES_PATH = `/integrations/external${listWebhookEventTypes.path}`;
 
-/** The part of the document the gateway itself serves. */
 export const gatewayFragment = (): OpenApiFragment =>
   serviceFragment('gateway', [{ prefix: '/integrations/external', contracts: [listWebhookEventTypes], undocumented: [] }]);
 
 const REF = '#/components/schemas/';
 
-/**
- * The event types of an assembled document: each webhook's payload schema with the components it names copied
- * under `$defs`, so a subscriber can validate with it alone.
- */
+/** Referenced components are copied under `$defs`, so a subscriber can validate with one schema alone. */
 export function eventTypesOf(doc: Json) {
   const components = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, Json>;
   const webhooks = (doc.webhooks ?? {}) as Record<string, { post: Json }>;
@@ -71,7 +63,6 @@ export function eventTypesOf(doc: Json) {
     const used = new Set<string>();
     const schema = rewrite((envelope.properties as Json).payload, used) as Json;
     const defs: Record<string, unknown> = {};
-    // Components name others: copied until none is missing.
     for (let pending = [...used]; pending.length; ) {
       const more = new Set<string>();
       for (const name of pending) if (!(name in defs)) defs[name] = rewrite(components[name], more);

@@ -9,10 +9,7 @@ export interface RunningMetricsServer {
   stop(): Promise<void>;
 }
 
-/**
- * The operator's listener: GET /metrics and nothing else, on a port of its own (METRICS_PORT), so the public and
- * service ports never answer it and a NetworkPolicy can open it to the monitoring namespace alone (decision 0190).
- */
+/** On its own port, so a NetworkPolicy can open it to monitoring alone (decision 0190). */
 export async function startMetricsServer(host: string, port: number, registry: Registry): Promise<RunningMetricsServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];

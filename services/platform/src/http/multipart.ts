@@ -5,19 +5,13 @@ import { AppError, invalidField } from '../errors.js';
 import { CONTROL_RULE, checkFormField, checkFormText } from './body.js';
 
 /**
- * The one multipart/form-data reader of every service (decision 0170): busboy parses the request as it arrives, and
- * every refusal is the same 400 wherever the form is read (files' uploads and proposal attachments, chat's sends and
- * scheduled sends):
- * - not multipart, or without a boundary: `body: must be multipart/form-data with a boundary`;
- * - a part header holding a raw control byte (busboy drops such a part as malformed): 400 naming the part
- *   (`file.filename: must not contain control characters`), found before busboy sees the header;
- * - the text of fields and file names: the multipart text rule (decision 0135);
- * - a field over its size, too many fields, files or parts, or bytes that are not multipart: `body: …`.
+ * The one multipart reader of every service (decision 0170): every refusal is the same 400 wherever a form is read.
+ * Part headers holding a raw control byte are refused before busboy, which would only drop them as malformed.
  */
 
 export interface MultipartOptions {
   limits: { fileSize: number; files: number; fields: number; fieldSize: number; parts?: number };
-  /** How field values are checked (decision 0135): `name` for identifiers, `text` for free text. */
+  /** `name` for identifiers, `text` for free text (decision 0135). */
   fieldKind: 'text' | 'name';
 }
 
@@ -27,18 +21,16 @@ export interface FileInfo {
 }
 
 export interface MultipartHandlers {
-  /** A field that passed the text rule. */
   field(name: string, value: string): void;
-  /** A file part whose name passed the text rule: the handler reads or resumes `stream`. */
+  /** The handler reads or resumes `stream`. */
   file(name: string, stream: Readable, info: FileInfo): void;
-  /** The first refusal (always an AppError); nothing is handed on after it and the rest of the request is discarded. */
+  /** Always an AppError; nothing is handed on after it and the rest of the request is discarded. */
   error(err: AppError): void;
-  /** The whole form was read without a refusal. */
   close(): void;
 }
 
 export interface MultipartReader {
-  /** Stops reading with the consumer's own refusal: the rest of the request is discarded, `error` gets `err`. */
+  /** The rest of the request is discarded; `error` gets `err`. */
   fail(err: AppError): void;
 }
 
@@ -48,7 +40,6 @@ const BOUNDARY = /;\s*boundary\s*=\s*(?:"([^"]+)"|([^;\s]+))/i;
 
 export const isMultipart = (req: IncomingMessage) => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
 
-/** Reads a multipart/form-data request as it arrives, handing each field and file to `on` (see the module's note). */
 export function readMultipart(req: IncomingMessage, options: MultipartOptions, on: MultipartHandlers): MultipartReader {
   let failed = false;
   let parser: busboy.Busboy | undefined;
@@ -58,7 +49,7 @@ export function readMultipart(req: IncomingMessage, options: MultipartOptions, o
     failed = true;
     if (guard) req.unpipe(guard);
     else if (parser) req.unpipe(parser);
-    // Read to the end so the client, which may still be sending, gets the answer rather than a reset connection.
+    // Read to the end so a client still sending gets the answer rather than a reset connection.
     req.resume();
     on.error(err);
   };
@@ -66,9 +57,9 @@ export function readMultipart(req: IncomingMessage, options: MultipartOptions, o
   try {
     parser = busboy({
       headers: req.headers,
-      // File names are UTF-8 (busboy's default for header parameters is latin1, which turns "é" into "Ã©").
+      // busboy's latin1 default turns "é" into "Ã©".
       defParamCharset: 'utf8',
-      // One byte over a file's limit tells a file of exactly the limit from a larger one (busboy's `limit` event).
+      // One byte over tells a file of exactly the limit from a larger one.
       limits: { ...limits, fileSize: limits.fileSize + 1, parts: limits.parts ?? limits.files + limits.fields },
     });
   } catch {
@@ -115,20 +106,16 @@ export function readMultipart(req: IncomingMessage, options: MultipartOptions, o
 
 const fieldLabel = (name: string) => (/\p{Cc}/u.test(name) ? JSON.stringify(name).slice(1, -1) : name);
 
-/** Longest part header looked at: busboy refuses a longer one itself. */
+/** busboy refuses a longer part header itself. */
 const HEADER_LIMIT = 16 * 1024 + 4;
 const HEADER_END = Buffer.from('\r\n\r\n');
-/** Control bytes busboy refuses in a header line (a tab is allowed there, and refused later by the text rule). */
+/** A tab is allowed here and refused later by the text rule. */
 const RAW_CONTROL = /[^\P{Cc}\t\x80-\x9f]/u;
 
-/**
- * Passes the body through unchanged, holding each part's header until it is whole and refusing one that holds a raw
- * control byte with a 400 naming the part, since busboy would only drop it as malformed. File bytes are forwarded
- * at once; only the delimiter is searched for in them.
- */
+/** Holds each part header until whole; file bytes pass at once, searched only for the delimiter. */
 class PartHeaderGuard extends Transform {
   private readonly delimiter: Buffer;
-  /** The last bytes seen in a part's body (a delimiter may span chunks); the stream starts as if after a CRLF. */
+  /** A delimiter may span chunks; the stream starts as if after a CRLF. */
   private carry = Buffer.from('\r\n');
   private header: Buffer | null = null;
   private passThrough = false;
@@ -155,7 +142,7 @@ class PartHeaderGuard extends Transform {
         return;
       }
       if (this.header === null) {
-        // A delimiter across the previous chunk's end, else one inside this chunk: file bytes are never copied.
+        // File bytes are never copied.
         const keep = this.delimiter.length - 1;
         const edge = Buffer.concat([this.carry, chunk.subarray(0, keep)]);
         const across = edge.indexOf(this.delimiter);
@@ -175,7 +162,6 @@ class PartHeaderGuard extends Transform {
       }
       const header: Buffer = Buffer.concat([this.header, chunk]);
       if (header.length >= 2 && header[0] === 0x2d && header[1] === 0x2d) {
-        // The closing delimiter: the rest is the epilogue.
         this.passThrough = true;
         this.push(header);
         return;
@@ -199,10 +185,6 @@ class PartHeaderGuard extends Transform {
   }
 }
 
-/**
- * Throws a 400 naming the part when its raw header holds a control byte: in the file name (the text rule's
- * `<part>.filename` answer), in the part's name, or elsewhere in the header.
- */
 export function checkPartHeader(raw: Buffer): void {
   const text = raw.toString('latin1');
   const start = /(?:^|\r\n)content-disposition[ \t]*:/i.exec(text);
@@ -213,18 +195,15 @@ export function checkPartHeader(raw: Buffer): void {
   for (const key of ['filename', 'filename*'])
     if (disposition?.params[key] !== undefined && RAW_CONTROL.test(disposition.params[key]))
       checkFormText(utf8(disposition.params[key]), `${name ?? 'file'}.filename`, 'name');
-  // A quote left open takes the rest of the header: a line break in the file name.
+  // An open quote takes the rest of the header: a line break in the file name.
   if (disposition?.openQuote === 'filename' || disposition?.openQuote === 'filename*')
     throw invalidField(`${fieldLabel(name ?? 'file')}.filename`, CONTROL_RULE);
-  // A control byte elsewhere in the header (line breaks between header lines are the header's own).
+  // Line breaks between header lines are the header's own.
   if (!RAW_CONTROL.test(text.replaceAll('\r\n', ''))) return;
   throw invalidField(name !== undefined ? fieldLabel(name) : 'body', `its part header ${CONTROL_RULE}`);
 }
 
-/**
- * The parameters of a Content-Disposition value starting at `from`, read as busboy reads them (quoted strings with
- * backslash escapes), except that a CR LF inside quotes is kept as part of the value instead of ending the header.
- */
+/** As busboy reads them, except that a CR LF inside quotes stays in the value instead of ending the header. */
 function dispositionParams(text: string, from: number): { params: Record<string, string>; openQuote?: string } {
   const params: Record<string, string> = {};
   let i = from;

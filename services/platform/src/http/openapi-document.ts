@@ -4,10 +4,7 @@ import recordedExamples from './openapi-examples.json' with { type: 'json' };
 
 type Json = Record<string, unknown>;
 
-/**
- * The spec's error table, one shared response per status (every body is `{statusCode, message, error}`; every 400
- * adds `details.fields`, decisions 0141 and 0163).
- */
+/** One shared response per status (decisions 0141, 0163). */
 const ERRORS: Record<number, string> = {
   400:
     'Invalid payload or business rule; `message` names each offending field (`title: must be 1 to 150 characters`) ' +
@@ -56,7 +53,7 @@ keyed with the subscription secret): verify these and reject old timestamps, whi
 protection. Integrations manage their subscriptions under \`/webhooks\` (\`crm/webhooks.read\`, \`crm/webhooks.write\`);
 \`GET /webhooks/event-types\` lists every event key with its payload's schema.`;
 
-/** What each group of operations is about (a tag without one fails the document's lint). */
+/** A tag without one fails the document's lint. */
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Chats: 'WhatsApp and Instagram conversations: chats, messages, scheduled messages, templates.',
   'Custom fields': 'The company’s custom fields of leads and deals.',
@@ -79,10 +76,7 @@ const webhookHeader = (name: string, description: string, required = true) => ({
   schema: { type: 'string' },
 });
 
-/**
- * What one operation was sent and answered in a run of the e2e suite (`npm run examples:record -w test`), shown as
- * its examples: recorded, never written by hand, and checked against the operation's schemas by the OpenAPI test.
- */
+/** Recorded by the e2e suite (`npm run examples:record -w test`), never by hand; the OpenAPI test checks them. */
 export interface RecordedExample {
   status: string;
   response?: unknown;
@@ -96,7 +90,7 @@ export interface RecordedExamples {
   webhooks: Record<string, unknown>;
 }
 
-/** A query or path value as its parameter's schema types it (the recording has the text of the URL). */
+/** The recording has the URL's text. */
 function typed(value: string, schema: Json | undefined): unknown {
   const type = schema?.type;
   if ((type === 'integer' || type === 'number') && value.trim() !== '' && !Number.isNaN(Number(value))) return Number(value);
@@ -119,7 +113,6 @@ function applyExamples(paths: Record<string, Record<string, Json>>, webhooks: Re
       if (media && example.body !== undefined) media.example = example.body;
       const answer = (op.responses as Record<string, Json>)[example.status];
       if (!answer || example.response === undefined) continue;
-      // An answer documented without a schema still shows what it looked like.
       answer.content ??= { 'application/json': {} };
       const answerMedia = (answer.content as Record<string, Json>)['application/json'];
       if (answerMedia) answerMedia.example = example.response;
@@ -132,13 +125,9 @@ function applyExamples(paths: Record<string, Record<string, Json>>, webhooks: Re
   }
 }
 
-/** Where the external API is served: the document's server, which its paths are relative to. */
 export const API_BASE_PATH = '/integrations/external';
 
-/**
- * The gateway's whole document: every service's fragment merged, plus the parts all operations share. Paths under
- * `basePath` are written relative to it, and the server entry names it, so a client calls `/leads` on it.
- */
+/** Paths under `basePath` are written relative to the server entry that names it. */
 export function assembleDocument(
   fragments: readonly OpenApiFragment[],
   info: { version: string; basePath?: string; examples?: RecordedExamples },
@@ -222,7 +211,7 @@ export function assembleDocument(
     },
     servers: [{ url: basePath, description: 'The gateway this document is served by.' }],
     security: [{ integrationKey: [] }],
-    // One Webhooks tag, for the subscription routes and the events alike (tag names are unique in a document).
+    // Tag names are unique in a document.
     tags: [
       ...tags
         .filter((name) => name !== 'Webhooks')

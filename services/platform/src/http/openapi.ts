@@ -4,9 +4,8 @@ import type { EventContract, RouteContract } from './contract.js';
 type Json = Record<string, unknown>;
 
 /**
- * One service's part of the OpenAPI document (decision 0100), served by the service at `GET /openapi.json` and
- * merged by the gateway: operations, webhooks and the components they name, plus the routes of the service
- * that no contract describes (a document missing a route says so instead of hiding it).
+ * Served at `GET /openapi.json` and merged by the gateway (decision 0100); routes no contract describes are listed
+ * rather than hidden.
  */
 export interface OpenApiFragment {
   service: string;
@@ -24,7 +23,7 @@ export interface DocumentedMount {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** zod → JSON Schema 2020-12 (OpenAPI 3.1's dialect); schemas with `.meta({ id })` are hoisted into components. */
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect); `.meta({ id })` schemas become components. */
 class SchemaSink {
   readonly schemas: Record<string, Json> = {};
 
@@ -33,7 +32,7 @@ class SchemaSink {
     delete converted.$schema;
     const defs = (converted.$defs ?? {}) as Record<string, Json>;
     delete converted.$defs;
-    // A request body accepts what a response of the same id may not (defaults, transforms): its own component.
+    // Input accepts what an output of the same id may not (defaults, transforms).
     const name = (id: string) => (io === 'input' ? `${id}Input` : id);
     const rewrite = (node: unknown): unknown => {
       if (Array.isArray(node)) return node.map(rewrite);
@@ -91,8 +90,7 @@ function operation(c: RouteContract, sink: SchemaSink): Json {
       ...(r.schema ? { content: { 'application/json': { schema: sink.convert(r.schema, 'output') } } } : {}),
     };
   }
-  // 404 everywhere: a record a route names in its path, query or body may not exist in the key's company (spec, Errors).
-  // 408 and 431 from the gateway on any route (a stalled body, oversized headers); 413 and 415 where a body is read.
+  // Any named record may be missing in the key's company (404); the gateway may answer 408 or 431 on any route.
   const errors = new Set<number>([401, 404, 408, 429, 431, 500, 503, ...(c.errors ?? [])]);
   if (c.body || c.streamedBody || c.query || c.headers || c.params) errors.add(400);
   if (c.body || c.streamedBody) for (const status of [413, 415]) errors.add(status);

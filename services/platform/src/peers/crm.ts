@@ -2,10 +2,7 @@ import { credentials } from '@grpc/grpc-js';
 import { type Company, CrmServiceClient, type User } from '@svc/proto/crm/v1/crm';
 import { callUnary } from '../grpc/server.js';
 
-/**
- * Other services' view of crm: companies and users over gRPC, with a short cache for companies (plan
- * validity and existence change rarely and are checked on hot paths).
- */
+/** Companies are cached briefly: plan validity and existence change rarely and are checked on hot paths. */
 export class CrmPeer {
   readonly client: CrmServiceClient;
   private readonly companies = new Map<string, { at: number; company: Promise<Company> }>();
@@ -17,7 +14,6 @@ export class CrmPeer {
     this.client = new CrmServiceClient(address, credentials.createInsecure());
   }
 
-  /** The company, or a NotFound AppError. */
   getCompany(companyId: string): Promise<Company> {
     const now = Date.now();
     const hit = this.companies.get(companyId);
@@ -43,5 +39,4 @@ export class CrmPeer {
   }
 }
 
-/** The plan rule, where services that ask crm have long found it; it lives with the outbox writer (events/plan). */
 export { planValidAt } from '../events/plan.js';
