@@ -18,7 +18,6 @@ import { SubscriptionService } from './subscriptions/subscription.service.js';
 import { activeSubscriptionsOf } from './subscriptions/subscription.store.js';
 
 interface Components {
-  /** The pool the stores' statements run on. */
   pool: () => Promise<Pool>;
   crm: CrmPeer;
   sender: WebhookSender;
@@ -28,7 +27,7 @@ interface Components {
   metrics: DeliveryMetrics;
 }
 
-/** A yes/no setting: true, 1, yes, on or false, 0, no, off (any case). */
+/** true, 1, yes, on or false, 0, no, off (any case). */
 const flag = z
   .string()
   .trim()
@@ -38,29 +37,28 @@ const flag = z
 
 const webhooksConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
-  /** Deliveries in flight at once in this process. */
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(128),
-  /** Deliveries of one subscription in flight at once, over every replica. */
+  /** Over every replica. */
   WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY: z.coerce.number().int().min(1).max(2000).default(10),
-  /** How long a delivery's lease lasts unless the replica sending it renews it: how soon a stalled replica's deliveries move. */
+  /** How soon a stalled replica's deliveries move. */
   WEBHOOK_LEASE_MS: z.coerce.number().int().min(1000).max(60_000).default(6000),
-  /** Operator setting: let deliveries reach loopback, private, link-local, CGNAT, ... addresses (never cloud metadata). */
+  /** Loopback, private, link-local... (never cloud metadata). */
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
-  /** The first retry wait (the spec's 3 s); later ones double. */
+  /** Later waits double. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).max(3_600_000).default(3000),
-  /** The longest single retry wait, a receiver's Retry-After included (decision 0121). */
+  /** A receiver's Retry-After included (decision 0121). */
   WEBHOOK_RETRY_MAX_WAIT_MS: z.coerce.number().int().min(1).max(86_400_000).default(3_600_000),
-  /** A subscription is disabled after this many consecutive deliveries ended failed (0: never) ... */
+  /** Consecutive deliveries ended failed (0: never)... */
   WEBHOOK_DISABLE_AFTER_FAILURES: z.coerce.number().int().min(0).default(20),
-  /** ... over at least this long. */
+  /** ...over at least this long. */
   WEBHOOK_DISABLE_AFTER_MS: z.coerce
     .number()
     .int()
     .min(0)
     .default(24 * 3600 * 1000),
-  /** Where signed private file URLs in deliveries point (the files service's public download route). */
+  /** The files service's public download route. */
   FILES_PUBLIC_BASE_URL: env.httpUrl.default('http://127.0.0.1:8080/public/files'),
-  /** Key of private file URL signatures, shared with the files service; derived from IDENTITY_TOKEN_SECRET when unset. */
+  /** Shared with files; derived from IDENTITY_TOKEN_SECRET when unset. */
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
 });
 

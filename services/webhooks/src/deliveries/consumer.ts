@@ -14,7 +14,6 @@ import { deliveryId } from './delivery-ids.js';
 
 export const CONSUMER_NAME = 'webhooks';
 
-/** What a delivery captures of a subscription that wants its event. */
 export interface IssuingSubscription {
   id: string;
   companyId: string;
@@ -28,44 +27,36 @@ export interface IssuingSubscription {
   maxRetries: number;
 }
 
-/** The active subscriptions of these companies (one statement for a batch of events). */
+/** One statement for a batch of events. */
 export type SubscriptionsOf = (companyIds: string[]) => Promise<IssuingSubscription[]>;
 
-/** Messages handled together at most (one subscription query and one insert statement per batch). */
+/** One subscription query and one insert statement per batch. */
 const BATCH = 500;
-/** Deliveries per insert statement (a parameter per column each, but those every row shares). */
+/** A parameter per column each, but those every row shares. */
 const INSERT_ROWS = 2000;
 
-/** How long a batch waits for the dispatcher to have room before its deliveries are queued in Postgres instead. */
+/** Then a batch's deliveries are queued in Postgres instead. */
 const ROOM_WAIT_MS = 250;
 
-/** Where issued deliveries go once committed: the dispatcher of this process (see Dispatcher.reserve). */
+/** The dispatcher of this process (see Dispatcher.reserve). */
 export interface DeliveryOutlet {
-  /** How many more deliveries it can take now; when none, resolves once some are free or after `maxWaitMs`. */
+  /** When none, resolves once some are free or after `maxWaitMs`. */
   room(maxWaitMs: number): Promise<number>;
-  /** Up to `wanted` local slots for deliveries about to be leased as they are inserted. */
+  /** Slots for deliveries about to be leased as they are inserted. */
   reserve(wanted: number): number;
-  /**
-   * The deliveries leased under those slots, to send now; `queued`: others were left in Postgres for a claim;
-   * `leasedAt`: when the leasing statement was sent (performance.now()).
-   */
+  /** `queued`: others were left in Postgres for a claim; `leasedAt`: performance.now() when the lease was sent. */
   deliver(reserved: number, leased: Delivery[], queued: boolean, leasedAt: number): void;
-  /** Per subscription, how many of its deliveries may be leased at once over every replica. */
+  /** Over every replica. */
   readonly perSubscription: number;
-  /** The name leases to the outlet are held under (lease_owner), and how long one lasts unless renewed. */
+  /** Held as lease_owner. */
   readonly owner: string;
   readonly leaseMs: number;
 }
 
 /**
- * Turns each event on JetStream into one durable delivery per matching subscription, capturing the URL,
- * configuration and envelope at that moment. The messages that arrived meanwhile are handled together:
- * their companies are looked up once each, their subscriptions in one query and all their deliveries are
- * inserted in one statement; each message is acked only after its deliveries are committed. A redelivered
- * message inserts nothing new (unique subscription + event id).
- *
- * Deliveries that this process's dispatcher has room for are inserted already leased to it and handed to it
- * once committed: it sends them at once, without claiming them back from Postgres (decision 0030).
+ * One durable delivery per matching subscription, capturing URL, configuration and envelope at that moment. A batch
+ * takes one query and one insert; each message is acked only once its deliveries committed, and a redelivered one
+ * inserts nothing new. Deliveries the dispatcher has room for are inserted already leased to it (decision 0030).
  */
 export class EventConsumer {
   private messages: ConsumerMessages | undefined;
@@ -116,7 +107,6 @@ export class EventConsumer {
     await this.loop?.catch(() => undefined);
   }
 
-  /** Handles the waiting messages, batch after batch, until none is left (then the next message starts it again). */
   private async handleAll(): Promise<void> {
     // Let the messages that arrived together join the batch.
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -126,8 +116,7 @@ export class EventConsumer {
         this.handling = undefined;
         return;
       }
-      // As many messages as the dispatcher has room for (their deliveries are leased to it as they are inserted);
-      // with no room after a short wait, a whole batch, whose deliveries wait in Postgres for a claim.
+      // With no room after a short wait, a whole batch goes to Postgres for a claim.
       const room = await this.outlet.room(ROOM_WAIT_MS);
       try {
         await this.handle(this.pending.splice(0, room > 0 ? Math.min(room, BATCH) : BATCH));
@@ -138,7 +127,6 @@ export class EventConsumer {
     }
   }
 
-  /** The consumer span of each traced event being issued. */
   private readonly traced = new WeakMap<EventMessage, string>();
 
   private async handle(msgs: JsMsg[]): Promise<void> {
@@ -152,8 +140,7 @@ export class EventConsumer {
       }
     }
     if (!events.length) return;
-    // A traced event is received in a span, child of the relay's publish; its deliveries keep that span's traceparent
-    // so each attempt continues the integrator's trace (decision 0200).
+    // Deliveries keep the consumer span's traceparent so each attempt continues the integrator's trace (decision 0200).
     const tracer = tracerOf(this.ctx.name);
     const spans: Span[] = [];
     if (tracer)
@@ -185,7 +172,7 @@ export class EventConsumer {
     }
   }
 
-  /** Stores the deliveries of one event; returns how many were new. */
+  /** Returns how many were new. */
   async issue(event: EventMessage): Promise<number> {
     const { issued, failed } = await this.issueAll([event]);
     const err = failed.get(event);
@@ -193,10 +180,7 @@ export class EventConsumer {
     return issued;
   }
 
-  /**
-   * Stores the deliveries of these events in one statement; returns how many were new, and the events that
-   * could not be issued (their company could not be looked up), which get nothing now and are retried.
-   */
+  /** Events whose company could not be looked up get nothing now and are retried. */
   async issueAll(events: EventMessage[]): Promise<{ issued: number; failed: Map<EventMessage, Error> }> {
     const failed = new Map<EventMessage, Error>();
     const companies = new Map<string, Company | null | Error>();
@@ -213,7 +197,7 @@ export class EventConsumer {
     for (const event of events) {
       const company = companies.get(event.company_id);
       if (company instanceof Error) failed.set(event, company);
-      // Events are issued only while the company's plan is valid; outside it they are never queued.
+      // Outside the company's plan, events are never queued.
       else if (company && planValidAt(company, new Date(event.occurred_at))) issuable.push(event);
     }
     if (!issuable.length) return { issued: 0, failed };
@@ -257,17 +241,12 @@ export class EventConsumer {
       }
     }
     let issued = 0;
-    // At most INSERT_ROWS rows per statement (Postgres takes at most 65535 parameters). Inserting again is harmless,
-    // so the message is acked only once all of them are in.
+    // Postgres takes at most 65535 parameters; the message is acked only once every row is in.
     for (let from = 0; from < deliveries.length; from += INSERT_ROWS)
       issued += await this.insert(pool, deliveries.slice(from, from + INSERT_ROWS), now);
     return { issued, failed };
   }
 
-  /**
-   * Inserts deliveries in one statement (its own transaction), leasing to this process those its dispatcher has
-   * reserved slots for; hands the leased ones to the dispatcher once committed. Returns how many were new.
-   */
   private async insert(pool: Pool, chunk: Delivery[], now: Date): Promise<number> {
     const reserved = this.outlet.reserve(chunk.length);
     let leased: Delivery[] = [];

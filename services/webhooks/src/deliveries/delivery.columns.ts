@@ -1,13 +1,9 @@
 import { type DefinedColumn, definedColumns } from '@svc/platform/db/native';
 import { type Delivery, DeliveryAttempt, Delivery as DeliveryEntity } from './delivery.entity.js';
 
-/**
- * The column lists of the stores' statements, from the entities' definitions (decision 0201: their texts are built at
- * module load, before any ORM exists; test/columns.test.ts checks them against the ORM's), and rows read back as
- * entities.
- */
+/** Texts are built at module load, before any ORM exists; test/columns.test.ts checks them (decision 0201). */
 
-/** The definition's column of `property`; a property the entity lacks throws at load rather than naming no column. */
+/** Throws at load rather than naming no column. */
 function columnOf(columns: DefinedColumn[], property: string): DefinedColumn {
   const found = columns.find((c) => c.property === property);
   if (!found) throw new Error(`no column for property ${property}`);
@@ -20,10 +16,7 @@ export const ATTEMPT_COLUMNS = definedColumns(DeliveryAttempt);
 export const deliveryColumn = (property: keyof Delivery & string) => columnOf(DELIVERY_COLUMNS, property);
 export const attemptColumn = (property: string) => columnOf(ATTEMPT_COLUMNS, property);
 
-/**
- * A row as Postgres returns it (columns by name) as its entity: timestamps as Dates (the pool under MikroORM hands
- * them over as text), integers as numbers, JSON parsed.
- */
+/** The pool hands timestamps over as text: they become Dates. */
 export function entityOfRow<T>(columns: DefinedColumn[], r: Record<string, unknown>): T {
   const e: Record<string, unknown> = {};
   for (const { property, column, pgType } of columns) {
@@ -37,10 +30,9 @@ export function entityOfRow<T>(columns: DefinedColumn[], r: Record<string, unkno
   return e as T;
 }
 
-/** A delivery row (`returning d.*`, columns by name) as a Delivery. */
 export const deliveryOfRow = (r: Record<string, unknown>) => entityOfRow<Delivery>(DELIVERY_COLUMNS, r);
 
-/** An entity's values in the order of `columns`, JSON as its text (pg would send an array as a Postgres array). */
+/** JSON as text: pg would send an array as a Postgres array. */
 export const boundValues = (columns: DefinedColumn[], entity: object) =>
   columns.map((c) => {
     const v = (entity as Record<string, unknown>)[c.property];

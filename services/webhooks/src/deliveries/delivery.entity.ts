@@ -1,6 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/** How a delivery authenticates to its receiver, as its subscription says. */
 export type WebhookAuth =
   | { type: 'basic'; username: string; password: string }
   | { type: 'bearer'; token: string }
@@ -8,10 +7,10 @@ export type WebhookAuth =
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** What a delivery keeps of its subscription at the moment the event was issued. */
+/** Captured when the event was issued. */
 export interface CapturedConfig {
   secret: string;
-  /** During a secret rotation: the previous secret, also signed with until it expires (ISO time). */
+  /** During a rotation: also signed with until it expires (ISO time). */
   previousSecret?: string | null;
   previousSecretExpiresAt?: string | null;
   headers: Record<string, string>;
@@ -29,26 +28,25 @@ export const Delivery = defineEntity({
     eventKey: p.string().length(100),
     url: p.text(),
     config: p.json<CapturedConfig>(),
-    /** The exact envelope bytes sent on every attempt (the signature covers them). */
+    /** Exact bytes sent on every attempt: the signature covers them. */
     body: p.text(),
     status: p.string().length(20),
     attemptCount: p.integer(),
     maxRetries: p.integer(),
     nextAttemptAt: p.datetime().nullable(),
     leaseUntil: p.datetime().nullable(),
-    /** The process holding the lease (its Dispatcher's id): only it renews the lease and records the attempt. */
+    /** Only the holder renews the lease and records the attempt. */
     leaseOwner: p.uuid().nullable(),
     createdAt: p.datetime(),
     updatedAt: p.datetime(),
     completedAt: p.datetime().nullable(),
-    /** The consumer's span of the event when traced: each attempt's span is its child (decision 0200). */
+    /** Each attempt's span is its child (decision 0200). */
     traceparent: p.string().length(55).nullable(),
   },
   uniques: [{ name: 'deliveries_subscription_event_unique', properties: ['subscriptionId', 'eventId'] }],
   indexes: [
     { name: 'deliveries_subscription_created_idx', properties: ['subscriptionId', 'createdAt'] },
-    // The claim's per-subscription look-ups, both partial (see the migrations): pending deliveries nobody holds
-    // (queued), and pending deliveries under a lease (in flight, or held by a process that died).
+    // The claim's per-subscription look-ups: queued deliveries, and leased ones (in flight or held by a dead process).
     { name: 'deliveries_queued_idx', properties: ['subscriptionId', 'nextAttemptAt', 'id'] },
     { name: 'deliveries_leased_subscription_idx', properties: ['subscriptionId', 'leaseUntil'] },
   ],
@@ -66,7 +64,7 @@ export const DeliveryAttempt = defineEntity({
     statusCode: p.integer().nullable(),
     error: p.text().nullable(),
     durationMs: p.integer(),
-    /** The start of the receiver's answer, for the subscriber's delivery log. */
+    /** The start of the receiver's answer. */
     responseBody: p.text().nullable(),
   },
 });

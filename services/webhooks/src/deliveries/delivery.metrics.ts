@@ -1,36 +1,30 @@
 import type { Metrics } from '@svc/platform/metrics';
 import { Counter, Gauge, Histogram } from 'prom-client';
 
-/** How deliveries move: which path started their attempts, and how many rows each hot statement carried. */
 export interface DeliveryMetrics {
-  /** Attempts started, by where the delivery came from: `issued` (leased as it was inserted) or `claimed`. */
+  /** `issued` (leased as inserted) or `claimed`. */
   attemptsStarted: Counter<'source'>;
-  /** Hot statements run, by kind (`issue`, `claim`, `record`), and the deliveries they carried. */
+  /** By kind (`issue`, `claim`, `record`), counting the deliveries they carried. */
   statements: Counter<'kind'>;
   statementRows: Counter<'kind'>;
-  /** Attempts recorded, by what they did to their delivery and the receiver's status class. */
   outcomes: Counter<'result' | 'status_class'>;
-  /** From the commit of the event's outbox row to the receiver's 2xx. */
+  /** From the outbox row's commit to the receiver's 2xx. */
   latency: Histogram;
-  /** Deliveries this process held whose lease another replica took (it stalled past the lease): not sent or not recorded here. */
+  /** Another replica took the lease (this one stalled past it). */
   leasesLost: Counter;
 }
 
-/** What the Postgres-backed gauges read at each scrape. */
 export interface DeliveryCounts {
   retryPending: number;
   subscriptionsFailing: number;
   subscriptionsDisabled: number;
 }
 
-/** `2xx` ... `5xx`, or `none` when no answer came (connection refused, timeout, refused destination). */
+/** `none` when no answer came. */
 export const statusClass = (statusCode: number | null | undefined): string =>
   statusCode && statusCode >= 100 && statusCode < 600 ? `${Math.floor(statusCode / 100)}xx` : 'none';
 
-/**
- * When an event id was made: event ids are UUID v7 written in the transaction that also commits the business
- * change, so their timestamp is the commit's (to the write's few milliseconds). Undefined for any other id.
- */
+/** Event ids are UUID v7 written in the business change's transaction, so their time is the commit's. */
 export function eventIdTime(eventId: string): number | undefined {
   if (eventId.length !== 36 || eventId[14] !== '7') return undefined;
   const ms = Number.parseInt(eventId.slice(0, 8) + eventId.slice(9, 13), 16);
@@ -78,10 +72,7 @@ export function deliveryMetrics(metrics: Metrics): DeliveryMetrics {
   };
 }
 
-/**
- * Gauges read from Postgres at each scrape: facts of the shared database, so every replica reports the same value
- * (the dashboard takes the max over replicas, not the sum; decision 0194).
- */
+/** Facts of the shared database: every replica reports the same, so dashboards take the max (decision 0194). */
 export function deliveryStateMetrics(metrics: Metrics, counts: () => Promise<DeliveryCounts>): void {
   const registers = [metrics.registry];
   let reading: Promise<void> | undefined;
@@ -93,7 +84,7 @@ export function deliveryStateMetrics(metrics: Metrics, counts: () => Promise<Del
         disabled.set(c.subscriptionsDisabled);
       })
       .catch(() => {
-        // Postgres unreachable: no value rather than a stale one.
+        // No value rather than a stale one.
         retryPending.reset();
         failing.reset();
         disabled.reset();

@@ -12,19 +12,11 @@ import {
 import type { Delivery, DeliveryAttempt } from './delivery.entity.js';
 import type { DeliveryCounts } from './delivery.metrics.js';
 
-/**
- * The statements of deliveries (decision 0201): the delivery path's (issuing, claiming, renewing and recording, with
- * the health counters of subscriptions that recording keeps in the same transaction, decision 0213), then the
- * delivery log's. Column lists come from the entities' definitions.
- */
+/** Statements of the delivery path, with the subscription health it keeps in the same transaction (decisions 0201, 0213), then the delivery log's. */
 
 export type Db = Pool | PoolClient;
 
-/**
- * The insert of deliveries: these columns take the same value in every row (`$1` is now, `$5` the lease in seconds,
- * `$6` the dispatcher that holds it);
- * every other column of the entity is bound per row, as the type it is defined with.
- */
+/** `$1` is now, `$5` the lease in seconds, `$6` its holder; every other column is bound per row. */
 const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
   status: "'pending'",
   attemptCount: '0',
@@ -38,34 +30,26 @@ const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
 const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW));
 const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
 const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
-/** Bound parameters before the rows'. */
 const LEADING_PARAMS = 6;
 
-/** Who the deliveries being issued may be leased to, and how many. */
 export interface IssueLease {
-  /** Per subscription, how many of its deliveries may be leased at once over every replica. */
+  /** Over every replica. */
   perSubscription: number;
-  /** How many of these deliveries may be leased (the slots the dispatcher reserved). */
+  /** The slots the dispatcher reserved. */
   reserved: number;
   leaseMs: number;
-  /** The dispatcher that holds them (lease_owner). */
   owner: string;
 }
 
-/**
- * Inserts deliveries in one statement (its own transaction), leasing to `lease.owner` up to `lease.reserved` of
- * them, as far as their subscriptions' limits allow (lock_delivery_slots: the claims' lock and count). Returns the
- * new ones, each with whether it was leased.
- */
+/** One statement, its own transaction; leases go as far as subscriptions' limits allow. */
 export async function insertIssued(db: Db, chunk: Delivery[], now: Date, lease: IssueLease): Promise<{ id: string; leased: boolean }[]> {
-  // Bound parameters, one row of them per delivery (text parameters go as they are; array parameters would be
-  // escaped element by element, bodies included). `ord` keeps the order in which slots are given out.
+  // Arrays would be escaped element by element, bodies included; `ord` keeps the order slots are given out.
   const values = chunk.map((_, i) => {
     const n = LEADING_PARAMS + i * PER_ROW.length;
     return `(${PER_ROW.map((c, k) => `$${n + k + 1}::${c.pgType}`).join(', ')}, ${i})`;
   });
   const { rows } = await db.query<{ id: string; leased: boolean }>({
-    // Prepared for the small batches of a steady flow (planned once per connection and size).
+    // Small batches are prepared (planned once per connection and size).
     name: chunk.length <= 8 ? `webhooks-issue-leased-${chunk.length}` : undefined,
     text: `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
              v (${PER_ROW.map((c) => c.column).join(', ')}, ord) as (values ${values.join(', ')}),
@@ -86,7 +70,6 @@ export async function insertIssued(db: Db, chunk: Delivery[], now: Date, lease: 
       lease.reserved,
       lease.leaseMs / 1000,
       lease.owner,
-      // jsonb goes as its JSON text, like every other text parameter.
       ...chunk.flatMap((d) =>
         PER_ROW.map((c) => {
           const v = (d as Record<string, unknown>)[c.property];
@@ -98,7 +81,7 @@ export async function insertIssued(db: Db, chunk: Delivery[], now: Date, lease: 
   return rows;
 }
 
-/** The delivery signed with the secrets its subscription has now (the claim's `current_*` columns), when it still exists. */
+/** Signed with the subscription's secrets as they are now (decision 0157). */
 function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
   if (typeof r.current_secret !== 'string') return d;
   const expires = r.current_previous_secret_expires_at as Date | string | null;
@@ -111,19 +94,10 @@ function withCurrentSecrets(d: Delivery, r: Record<string, unknown>): Delivery {
   return d;
 }
 
-/**
- * Leases up to `limit` due deliveries to `owner`, oldest first, no more of one subscription than its free slots
- * (`perSubscription` minus its unexpired leases, by any replica).
- */
+/** Oldest first; no more of one subscription than its free slots over every replica. */
 export async function claimDeliveries(db: Db, perSubscription: number, limit: number, leaseMs: number, owner: string): Promise<Delivery[]> {
-  // claim_deliveries (migration 20261122081502) takes the advisory lock, then, per subscription that has queued
-  // deliveries or expired leases (skip scans of deliveries_queued_idx and deliveries_leased_subscription_idx),
-  // counts its unexpired leases and takes that many fewer than the limit of its oldest due deliveries; of all
-  // those it leases the oldest, up to `limit`. Each look-up reads only what it takes, however long the backlog.
-  // One statement: one round trip, its own transaction (the lock is held until it commits), and a plan Postgres
-  // keeps per connection.
-  // With each its subscription's secrets as they are now: a retry of a delivery issued before a rotation is signed
-  // so that the receiver's current secret verifies it (decision 0157).
+  // claim_deliveries takes the advisory lock and skip-scans per subscription, so each look-up reads only what it
+  // takes however long the backlog; one statement and round trip.
   const { rows } = await db.query({
     name: 'webhooks-claim-deliveries',
     text: `with claimed as materialized (select * from claim_deliveries($1, $2, $3, $4))
@@ -137,7 +111,7 @@ export async function claimDeliveries(db: Db, perSubscription: number, limit: nu
 
 const deliveryCol = (p: keyof Delivery & string) => deliveryColumn(p).column;
 
-/** Extends the leases `owner` still holds of these deliveries; returns their ids. */
+/** Returns the ids `owner` still held. */
 export async function renewLeases(db: Db, ids: string[], owner: string, leaseMs: number): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>({
     name: 'webhooks-renew-leases',
@@ -149,7 +123,7 @@ export async function renewLeases(db: Db, ids: string[], owner: string, leaseMs:
   return rows.map((r) => r.id);
 }
 
-// The record statement's rows: an attempt's columns (its `id` travels as `attempt_id`), then the delivery's results.
+// An attempt's columns (its `id` travels as `attempt_id`), then the delivery's results.
 const RESULT_PROPERTIES = ['status', 'attemptCount', 'nextAttemptAt', 'completedAt'] as const;
 const RECORD_ROW = [
   ...ATTEMPT_COLUMNS.map((c) => ({ ...c, as: c.property === 'id' ? 'attempt_id' : c.column })),
@@ -183,13 +157,11 @@ const record = statement(
            select id from recorded`,
 );
 
-/** An attempt and what it did to its delivery. */
 export type AttemptRecord = DeliveryAttempt & Pick<Delivery, (typeof RESULT_PROPERTIES)[number]>;
 
 /**
- * Records attempts and their deliveries' results, only for the deliveries whose lease `owner` still holds (one taken
- * over by another replica is that replica's to record, decision 0156), and resets the failure run of
- * `succeededOnly`. `flush`: whether the commit waits for the WAL flush. Returns the ids of the deliveries recorded.
+ * Only where `owner` still holds the lease (decision 0156). `flush`: whether the commit waits for the WAL flush.
+ * Returns the ids recorded.
  */
 export async function recordAttempts(
   db: Db,
@@ -203,7 +175,6 @@ export async function recordAttempts(
   return new Set(rows.map((r) => r.id));
 }
 
-/** A subscription's failure run and what its `webhook.disabled` event names, after a batch extended the run. */
 export interface FailureRun {
   consecutiveFailures: number;
   failingSince: Date;
@@ -234,15 +205,12 @@ const disable = statement(
   'update subscriptions set active = false, disabled_at = $1, disabled_reason = $2, updated_at = $3 where id = $4',
 );
 
-/** Ends the subscription's failure run (a no-op write skipped: most successes change nothing). */
+/** A no-op write is skipped: most successes change nothing. */
 export async function resetFailureRun(db: Db, subscriptionId: string): Promise<void> {
   await run(db, resetRun, [subscriptionId]);
 }
 
-/**
- * Adds `failures` to the subscription's run that began at `since`; `restart`: the run starts again with them (a
- * success came before them). Returns the run, and locks the row until the transaction ends.
- */
+/** `restart`: a success came before these failures. Locks the row until the transaction ends. */
 export async function extendFailureRun(
   db: Db,
   subscriptionId: string,
@@ -272,10 +240,6 @@ const counts = statement(
             where deleted_at is null and disabled_at is not null) as disabled`,
 );
 
-/**
- * The delivery gauges' one query: retries waiting (on the partial index of queued deliveries); subscriptions failing,
- * active ones with a retry waiting or whose last delivery ended failed; disabled subscriptions.
- */
 export async function deliveryCounts(db: Db): Promise<DeliveryCounts> {
   const [row] = await run<{ retry_pending: string; failing: string; disabled: string }>(db, counts, []);
   return {
@@ -295,9 +259,7 @@ export async function insertDelivery(db: Db, d: Delivery): Promise<void> {
 }
 
 /**
- * Queues again, now and with a fresh retry budget, the deliveries of a subscription that `condition` picks: ended
- * ones, and pending ones waiting for a retry. A delivery a sender holds (leased) is left alone, so nothing is sent
- * twice at once. Each keeps its event id and body.
+ * Fresh retry budget, queued now. A delivery a sender holds is left alone, so nothing is sent twice at once.
  */
 const requeue = (name: string, condition: string) =>
   statement(
@@ -313,11 +275,10 @@ const requeueIssued = requeue('webhooks-requeue-issued', 'created_at >= $3 and c
 const rowCountOf = async (db: Db, st: { name: string; text: string }, values: unknown[]) =>
   (await db.query({ ...st, values })).rowCount ?? 0;
 
-/** Requeues one delivery of a subscription unless a sender holds it; returns how many were requeued (0 or 1). */
 export const requeueDelivery = (db: Db, companyId: string, subscriptionId: string, id: string) =>
   rowCountOf(db, requeueOne, [subscriptionId, companyId, id]);
 
-/** Requeues the deliveries of a subscription issued in [since, until), those with `status` only when given. */
+/** `status` only when given. */
 export const requeueIssuedBetween = (
   db: Db,
   companyId: string,
@@ -333,7 +294,7 @@ const redeliver = statement(
     where id = $1 and subscription_id = $2 and company_id = $3 returning ${INSERT_COLUMNS}`,
 );
 
-/** Queues a delivery again now with a fresh retry budget, held by a sender or not (the operator's redelivery). */
+/** The operator's redelivery: held by a sender or not. */
 export async function redeliverNow(db: Db, companyId: string, subscriptionId: string, id: string): Promise<Delivery | null> {
   const [row] = await run(db, redeliver, [id, subscriptionId, companyId, new Date()]);
   return row ? deliveryOfRow(row) : null;
@@ -349,13 +310,12 @@ export async function findDelivery(db: Db, companyId: string, subscriptionId: st
   return row ? deliveryOfRow(row) : null;
 }
 
-/** Which deliveries of a subscription a log shows; absent filters take every delivery. */
 export interface DeliveryFilter {
   status?: Delivery['status'] | undefined;
   eventKey?: string | undefined;
-  /** Issued at or after. */
+  /** Inclusive. */
   since?: Date | undefined;
-  /** Issued before. */
+  /** Exclusive. */
   until?: Date | undefined;
 }
 
@@ -377,7 +337,7 @@ const filterValues = (companyId: string, subscriptionId: string, f: DeliveryFilt
   f.until ?? null,
 ];
 
-/** A page of a subscription's deliveries, newest first; `before`: the page continues after that delivery. */
+/** Newest first. */
 export async function deliveryPage(
   db: Db,
   companyId: string,
@@ -398,7 +358,6 @@ const attempts = statement(
   `select ${ATTEMPT_COLUMNS.map((c) => c.column).join(', ')} from delivery_attempts where delivery_id = any($1::uuid[]) order by at asc, id asc`,
 );
 
-/** The attempts of these deliveries, oldest first. */
 export async function attemptsOf(db: Db, deliveryIds: string[]): Promise<DeliveryAttempt[]> {
   if (!deliveryIds.length) return [];
   return (await run(db, attempts, [deliveryIds])).map((r) => entityOfRow<DeliveryAttempt>(ATTEMPT_COLUMNS, r));
@@ -410,7 +369,6 @@ const latest = statement(
     order by created_at desc, id desc limit 1`,
 );
 
-/** The body of the latest delivery of an event key to these subscriptions of the company (indexed by subscription and time). */
 export async function latestBody(db: Db, companyId: string, subscriptionIds: string[], eventKey: string): Promise<string | null> {
   return (await run<Pick<Delivery, 'body'>>(db, latest, [subscriptionIds, companyId, eventKey]))[0]?.body ?? null;
 }

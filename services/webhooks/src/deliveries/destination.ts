@@ -4,11 +4,10 @@ import ipaddr from 'ipaddr.js';
 import { buildConnector } from 'undici';
 import { CLOUD_METADATA, IPV4_SPECIAL, IPV6_SPECIAL, type SpecialBlock } from './special-addresses.js';
 
-/** The attempt error of a delivery refused because of where it would connect. */
 export const DESTINATION_NOT_ALLOWED = 'destination address not allowed';
 
 export interface DestinationPolicy {
-  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: loopback, private, link-local, ... are allowed (cloud metadata never is). */
+  /** Cloud metadata is never allowed. */
   allowPrivateNetworks: boolean;
 }
 
@@ -48,11 +47,8 @@ const SIX_TO_FOUR = cidr('2002::/16');
 const TEREDO = cidr('2001::/32');
 
 /**
- * The IPv4 addresses an IPv6 address carries, where a packet to it may really go, and whether the IPv6 address is
- * only a way of writing them (`wholly`: judged by them alone). Wholly: IPv4-mapped and SIIT-translated
- * (::ffff:0:0/96, ::ffff:0:0:0/96), NAT64 (64:ff9b::/96), 6to4 (2002::/16), Teredo (2001::/32: its server, and its
- * client stored inverted). Also carried: IPv4-compatible (::/96, deprecated), local-use NAT64 (64:ff9b:1::/48, at
- * every position RFC 6052 allows, its prefix length being unknown) and ISATAP interface identifiers.
+ * The IPv4 addresses an IPv6 address carries, where a packet to it may really go; `wholly`: it is only a way of
+ * writing them (mapped, SIIT, NAT64, 6to4, Teredo), judged by them alone.
  */
 function embeddedV4(a: ipaddr.IPv6): { wholly: boolean; carried: ipaddr.IPv4[] } {
   const b = a.toByteArray();
@@ -89,10 +85,7 @@ function rangeOfV6(a: ipaddr.IPv6): string | null {
   return a.match(GLOBAL_UNICAST) ? null : 'reserved';
 }
 
-/**
- * The special-purpose range an IP address belongs to ('loopback', 'private', 'cloud metadata', ...), or null
- * for a public address. Not an IP address: null (host names are checked once resolved).
- */
+/** Null for a public address, or for a host name (checked once resolved). */
 export function specialRange(address: string): string | null {
   const zone = address.indexOf('%');
   const text = zone >= 0 ? address.slice(0, zone) : address;
@@ -103,7 +96,6 @@ export function specialRange(address: string): string | null {
   return null;
 }
 
-/** Why the policy refuses this IP address, or null when it may be connected to. */
 export function refusedRange(address: string, policy: DestinationPolicy): string | null {
   const range = specialRange(address);
   if (range === null) return null;
@@ -116,7 +108,7 @@ const hostOf = (url: string): string => {
   return host.startsWith('[') ? host.slice(1, -1) : host;
 };
 
-/** For a URL whose host is an IP literal: why the policy refuses it, or null. Host names are checked when sending. */
+/** Host names are checked when sending. */
 export function refusedLiteral(url: string, policy: DestinationPolicy): string | null {
   const host = hostOf(url);
   if (!net.isIP(host)) return null;
@@ -126,10 +118,7 @@ export function refusedLiteral(url: string, policy: DestinationPolicy): string |
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
-/**
- * A `lookup` for net/tls.connect that resolves the host once and refuses it when any address is in a refused
- * range. The socket connects to exactly the addresses checked here, so a DNS answer cannot change in between.
- */
+/** The socket connects to exactly the addresses checked here, so a DNS answer cannot change in between. */
 export function guardedLookup(policy: DestinationPolicy) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     dns.lookup(hostname, { family: options.family, hints: options.hints, all: true }, (err, addresses) => {
@@ -146,10 +135,7 @@ export function guardedLookup(policy: DestinationPolicy) {
   };
 }
 
-/**
- * undici's connector with the destination check at connect time: IP literals are checked here (Node does not
- * look them up), host names in the guarded lookup.
- */
+/** IP literals are checked here (Node does not look them up), host names in the guarded lookup. */
 export function guardedConnector(policy: DestinationPolicy, options: buildConnector.BuildOptions = {}): buildConnector.connector {
   const connect = buildConnector({ ...options, lookup: guardedLookup(policy) } as buildConnector.BuildOptions);
   return (opts, callback) => {

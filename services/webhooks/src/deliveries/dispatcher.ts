@@ -9,40 +9,36 @@ import { deliveryId } from './delivery-ids.js';
 import { type AttemptResult, LEASE_LOST, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
-// Short, and renewed by its holder every RENEW_EVERY of it while the attempt runs (one may take 30 s): a replica that
-// stops making progress, paused or dead, holds its deliveries this long at most (decision 0156).
+// Short and renewed while the attempt runs: a stalled or dead replica holds its deliveries this long at most
+// (decision 0156).
 export const LEASE_MS = 6_000;
 const RENEW_EVERY = 1 / 4;
 
 interface DispatcherOptions {
-  /** Deliveries in flight in this process. */
   concurrency: number;
-  /** Deliveries of one subscription in flight at once, over every replica (counted from the leases). */
+  /** Over every replica, counted from the leases. */
   perSubscription: number;
-  /** The first retry wait; later ones double. */
+  /** Later waits double. */
   retryBaseMs?: number;
-  /** The longest single wait. */
   retryMaxWaitMs?: number;
   health?: HealthPolicy;
-  /** How often Postgres is asked for deliveries nobody told this process about (other replicas' retries, expired leases). */
+  /** Finds what nobody told this process about (other replicas' retries, expired leases). */
   idlePollMs?: number;
-  /** How long a finished attempt waits for others to be recorded with it, when few are waiting (default 2 ms). */
+  /** How long a finished attempt waits for others to be recorded with it, when few are waiting. */
   recordLingerMs?: number;
-  /** How long a lease lasts unless its holder renews it (LEASE_MS). */
   leaseMs?: number;
   metrics: DeliveryMetrics;
 }
 
-/** A delivery this process holds the lease of, from its launch until its attempt is recorded (or given up). */
+/** From its launch until its attempt is recorded (or given up). */
 interface Held {
-  /** When the lease runs out unless renewed (performance.now() time, never later than Postgres's lease_until). */
+  /** performance.now() time, never later than Postgres's lease_until. */
   leaseEnd: number;
-  /** Renewing found the lease with another process, or the delivery no longer pending: nothing is recorded here. */
+  /** Another process has the lease, or the delivery is no longer pending: nothing is recorded here. */
   lost: boolean;
   cancel: AbortController;
 }
 
-/** A finished attempt waiting to be recorded (with the others that finished meanwhile). */
 interface Finished {
   delivery: Delivery;
   result: AttemptResult;
@@ -50,47 +46,39 @@ interface Finished {
   done: () => void;
 }
 
-/** A finished attempt that ended its delivery (succeeded or failed for good). */
 type Ended = Finished & { succeeded: boolean };
 
-/** Rows per statement when recording, so no statement grows without bound. */
+/** So no statement grows without bound. */
 const RECORD_BATCH = 500;
-/** Finished attempts that are recorded at once, without lingering for more. */
 const RECORD_WITHOUT_LINGER = 64;
 
 /**
- * Sends deliveries. Most come from this process's consumer, leased to it as they were inserted (`reserve` and
- * `deliver`); the others (retries, redeliveries, those issued while this process had no room, and those whose
- * process died holding their lease) are claimed from Postgres: when one is known to be waiting, when a retry
- * falls due here, and every `idlePollMs` for what other replicas left. A delivery is leased to this process (by its
- * `owner` id) while it is in flight, the lease short and renewed while the attempt runs, so a crashed or stalled
- * process only delays it until the lease runs out, and only the lease's holder records its attempt (decision 0156).
- * The attempts that finished meanwhile are recorded together: one transaction holds their attempt rows, their results
- * and the subscriptions' health counters, so a delivery's result and attempt are always committed together (and a
- * failed transaction leaves them all leased, to be sent again when the lease runs out: at least once, never lost).
+ * Most deliveries come leased from this process's consumer; the rest are claimed from Postgres when one is known to
+ * wait, when a retry falls due here, and every `idlePollMs`. Short renewed leases mean a stalled process only delays a
+ * delivery, and only the holder records it (decision 0156). A batch's attempts, results and health counters commit in
+ * one transaction; a failed one leaves them leased, to be sent again: at least once, never lost.
  */
 export class Dispatcher {
   private running = false;
-  /** Attempts in flight here: started and not yet recorded (each holds a lease). */
+  /** Started and not yet recorded (each holds a lease). */
   private sending = 0;
-  /** Slots promised to the consumer for deliveries it is inserting leased to this process. */
+  /** Promised to the consumer for deliveries it is inserting leased to this process. */
   private reserved = 0;
-  /** Deliveries may be waiting in Postgres for a claim (set by wake(); cleared by a claim that got less than it asked). */
+  /** Set by wake(); cleared by a claim that got less than it asked. */
   private claimable = true;
   private wakeUp: (() => void) | undefined;
-  /** A wake that came while the loop was not waiting (claiming): the next wait returns at once. */
+  /** A wake that came while the loop was not waiting: the next wait returns at once. */
   private woken = false;
   private loop: Promise<void> | undefined;
   private readonly sends = new Set<Promise<void>>();
   private finished: Finished[] = [];
   private recording: Promise<void> | undefined;
-  /** The consumer, waiting for room (see room()). */
   private roomWaiter: (() => void) | undefined;
-  /** When the retries this process scheduled fall due; the earliest, and its timer (the claim that sends it). */
+  /** The earliest, and its timer (the claim that sends it). */
   private retries: number[] = [];
   private retryAt = Number.POSITIVE_INFINITY;
   private retryTimer: NodeJS.Timeout | undefined;
-  /** This process's name on the leases it holds (lease_owner). */
+  /** lease_owner. */
   readonly owner = randomUUID();
   readonly leaseMs: number;
   private readonly held = new Map<string, Held>();
@@ -120,7 +108,6 @@ export class Dispatcher {
     }, this.leaseMs * RENEW_EVERY);
   }
 
-  /** Deliveries may be waiting in Postgres (a redelivery, a retry now due): claim them. */
   wake(): void {
     this.claimable = true;
     this.woken = true;
@@ -143,7 +130,7 @@ export class Dispatcher {
     return this.running ? this.o.concurrency - this.sending - this.reserved : 0;
   }
 
-  /** Free slots now; when none, resolves once some are (the ones a recorded batch gives back together) or after `maxWaitMs`. */
+  /** When none, resolves once a recorded batch gives some back, or after `maxWaitMs`. */
   room(maxWaitMs: number): Promise<number> {
     const free = this.free();
     if (free > 0 || !this.running) return Promise.resolve(free);
@@ -160,10 +147,7 @@ export class Dispatcher {
     });
   }
 
-  /**
-   * Up to `wanted` slots for deliveries the consumer is about to insert leased to this process; while deliveries may
-   * be queued in Postgres, at most half of the free ones, so the claims that send those (oldest first) keep a share.
-   */
+  /** While deliveries may be queued in Postgres, at most half the free slots, so claims (oldest first) keep a share. */
   reserve(wanted: number): number {
     const free = this.free();
     const granted = Math.max(0, Math.min(wanted, this.claimable ? Math.ceil(free / 2) : free));
@@ -172,9 +156,8 @@ export class Dispatcher {
   }
 
   /**
-   * Sends the deliveries the consumer leased under `reserved` slots (committed: the lease is in Postgres), and
-   * gives the rest of the slots back. `queued`: some of its deliveries were inserted without a lease. `leasedAt`:
-   * when the statement that leased them was sent (performance.now()).
+   * The leases are committed; the rest of the slots go back. `queued`: some deliveries were inserted without a lease.
+   * `leasedAt`: performance.now() when the leasing statement was sent.
    */
   deliver(reserved: number, leased: Delivery[], queued: boolean, leasedAt: number): void {
     this.reserved -= reserved;
@@ -203,7 +186,6 @@ export class Dispatcher {
         }
         if (claimed.length) this.o.metrics.attemptsStarted.inc({ source: 'claimed' }, claimed.length);
         for (const d of claimed) this.launch(d, claimedAt);
-        // A full claim may have left more behind.
         if (claimed.length && claimed.length === free) this.claimable = true;
       }
       if (!this.running) break; // stop() came during the claim: no wait
@@ -223,8 +205,7 @@ export class Dispatcher {
   private launch(d: Delivery, leasedAt: number): void {
     const holding = this.held.get(d.id);
     if (holding && !holding.lost) {
-      // Claimed again while its attempt runs here (this process stalled past the lease and nobody took it): the
-      // claim renewed the lease, the running attempt goes on.
+      // Claimed again while its attempt runs here (this process stalled past the lease): the attempt goes on.
       holding.leaseEnd = Math.max(holding.leaseEnd, leasedAt + this.leaseMs);
       return;
     }
@@ -238,7 +219,6 @@ export class Dispatcher {
       this.sending--;
       this.sends.delete(p);
       this.roomWaiter?.();
-      // A slot is free: it matters only when deliveries wait for a claim.
       if (this.claimable) {
         this.woken = true;
         this.wakeUp?.();
@@ -246,10 +226,10 @@ export class Dispatcher {
     });
   }
 
-  /** Claims (see wake) when each retry this process scheduled falls due (the idle poll would find it up to idlePollMs later). */
+  /** The idle poll would find it later. */
   private scheduleRetries(times: number[]): void {
     if (!this.running) return;
-    // Bounded: past this many (a receiver that is down) the idle poll finds the rest.
+    // Bounded: past this (a receiver that is down) the idle poll finds the rest.
     if (this.retries.length < 10_000) this.retries.push(...times);
     const next = Math.min(...this.retries);
     if (next >= this.retryAt) return;
@@ -269,10 +249,8 @@ export class Dispatcher {
   }
 
   /**
-   * Leases up to `limit` due deliveries, oldest first, but no more of one subscription than its free slots:
-   * the per-subscription limit minus its deliveries leased now (by any replica), so a slow receiver cannot
-   * take every slot. Claims (and issues) of all replicas take turns on an advisory lock, so each counts the leases
-   * the previous ones committed.
+   * No more of one subscription than its free slots over every replica, so a slow receiver cannot take every slot.
+   * Claims and issues take turns on an advisory lock, so each counts the leases the previous ones committed.
    */
   private async claim(limit: number): Promise<Delivery[]> {
     const claimed = await claimDeliveries(await this.pool(), this.o.perSubscription, limit, this.leaseMs, this.owner);
@@ -281,10 +259,7 @@ export class Dispatcher {
     return claimed;
   }
 
-  /**
-   * Extends the leases of the deliveries held here, so a live process keeps them however long their attempts take.
-   * Those it no longer holds (another replica took them while this process stalled past their lease) are cancelled.
-   */
+  /** Those another replica took while this process stalled are cancelled. */
   private async renew(): Promise<void> {
     const entries = [...this.held];
     if (!entries.length) return;
@@ -301,24 +276,20 @@ export class Dispatcher {
       const kept = new Set(ids);
       for (const [id, held] of entries) {
         if (kept.has(id)) held.leaseEnd = Math.max(held.leaseEnd, sentAt + this.leaseMs);
-        // Gone from the map: recorded meanwhile (which released the lease), nothing to stop.
+        // Gone from the map: recorded meanwhile, nothing to stop.
         else if (this.held.get(id) === held) {
           held.lost = true;
           held.cancel.abort();
         }
       }
     } catch (err) {
-      // The leases run out unless the next renewal succeeds; attempts not yet started past it are not sent.
+      // The leases run out unless the next renewal succeeds.
       this.ctx.logger.warn({ err: (err as Error).message }, 'could not renew delivery leases');
     }
   }
 
-  /**
-   * One attempt; resolves once its result is recorded (or could not be: the lease then runs out). Not sent, or not
-   * recorded, once its lease is known to be lost: another replica may be sending it.
-   */
+  /** Not sent, or not recorded, once its lease is known to be lost: another replica may be sending it. */
   private async send(delivery: Delivery, held: Held): Promise<void> {
-    // The lease ran out before the attempt could start (this process stalled): another replica may have it.
     if (performance.now() >= held.leaseEnd) return void this.o.metrics.leasesLost.inc();
     const result = await this.sender.attempt(delivery, {
       signal: held.cancel.signal,
@@ -331,11 +302,9 @@ export class Dispatcher {
     });
   }
 
-  /** Records the finished attempts, batch after batch, until none is waiting. */
   private async recordAll(): Promise<void> {
     for (;;) {
-      // Few waiting: let the attempts finishing meanwhile share the statement (and its commit). They hold their slots
-      // and leases this much longer; the receivers already have them.
+      // Few waiting: let the attempts finishing meanwhile share the statement and its commit.
       if (this.finished.length < RECORD_WITHOUT_LINGER && this.running)
         await new Promise((resolve) => setTimeout(resolve, this.o.recordLingerMs ?? 2));
       // Checked and cleared in the same tick as send() pushes, so no finished attempt is left waiting.
@@ -354,13 +323,11 @@ export class Dispatcher {
     }
   }
 
-  /** The attempt rows, the deliveries' results and the health of their subscriptions, in one transaction. */
   private async record(batch: Finished[]): Promise<void> {
     const attempts: AttemptRecord[] = [];
-    /** Per subscription, its deliveries that ended, in the order they finished. */
     const ended = new Map<string, Ended[]>();
     const retries: number[] = [];
-    /** Per attempt, what it did to its delivery: counted once the statement has committed. */
+    /** Counted once the statement has committed. */
     const results: Delivery['status'][] = [];
     for (const f of batch) {
       const { delivery, result, at } = f;
@@ -403,12 +370,10 @@ export class Dispatcher {
         ended.set(delivery.subscriptionId, list);
       }
     }
-    // Subscriptions whose ended deliveries in this batch all succeeded: reset their run, in the same statement.
     const onlySucceeded = [...ended].filter(([, list]) => list.every((e) => e.succeeded));
     const withFailures = [...ended].filter(([, list]) => !list.every((e) => e.succeeded));
-    // Without failures, committed without waiting for the WAL flush: lost in a Postgres crash, the deliveries stay
-    // leased and are sent again once the lease runs out (same event id; at least once), which is all a lost record
-    // can do. With failures, in a transaction with the health counters that may disable the subscription: flushed.
+    // Without failures, no WAL flush wait: a lost record only means a resend once the lease runs out (at least once).
+    // With failures, the health counters that may disable the subscription are flushed.
     const reset = onlySucceeded.map(([id]) => id);
     const pool = await this.pool();
     let recorded: Set<string>;
@@ -430,7 +395,6 @@ export class Dispatcher {
     if (retries.length) this.scheduleRetries(retries);
   }
 
-  /** Outcomes by result and status class, and commit-to-2xx latency of the deliveries that succeeded. */
   private countOutcomes(batch: Finished[], results: Delivery['status'][]): void {
     for (const [i, f] of batch.entries()) {
       const status = results[i];

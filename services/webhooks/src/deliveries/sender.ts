@@ -7,13 +7,11 @@ import { signingSecrets, standardSignature, svcSignature } from './signing.js';
 
 export const USER_AGENT = 'svc-webhooks/1.0';
 export const ATTEMPT_TIMEOUT_MS = 30_000;
-/** The name the service traces under (its definition's). */
 const SERVICE = 'webhooks';
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
-/** How much of the receiver's answer the delivery log keeps. */
 export const RESPONSE_SNIPPET_BYTES = 1024;
 
-/** The first bytes of an answer as text: a character cut at the end becomes U+FFFD; NULs, which Postgres text refuses, go. */
+/** A character cut at the end becomes U+FFFD; NULs, which Postgres text refuses, go. */
 export const responseSnippet = (chunks: Buffer[]): string | null => {
   const bytes = Buffer.concat(chunks).subarray(0, RESPONSE_SNIPPET_BYTES);
   return bytes.length ? bytes.toString('utf8').replaceAll('\u0000', '') : null;
@@ -23,29 +21,26 @@ export interface AttemptResult {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
-  /** Seconds the receiver asked us to wait (Retry-After), when it did. */
+  /** Retry-After, when the receiver sent one. */
   retryAfterSeconds: number | null;
   outcome: 'succeeded' | 'retry' | 'failed';
-  /** The first RESPONSE_SNIPPET_BYTES of the answer's body, when it had one. */
   responseBody?: string | null;
 }
 
 const RETRYABLE = new Set([408, 409, 425, 429]);
 
-/** The attempt error of an attempt not sent because its delivery's lease ran out first (decision 0156). */
+/** Decision 0156. */
 export const LEASE_LOST = 'lease lost';
 class LeaseLostError extends Error {}
 
-/** What an attempt needs of its delivery's lease: a signal that cancels it, and whether it is still held now. */
 export interface AttemptLease {
   signal: AbortSignal;
   held: () => boolean;
 }
 
 /**
- * Checks the lease when undici is about to write the request, which may be long after the attempt began: queued
- * behind the origin's connections, or in a process that was stopped meanwhile. A lost lease aborts the request
- * before any byte of it is written.
+ * Checks the lease when undici is about to write the request, which may be long after the attempt began: a lost
+ * lease aborts it before any byte is written.
  */
 const leaseCheck: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
   const held = (opts as { leaseHeld?: () => boolean }).leaseHeld;
@@ -64,10 +59,7 @@ const leaseCheck: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts,
   });
 };
 
-/**
- * Subscription headers and authentication first, then the spec's headers and the Standard Webhooks headers,
- * which win on a repeated name (header names compare case-insensitively). `body` is the exact bytes sent.
- */
+/** Subscription headers first; the spec's and Standard Webhooks headers win on a repeated name (case-insensitively). */
 export function buildHeaders(delivery: Delivery, body: string | Buffer, now = Date.now()): Record<string, string> {
   const headers = new Map<string, [string, string]>();
   const put = (name: string, value: string) => headers.set(name.toLowerCase(), [name, value]);
@@ -97,13 +89,10 @@ function parseRetryAfter(value: string | string[] | undefined): number | null {
   return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
-/** One attempt: POST the captured body, read at most 1 MB of the answer, classify the outcome. */
+/** Reads at most 1 MB of the answer. */
 export class WebhookSender {
   private readonly agent: Dispatcher;
-  /**
-   * Attempts in flight and when each must end. One timer aborts those past their deadline (within 250 ms), instead
-   * of an AbortSignal.timeout per attempt, whose timer and bookkeeping cost as much as signing.
-   */
+  /** One timer aborts attempts past their deadline: an AbortSignal.timeout per attempt costs as much as signing. */
   private readonly deadlines = new Map<AbortController, number>();
   private readonly watchdog = setInterval(() => {
     const now = performance.now();
@@ -114,8 +103,7 @@ export class WebhookSender {
       }
   }, 250).unref();
 
-  /** `destinations`: where deliveries may connect, checked on the resolved address of every new connection. */
-  /** `timeoutMs`: how long an attempt may take in all (the spec's 30 s; shorter in tests). */
+  /** `destinations` is checked on the resolved address of every new connection. */
   constructor(
     private readonly files?: { baseUrl: string; secret: string },
     destinations: DestinationPolicy = { allowPrivateNetworks: false },
@@ -127,9 +115,8 @@ export class WebhookSender {
   }
 
   /**
-   * One attempt. `lease`: the delivery's lease, checked when the request is written; its signal cancels the attempt.
-   * A delivery of a traced event is attempted in a client span, child of the consumer's, whose `traceparent` the
-   * subscriber receives: its POST is part of the integrator's trace (decision 0200).
+   * `lease` is checked when the request is written; its signal cancels the attempt. A traced delivery's POST is part
+   * of the integrator's trace (decision 0200).
    */
   async attempt(delivery: Delivery, lease?: AttemptLease): Promise<AttemptResult> {
     const tracer = delivery.traceparent ? tracerOf(SERVICE) : undefined;
@@ -148,8 +135,7 @@ export class WebhookSender {
 
   private async post(delivery: Delivery, lease?: AttemptLease, traceparent?: string): Promise<AttemptResult> {
     const cancel = lease?.signal;
-    // Only private file URLs change between attempts: regenerated here, valid 24 hours from this send. Encoded once
-    // for both signatures and the request.
+    // Only private file URLs change between attempts: regenerated per send, encoded once for both signatures.
     const body = Buffer.from(this.files ? renderPrivateFileUrls(delivery.body, this.files.baseUrl, this.files.secret) : delivery.body);
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
@@ -228,14 +214,13 @@ export class WebhookSender {
   }
 }
 
-/** The spec's first retry wait (WEBHOOK_RETRY_BASE_MS). */
 export const RETRY_BASE_MS = 3000;
-/** The longest single wait (WEBHOOK_RETRY_MAX_WAIT_MS), a Retry-After included: one hour (decision 0121). */
+/** A Retry-After included (decision 0121). */
 export const RETRY_MAX_WAIT_MS = 3_600_000;
 
 /**
- * Exponential from 3 s, plus up to 25 % jitter (never below the base); a longer Retry-After from the receiver wins;
- * no wait is longer than maxWaitMs, so a day's outage is retried every hour rather than once more after days.
+ * Exponential with jitter (never below the base); a longer Retry-After wins; capped so a long outage is retried every
+ * `maxWaitMs` rather than once more after days.
  */
 export function nextWaitMs(
   attemptsSoFar: number,
@@ -244,14 +229,14 @@ export function nextWaitMs(
   baseMs = RETRY_BASE_MS,
   maxWaitMs = RETRY_MAX_WAIT_MS,
 ): number {
-  // The exponent stops growing long after the cap is reached, so a large attempt count cannot overflow to Infinity.
+  // Capped exponent, so a large attempt count cannot overflow to Infinity.
   const base = baseMs * 2 ** Math.min(Math.max(0, attemptsSoFar - 1), 40);
   const jittered = Math.round(base * (1 + 0.25 * random()));
   const asked = retryAfterSeconds === null ? 0 : retryAfterSeconds * 1000;
   return Math.min(maxWaitMs, Math.max(jittered, asked));
 }
 
-/** The waits before each of maxRetries resends, without jitter or Retry-After: the shortest schedule a delivery has. */
+/** Without jitter or Retry-After: the shortest schedule a delivery has. */
 export function retrySchedule(maxRetries: number, baseMs = RETRY_BASE_MS, maxWaitMs = RETRY_MAX_WAIT_MS): number[] {
   return Array.from({ length: maxRetries }, (_, i) => nextWaitMs(i + 1, null, () => 0, baseMs, maxWaitMs));
 }

@@ -1,14 +1,11 @@
-/**
- * The address tables of the destination check (decision 0155). Data only: destination.ts reads them with ipaddr.js.
- */
+/** Data only (decision 0155): destination.ts reads them with ipaddr.js. */
 
-/** A block, what it is, and whether IANA marks it globally reachable (only those are public). */
+/** Only globally reachable blocks are public. */
 export type SpecialBlock = [cidr: string, label: string, globallyReachable: boolean];
 
 /**
- * The IANA IPv4 Special-Purpose Address Registry (RFC 6890 and its updates), every entry, with its "Globally
- * Reachable" column; the more specific entry wins (192.0.0.9 is reachable inside 192.0.0.0/24, which is not).
- * Multicast is in a registry of its own and never a unicast destination.
+ * IANA's IPv4 Special-Purpose Address Registry with its "Globally Reachable" column; the more specific entry wins.
+ * Multicast is never a unicast destination.
  */
 export const IPV4_SPECIAL: SpecialBlock[] = [
   ['0.0.0.0/8', 'unspecified', false],
@@ -39,9 +36,8 @@ export const IPV4_SPECIAL: SpecialBlock[] = [
 ];
 
 /**
- * The IANA IPv6 Special-Purpose Address Registry, every entry but those that embed an IPv4 address (mapped,
- * NAT64, 6to4, Teredo: destination.ts judges them by that address), with multicast and the deprecated site-local
- * block. Everything outside 2000::/3, the only block IANA allocates for global unicast, is refused as reserved.
+ * IANA's IPv6 registry, less the entries embedding IPv4 (judged by that address), plus multicast and site-local.
+ * Everything outside 2000::/3 is refused as reserved.
  */
 export const IPV6_SPECIAL: SpecialBlock[] = [
   ['::/128', 'unspecified', false],
@@ -69,10 +65,7 @@ export const IPV6_SPECIAL: SpecialBlock[] = [
   ['ff00::/8', 'multicast', false],
 ];
 
-/**
- * Cloud instance metadata and credential endpoints: refused always, also where private networks are allowed.
- * One list for every provider (where several share an address it is listed once, under every name).
- */
+/** Refused always, also where private networks are allowed. */
 export const CLOUD_METADATA: [address: string, providers: string][] = [
   ['169.254.169.254', 'AWS, GCP, Azure, Oracle, DigitalOcean, IBM, Huawei, Hetzner, Linode, Vultr, OpenStack'],
   ['fd00:ec2::254', 'AWS (IPv6)'],

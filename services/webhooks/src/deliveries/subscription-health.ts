@@ -4,11 +4,10 @@ import type { PoolClient } from 'pg';
 import { disableSubscription, extendFailureRun, resetFailureRun } from './delivery.store.js';
 import type { AttemptResult } from './sender.js';
 
-/** When a subscription whose deliveries keep failing is disabled. */
 export interface HealthPolicy {
   /** Consecutive deliveries that ended failed; 0 never disables. */
   disableAfterFailures: number;
-  /** And failing for at least this long (since the first of them ended). */
+  /** And failing for at least this long. */
   disableAfterMs: number;
 }
 
@@ -20,21 +19,18 @@ export function shouldDisable(consecutiveFailures: number, failingSince: Date, n
   );
 }
 
-/** An attempt that ended its delivery: when, how, and whether it succeeded. */
 export interface EndedAttempt {
   at: Date;
   result: AttemptResult;
   succeeded: boolean;
 }
 
-/** The receiver's answer that ends its subscription at once (Standard Webhooks). */
+/** Standard Webhooks: ends the subscription at once. */
 export const GONE = 410;
 
 /**
- * The subscription's run of deliveries that ended failed: any success ends it; a long enough run, or a 410 Gone,
- * disables the subscription (new events stop being issued to it until it is re-enabled) and issues
- * `webhook.disabled` through `outbox`, in the same transaction. `ended` are this batch's deliveries of the
- * subscription that ended, in the order they finished.
+ * A long enough failure run, or a 410, disables the subscription and issues `webhook.disabled` in the same
+ * transaction. `ended`: this batch's ended deliveries, in finishing order.
  */
 export async function recordHealth(
   client: PoolClient,
@@ -52,7 +48,6 @@ export async function recordHealth(
   if (!failures.length) return resetFailureRun(client, subscriptionId);
   const first = failures[0]!;
   const last = failures[failures.length - 1]!;
-  // After a success in this batch the run starts again with these failures; otherwise they extend it.
   const run = await extendFailureRun(client, subscriptionId, failures.length, first.at, lastSuccess >= 0);
   if (!run?.active || run.deletedAt) return;
   const since = run.failingSince;
@@ -66,7 +61,7 @@ export async function recordHealth(
       `last error: ${last.result.error ?? `HTTP ${last.result.statusCode}`}`;
   else return;
   await disableSubscription(client, subscriptionId, now, reason);
-  // The row is locked by the counter update above, so only the transaction that disabled it issues the event.
+  // The counter update locked the row, so only the transaction that disabled it issues the event.
   await outbox?.write(client, [
     {
       companyId: run.companyId,

@@ -35,7 +35,7 @@ import type { Subscription } from './subscription.entity.js';
 import type { SubscriptionService } from './subscription.service.js';
 import { countSubscriptions, subscriptionIdsOf, subscriptionPage } from './subscription.store.js';
 
-/** What a subscriber sees of its subscription: no secret (shown only when made or rotated), no operator settings. */
+/** No secret (shown only when made or rotated), no operator settings. */
 export const integrationView = (s: Subscription) => ({
   id: s.id,
   url: s.url,
@@ -72,7 +72,7 @@ const deliveryView = (d: Delivery, attempts: DeliveryAttempt[]) => ({
   created_at: d.createdAt.toISOString(),
 });
 
-/** A list position: the last record's creation time and id (lists order by both). */
+/** Lists order by creation time and id. */
 const encodeCursor = (r: { createdAt: Date; id: string }) =>
   Buffer.from(JSON.stringify([r.createdAt.toISOString(), r.id])).toString('base64url');
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
@@ -86,13 +86,10 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   throw invalidField('cursor', 'not a cursor of this list');
 }
 
-/** The note shown on a test event's request, so a receiver can tell it from a real one. */
+/** So a receiver can tell a test event from a real one. */
 const TEST_HEADER = 'x-svc-test';
 
-/**
- * The subscription routes under the integration key (decision 0175): the admin API's subscriptions, scoped
- * to the key's company, with its URL, header and destination rules; another company's subscription is a 404.
- */
+/** Scoped to the key's company: another company's subscription is a 404 (decision 0175). */
 export function subscriptionApiRoutes(
   pool: () => Promise<Pool>,
   subs: SubscriptionService,
@@ -100,7 +97,7 @@ export function subscriptionApiRoutes(
   destinations: DestinationPolicy,
 ): ApiRouter {
   const companyOf = (req: ApiRequest) => integrationOf(req).companyId;
-  /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
+  /** IP literals are refused here; host names on their resolved addresses when sending. */
   const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
     const refused = body.url === undefined ? null : refusedLiteral(body.url, destinations);
     if (refused) throw invalidField('url', `${DESTINATION_NOT_ALLOWED} (${refused})`);
@@ -169,8 +166,7 @@ export function subscriptionApiRoutes(
         };
       else if (!sub.events.includes(key)) throw invalidField('event_key', 'must be webhook.test or one of the subscription’s event keys');
       else {
-        // The sample is the payload of the company's latest event of that key: the shape a real one has, record and all.
-        // Looked up through the company's subscriptions, whose deliveries are indexed by subscription and time.
+        // The latest real payload of that key: the shape a real one has.
         const latest = await latestBody(db, sub.companyId, await subscriptionIdsOf(db, sub.companyId), key);
         if (latest === null) throw invalidField('event_key', `no ${key} event was issued to this company yet to take a sample from`);
         payload = (JSON.parse(latest) as { payload: unknown }).payload;

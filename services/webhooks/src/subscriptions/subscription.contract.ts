@@ -3,10 +3,7 @@ import { skipParam, takeParam } from '@svc/platform/http/parse';
 import { z } from 'zod';
 import { DEFAULT_ROTATION_GRACE_SECONDS, description, events, headerName, headerValue, url } from './subscription.schema.js';
 
-/**
- * The subscriptions an integration manages with its own key (decision 0175): what subscription.api.ts
- * serves and the OpenAPI document shows, plus the two events about a subscriber's own endpoint.
- */
+/** Decision 0175. */
 const tags = ['Webhooks'];
 const read = 'crm/webhooks.read';
 const write = 'crm/webhooks.write';
@@ -260,7 +257,6 @@ export const subscriptionApiContracts = [
   replayWebhook,
 ];
 
-/** The two events of the webhooks service itself (decision 0175). */
 export const webhookEvents = [
   event({
     key: 'webhook.test',

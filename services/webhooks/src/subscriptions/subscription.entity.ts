@@ -8,7 +8,6 @@ export const Subscription = defineEntity({
     id: p.uuid().primary(),
     companyId: p.uuid().index(),
     url: p.text(),
-    /** The subscriber's own note about the endpoint. */
     description: p.text().nullable(),
     events: p.json<string[]>(),
     secret: p.string().length(200),
@@ -16,13 +15,13 @@ export const Subscription = defineEntity({
     headers: p.json<Record<string, string>>(),
     auth: p.json<WebhookAuth>().nullable(),
     active: p.boolean(),
-    /** The secret before the last rotation, still signed with until previousSecretExpiresAt. */
+    /** Still signed with until previousSecretExpiresAt. */
     previousSecret: p.string().length(200).nullable(),
     previousSecretExpiresAt: p.datetime().nullable(),
-    /** Health of the receiver: consecutive deliveries that ended failed, and since when. */
+    /** Consecutive deliveries that ended failed, and since when. */
     consecutiveFailures: p.integer().default(0),
     failingSince: p.datetime().nullable(),
-    /** Set when the subscription was disabled automatically; cleared when an operator re-enables it. */
+    /** Set when disabled automatically; cleared on re-enabling. */
     disabledAt: p.datetime().nullable(),
     disabledReason: p.text().nullable(),
     createdAt: p.datetime(),

@@ -17,7 +17,7 @@ export function webhookAdminRoutes(
   destinations: DestinationPolicy = { allowPrivateNetworks: false },
 ): Router {
   const r = Router();
-  /** An IP literal is refused here already; a host name is checked on its resolved addresses when sending. */
+  /** IP literals are refused here; host names on their resolved addresses when sending. */
   const allowedDestination = <T extends { url?: string | undefined }>(body: T): T => {
     const refused = body.url === undefined ? null : refusedLiteral(body.url, destinations);
     if (refused) throw invalidField('url', `${DESTINATION_NOT_ALLOWED} (${refused})`);

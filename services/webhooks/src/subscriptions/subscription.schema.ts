@@ -1,7 +1,7 @@
 import { EVENT_KEYS } from '@svc/platform/events/catalog';
 import { z } from 'zod';
 
-/** Header names a subscription may not set: they belong to the transport or to the signature. */
+/** They belong to the transport or to the signature. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer']);
 export const headerName = z
   .string()
@@ -37,12 +37,10 @@ const auth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('api_key'), header: headerName, value: headerValue.min(1) }),
 ]);
 
-/** Resends of a delivery unless the subscription says otherwise: with the capped waits, at least 25.7 h (0121). */
+/** With the capped waits, more than a day of resends (decision 0121). */
 export const DEFAULT_MAX_RETRIES = 35;
-/** With one-hour waits, about four days of resends. */
 export const MAX_RETRIES_LIMIT = 100;
 
-/** The subscriber's note about the endpoint. */
 export const description = z.string().max(1000, 'must be at most 1000 characters');
 
 export const createSubscriptionBody = z.strictObject({
@@ -63,10 +61,7 @@ export const createSubscriptionBody = z.strictObject({
 
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
 
-/**
- * A new `secret`, or `rotate_secret: true` (a generated one), starts a rotation: the old secret keeps signing
- * beside the new one for `secret_rotation_grace_seconds` (default 24 h), so no verification is missed.
- */
+/** A new or generated secret starts a rotation: the old one keeps signing for the grace, so no verification is missed. */
 export const updateSubscriptionBody = createSubscriptionBody
   .partial()
   .extend({

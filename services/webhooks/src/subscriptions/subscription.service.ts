@@ -74,7 +74,7 @@ export class SubscriptionService {
     return sub;
   }
 
-  /** The company's subscription; another company's, a deleted one or none is a 404. */
+  /** Another company's, a deleted one or none is a 404. */
   async require(companyId: string, id: string): Promise<Subscription> {
     await this.crm.getCompany(requireUuid(companyId, 'Company'));
     const sub = await findSubscription(await this.pool(), companyId, requireUuid(id, 'Webhook'));
@@ -98,7 +98,7 @@ export class SubscriptionService {
     if (body.headers !== undefined) sub.headers = body.headers;
     if (body.auth !== undefined) sub.auth = body.auth;
     if (body.active === true && !sub.active) {
-      // Re-enabled: the receiver starts a fresh record; a disabled subscription gets only events from now on.
+      // Re-enabled: a fresh record, and only events from now on.
       Object.assign(sub, { disabledAt: null, disabledReason: null, consecutiveFailures: 0, failingSince: null });
     }
     if (body.active !== undefined) sub.active = body.active;

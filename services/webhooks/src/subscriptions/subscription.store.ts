@@ -3,14 +3,13 @@ import type { Pool, PoolClient } from 'pg';
 import { boundValues, entityOfRow } from '../deliveries/delivery.columns.js';
 import { Subscription } from './subscription.entity.js';
 
-/** The statements of subscriptions (decision 0201): columns from the Subscription entity's definition. */
+/** Decision 0201. */
 
 type Db = Pool | PoolClient;
 
-/** The columns of `subscriptions` (test/columns.test.ts checks them against the ORM's). */
+/** test/columns.test.ts checks them against the ORM's. */
 export const SUBSCRIPTION_COLUMNS = definedColumns(Subscription);
 
-/** The columns of a subscription that a delivery captures. */
 const CAPTURED = [
   'id',
   'companyId',
@@ -33,7 +32,6 @@ const issuing = statement(
          from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`,
 );
 
-/** The active subscriptions of these companies, as deliveries capture them. */
 export async function activeSubscriptionsOf(db: Db, companyIds: string[]): Promise<CapturedSubscription[]> {
   return run<CapturedSubscription>(db, issuing, [companyIds]);
 }
@@ -55,14 +53,14 @@ const find = statement(
   `select ${COLUMNS} from subscriptions where company_id = $1 and id = $2 and deleted_at is null`,
 );
 
-/** A subscription of the company, unless deleted. */
+/** Unless deleted. */
 export async function findSubscription(db: Db, companyId: string, id: string): Promise<Subscription | null> {
   const [row] = await run(db, find, [companyId, id]);
   return row ? subscriptionOfRow(row) : null;
 }
 
 const UPDATABLE = SUBSCRIPTION_COLUMNS.filter((c) => c.property !== 'id' && c.property !== 'companyId');
-/** One statement per set of columns an update writes, named by that set (a bit per column: names stay short). */
+/** One statement per set of columns written, named by a bitmask. */
 const updates = new Map<number, Statement>();
 const updateOf = (columns: DefinedColumn[]) => {
   const set = columns.reduce((bits, c) => bits | (1 << UPDATABLE.indexOf(c)), 0);
@@ -84,10 +82,7 @@ const same = (c: DefinedColumn, a: unknown, b: unknown) =>
       ? a.getTime() === b.getTime()
       : (a ?? null) === (b ?? null);
 
-/**
- * Writes the columns in which `next` differs from `read` (the subscription as it was read), and only those: the
- * health counters the delivery path keeps, and whatever else changed meanwhile, stay as they are.
- */
+/** Only the columns that differ from `read`: the health counters the delivery path keeps stay as they are. */
 export async function updateSubscription(db: Db, read: Subscription, next: Subscription): Promise<void> {
   const changed = UPDATABLE.filter((c) => !same(c, read[c.property as keyof Subscription], next[c.property as keyof Subscription]));
   if (!changed.length) return;
@@ -105,7 +100,7 @@ const count = statement(
   'select count(*)::int as n from subscriptions where company_id = $1 and deleted_at is null',
 );
 
-/** A page of the company's subscriptions, oldest first; `after`: the page continues after that subscription. */
+/** Oldest first. */
 export async function subscriptionPage(
   db: Db,
   companyId: string,
@@ -120,7 +115,7 @@ export async function countSubscriptions(db: Db, companyId: string): Promise<num
 
 const ids = statement('webhooks-subscription-ids', 'select id from subscriptions where company_id = $1');
 
-/** The ids of every subscription the company had, deleted ones too. */
+/** Deleted ones too. */
 export async function subscriptionIdsOf(db: Db, companyId: string): Promise<string[]> {
   return (await run<Pick<Subscription, 'id'>>(db, ids, [companyId])).map((r) => r.id);
 }
