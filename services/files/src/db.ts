@@ -6,5 +6,4 @@ import { migrations } from './migrations/index.js';
 
 export const dbDefinition: DbDefinition = { schema: 'files', entities: [...platformEntities, StoredFile, FileBatch], migrations };
 
-/** The pg pool under the service's MikroORM, which the stores' statements run on. */
 export const poolOf = (orm: Orm) => () => nativePool(orm);

@@ -18,7 +18,7 @@ const flag = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 const filesConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
-  /** Largest file accepted, in bytes (100 MiB, the spec's limit for chat files): larger uploads end with 413. */
+  /** Bytes (the spec's limit for chat files); larger uploads end with 413. */
   FILES_MAX_BYTES: z.coerce
     .number()
     .int()
@@ -26,11 +26,11 @@ const filesConfig = serviceConfigSchema.extend({
     .max(5 * 1024 * MIB)
     .default(100 * MIB),
   FILES_STORAGE: z.enum(['local', 's3']).default('local'),
-  /** Directory of the local storage (a volume in Kubernetes). */
+  /** A volume in Kubernetes. */
   FILES_LOCAL_DIR: z.string().min(1).default('./data/files'),
   S3_BUCKET: z.string().min(1).optional(),
   S3_REGION: z.string().min(1).default('us-east-1'),
-  /** An S3-compatible endpoint (MinIO, Ceph...); unset for AWS S3. */
+  /** Unset for AWS S3. */
   S3_ENDPOINT: env.httpUrl.optional(),
   S3_FORCE_PATH_STYLE: flag.default(false),
   S3_ACCESS_KEY_ID: z.string().min(1).optional(),
@@ -42,15 +42,14 @@ const filesConfig = serviceConfigSchema.extend({
     .min(5 * MIB)
     .default(8 * MIB),
   S3_QUEUE_SIZE: z.coerce.number().int().min(1).max(16).default(2),
-  /** Where signed file URLs point: the gateway's public download route. */
+  /** The gateway's public download route. */
   FILES_PUBLIC_BASE_URL: env.httpUrl.default('http://127.0.0.1:8080/public/files'),
-  /** Key of signed file URLs, shared with the webhooks service; derived from IDENTITY_TOKEN_SECRET when unset. */
+  /** Shared with webhooks; derived from IDENTITY_TOKEN_SECRET when unset. */
   FILE_URL_SIGNING_SECRET: env.secret.optional(),
-  /** Days the bytes of a removed file stay in the storage before the purge deletes them (the row stays). */
+  /** The row stays. */
   FILES_PURGE_AFTER_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
-  /** How often each replica runs the purge; 0 turns it off (the bytes of removed files are kept). */
+  /** Per replica; 0 turns it off. */
   FILES_PURGE_INTERVAL_MS: z.coerce.number().int().min(0).default(3_600_000),
-  /** Removed files purged per transaction. */
   FILES_PURGE_BATCH: z.coerce.number().int().min(1).max(1000).default(100),
 });
 type FilesConfig = z.infer<typeof filesConfig>;
@@ -79,7 +78,6 @@ function storageOf(config: FilesConfig): FileStorage {
   });
 }
 
-/** The files bounded context: files of leads and deals in a local or S3-compatible storage, signed downloads. */
 export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
   name: 'files',
   configSchema: filesConfig,
@@ -110,9 +108,9 @@ export const filesService: ServiceDefinition<typeof filesConfig, Components> = {
   api: (_ctx, { files }) => [{ prefix: '/integrations/external', router: fileRoutes(files) }],
   unauthenticated: (_ctx, { files }) => publicFileRoute(files),
   readiness: (_ctx, { storage }) => [{ name: 'storage', check: () => storage.check() }],
-  // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
+  // crm owns the plan (asked over gRPC, cached).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
-  // The purge of removed files' bytes (decision 0136), on every replica: they share the work through skip locked.
+  // Every replica runs it, sharing the work through skip locked (decision 0136).
   workers: async (_ctx, { crm, records, storage, purger }) => {
     purger.start();
     return async () => {

@@ -2,7 +2,7 @@ import { route } from '@svc/platform/http/contract';
 import { z } from 'zod';
 import { listFilesQuery } from './file.schema.js';
 
-/** The file routes' contracts (decision 0100): what file.http.ts serves and the OpenAPI document shows. */
+/** Decision 0100. */
 const tags = ['Files'];
 const at = z.string().meta({ description: 'ISO 8601 date-time (UTC)' });
 const id = z.object({ id: z.string().meta({ description: 'The file’s UUID.' }) });

@@ -1,12 +1,8 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
 /**
- * A stored file: its metadata here, its bytes in the storage (`storageKey`, local disk or S3-compatible). It belongs
- * to exactly one crm lead, deal or proposal, named by id and checked with crm over gRPC (no foreign keys across
- * services). Removal is logical (`deletedAt`): the row stays and the API no longer shows it; the purge deletes the
- * bytes once the retention has passed (`purgedAt`, file.purge.ts), keeping the row for history. The service
- * reads and writes these tables with SQL through the pg pool (file.store.ts); the entities are the schema the
- * migrations are generated from.
+ * Metadata here, bytes in the storage. Owned by one crm lead, deal or proposal, by id (no foreign keys across
+ * services). Removal is logical; the purge deletes the bytes after the retention and keeps the row (decision 0136).
  */
 export const StoredFile = defineEntity({
   name: 'StoredFile',
@@ -28,14 +24,14 @@ export const StoredFile = defineEntity({
     createdAt: p.datetime(),
     deletedAt: p.datetime().nullable(),
     deletedById: p.uuid().nullable(),
-    /** When the purge deleted the bytes of this removed file from the storage (decision 0136); the row stays. */
+    /** The row stays for history (decision 0136). */
     purgedAt: p.datetime().nullable(),
   },
   indexes: [
     { name: 'files_company_lead_idx', properties: ['companyId', 'crmLeadId', 'createdAt', 'id'] },
     { name: 'files_company_deal_idx', properties: ['companyId', 'crmDealId', 'createdAt', 'id'] },
     { name: 'files_company_proposal_idx', properties: ['companyId', 'crmProposalId', 'createdAt', 'id'] },
-    // The purge's queue: removed files whose bytes are still stored, oldest removal first (decision 0136).
+    // The purge's queue, oldest removal first (decision 0136).
     {
       name: 'files_purge_idx',
       expression: (_columns, table, name) =>
@@ -45,10 +41,7 @@ export const StoredFile = defineEntity({
 });
 export type StoredFile = InferEntity<typeof StoredFile>;
 
-/**
- * Files uploaded together (an upload names an existing `batch_id` to join it, or starts a new batch): the live
- * files' count and bytes, adjusted by every upload and removal.
- */
+/** The live files' count and bytes, adjusted by every upload and removal. */
 export const FileBatch = defineEntity({
   name: 'FileBatch',
   tableName: 'file_batches',

@@ -10,10 +10,7 @@ const actorOf = (req: ApiRequest): FileActor => {
   return { companyId: identity.companyId, userId: identity.userId };
 };
 
-/**
- * The file routes (decision 0100's contracts, permissions checked by the router). Uploads are `stream` routes: the
- * dispatcher leaves a multipart body unread and the service parses it as it arrives (decisions 0075, 0079).
- */
+/** Uploads are `stream` routes: the service parses the multipart body as it arrives (decisions 0075, 0079). */
 export function fileRoutes(files: FileService): ApiRouter {
   return apiRouter()
     .stream(uploadFile, async (req, res) => {
@@ -39,10 +36,7 @@ const disposition = (name: string) =>
 
 const DOWNLOAD = /^\/public\/files\/([^/?]+)(?:\?(.*))?$/;
 
-/**
- * Signed downloads (`GET /public/files/{id}?expires=&signature=`, decision 0077), served before any identity check:
- * the signature is the credential. Takes the request when the path is a download's, else leaves it.
- */
+/** Served before any identity check: the signature is the credential (decision 0077). */
 export function publicFileRoute(files: FileService): (req: IncomingMessage, res: ServerResponse) => boolean {
   return (req, res) => {
     const match = req.method === 'GET' ? DOWNLOAD.exec(req.url ?? '') : null;

@@ -1,10 +1,8 @@
 const MAX_NAME_BYTES = 255;
 
 /**
- * A client's file name made safe to store and to send back in a Content-Disposition header: the last path segment
- * only (both separators), no control or bidirectional-override characters, none of `<>:"/\|?*`, no leading dots or
- * trailing dots and spaces (hidden or Windows-invalid names), Unicode NFC, at most 255 bytes of UTF-8 (cut on a
- * character boundary, keeping the extension when it is short). An empty result becomes `file`.
+ * Safe to store and to send back in Content-Disposition: no path, control, bidi-override or Windows-invalid
+ * characters, NFC, at most 255 bytes of UTF-8. An empty result becomes `file`.
  */
 export function sanitizeFileName(raw: string | undefined): string {
   const base = (raw ?? '').normalize('NFC').split(/[/\\]/).pop() ?? '';

@@ -7,25 +7,18 @@ import { claimPurgeBatch, markFilesPurged } from './file.store.js';
 export interface PurgeOptions {
   /** Days the bytes of a removed file are kept after its removal. */
   retentionDays: number;
-  /** How often a pass runs (each replica); 0: never (the bytes are kept for good). */
+  /** Per replica; 0: never (the bytes are kept for good). */
   intervalMs: number;
-  /** Files claimed per transaction. */
   batch: number;
   logger: Logger;
 }
 
-/** Storage deletions in flight at once within a batch. */
 const DELETES_IN_FLIGHT = 8;
 
 /**
- * Deletes from the storage the bytes of files removed longer than the retention ago, and marks their rows
- * `purged_at` (the row stays for history; lookups and signed downloads already answer 404 for a removed file).
- *
- * A batch is claimed with `for update skip locked` in a transaction that lasts while its bytes are deleted, so
- * replicas running at once share the queue without waiting on each other and never take the same file; a replica
- * that dies mid-batch leaves the rows unmarked (its transaction rolls back) and a later pass deletes them again
- * (deleting absent bytes is no error). A deletion that fails ends the pass after the batch's other deletions are
- * marked; its file stays in the queue for the next pass (decision 0136).
+ * Batches are claimed with `for update skip locked` while their bytes are deleted, so replicas share the queue; a
+ * replica that dies mid-batch rolls back and a later pass deletes again (absent bytes are no error). A failed deletion
+ * ends the pass and stays queued (decision 0136).
  */
 export class FilePurger {
   private timer: NodeJS.Timeout | undefined;
@@ -53,7 +46,7 @@ export class FilePurger {
           this.timer.unref();
         });
     };
-    // The first pass soon after the start (a process restarted often still purges), then every interval.
+    // Soon after start, so a process restarted often still purges.
     this.timer = setTimeout(loop, Math.min(this.o.intervalMs, 5000));
     this.timer.unref();
   }
@@ -64,7 +57,7 @@ export class FilePurger {
     await this.running;
   }
 
-  /** Purges batch after batch until the queue of due files is empty (or the process stops); returns the count. */
+  /** Until the queue is empty or the process stops; returns the count. */
   async purge(): Promise<number> {
     let purged = 0;
     for (;;) {
@@ -74,7 +67,6 @@ export class FilePurger {
     }
   }
 
-  /** One batch: claims up to `batch` due files, deletes their bytes, marks them purged; returns how many. */
   async purgeBatch(): Promise<number> {
     let failure: unknown;
     const purged = await inTransaction(await this.pool(), async (client) => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 const uuid = z.uuid({ message: 'must be a UUID' });
 
-/** The form fields of an upload (sent before the file part): the lead or the deal, and optionally a batch to join. */
+/** Sent before the file part. */
 export const uploadFields = z
   .object({
     crm_lead_id: uuid.optional(),

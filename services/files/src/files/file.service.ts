@@ -24,7 +24,7 @@ import {
 } from './file.store.js';
 import { receiveUpload } from './upload.js';
 
-/** The acting user of an integration key: the key's creator, in the key's company. */
+/** The key's creator, in the key's company. */
 export interface FileActor {
   companyId: string;
   userId: string;
@@ -35,7 +35,7 @@ export interface FileServiceOptions {
   storage: FileStorage;
   crm: CrmRecords;
   maxBytes: number;
-  /** Where signed file URLs point (the gateway's public download route) and their key. */
+  /** The gateway's public download route, and the signing key. */
   signing: { baseUrl: string; secret: string };
 }
 
@@ -48,14 +48,13 @@ export interface FileView {
   crm_deal_id: string | null;
   crm_proposal_id: string | null;
   batch: { id: string; files_count: number; total_size: number };
-  /** A signed download URL, valid until `url_expires_at` (24 hours from the answer). */
+  /** Valid until `url_expires_at`. */
   url: string;
   url_expires_at: string;
   created_by: { id: string };
   created_at: string;
 }
 
-/** An attachment of a proposal, as crm lists it, with the file's signed URL. */
 export interface ProposalAttachmentView {
   id: string;
   kind: 'file';
@@ -76,7 +75,6 @@ export interface Download {
   size: number;
 }
 
-/** What a file belongs to: a lead or deal (counted in crm), or a proposal (an attachment of it in crm). */
 type Owner = RecordRef | { kind: 'proposal'; id: string };
 const ownerOf = (f: FileRead): Owner | null =>
   f.crmLeadId
@@ -100,9 +98,8 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } {
 }
 
 /**
- * Files of leads and deals: uploads streamed to the storage, lookups, lists and logical removal. Every file belongs
- * to a lead or deal the key's creator may see (asked of crm over gRPC); anything else is not found. crm keeps each
- * record's live file count (its details show it), set within the transaction of every change (decision 0076).
+ * Every file belongs to a lead, deal or proposal the key's creator may see (asked of crm); anything else is not found.
+ * crm's live file count is set within every change's transaction (decision 0076).
  */
 export class FileService {
   constructor(private readonly o: FileServiceOptions) {}
@@ -111,13 +108,13 @@ export class FileService {
     if (!(await this.o.crm.visible(actor.companyId, actor.userId, ref))) throw notFound(ref.kind === 'lead' ? 'Lead' : 'Deal');
   }
 
-  /** Whether the actor may see the file's owner (for a proposal: also that the file is still attached to it). */
+  /** For a proposal, also whether the file is still attached to it. */
   private ownerVisible(actor: FileActor, owner: Owner, fileId: string): Promise<boolean> {
     if (owner.kind === 'proposal') return this.o.crm.proposalAccess(actor.companyId, actor.userId, owner.id, fileId);
     return this.o.crm.visible(actor.companyId, actor.userId, owner);
   }
 
-  /** crm's count of the record's live files, set from the transaction that changed them (which holds its lock). */
+  /** Called from the transaction that changed the files, which holds its lock. */
   private async syncCount(client: PoolClient, companyId: string, ref: RecordRef): Promise<void> {
     const { count, version } = await countOf(client, companyId, ref);
     await this.o.crm.setFileCount(companyId, ref, count, version);
@@ -172,10 +169,7 @@ export class FileService {
     return this.get(actor, id);
   }
 
-  /**
-   * A file uploaded to a proposal (`POST /proposals/{id}/attachments`): stored like any file, owned by the proposal, and
-   * registered with crm as an attachment of it in the same transaction (decision 0078).
-   */
+  /** Registered with crm as an attachment in the same transaction (decision 0078). */
   async uploadToProposal(actor: FileActor, proposalId: string, req: IncomingMessage): Promise<ProposalAttachmentView> {
     requireUuid(proposalId, 'Proposal');
     const id = uuidv7();
@@ -270,7 +264,7 @@ export class FileService {
     return { success: true };
   }
 
-  /** The bytes of a file named by a signed URL; a wrong, expired or forged signature is not found. */
+  /** A wrong, expired or forged signature is not found. */
   async download(id: string, expires: string | null, signature: string | null): Promise<Download> {
     if (!verifyFileUrl(this.o.signing.secret, id, expires, signature)) throw notFound('File');
     const row = await readFileForDownload(await this.o.pool(), requireUuid(id, 'File'));

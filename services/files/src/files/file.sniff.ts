@@ -1,13 +1,10 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 
-/** Bytes file-type reads to recognise a format (its own sample size). */
+/** file-type's own sample size. */
 const SAMPLE_BYTES = 4100;
 
-/**
- * Passes a stream through unchanged while keeping its first bytes and counting them all: the content type is
- * sniffed from those bytes once the stream is stored (`contentType()`), never taken from the client.
- */
+/** Keeps the first bytes so the content type is sniffed, never taken from the client. */
 export class SniffingCounter extends Transform {
   bytes = 0;
   private head: Buffer[] = [];
@@ -29,11 +26,7 @@ export class SniffingCounter extends Transform {
   }
 }
 
-/**
- * The media type of a file from its first bytes: a format file-type recognises by its signature; otherwise text
- * (`text/plain`) when the sample is valid UTF-8 without control characters other than tab, line feed, form feed and
- * carriage return; otherwise `application/octet-stream`.
- */
+/** A signature file-type recognises; else `text/plain` for valid UTF-8 without binary controls; else octet-stream. */
 export async function sniffContentType(sample: Buffer): Promise<string> {
   const found = await fileTypeFromBuffer(sample);
   if (found) return found.mime;

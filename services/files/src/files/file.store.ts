@@ -3,10 +3,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { RecordRef } from '../links/crm-records.js';
 import { FileBatch, StoredFile } from './file.entity.js';
 
-/**
- * The statements of files and their batches (decision 0201): column lists from the entities' definitions, results
- * typed by them.
- */
+/** Decision 0201. */
 
 type Db = Pool | PoolClient;
 type FileProperty = Exclude<keyof StoredFile, symbol>;
@@ -15,7 +12,6 @@ const FILE_COLUMNS = definedColumns(StoredFile) as (DefinedColumn & { property: 
 const BATCH_COLUMNS = definedColumns(FileBatch);
 const fileColumn = (property: FileProperty) => FILE_COLUMNS.find((c) => c.property === property)?.column as string;
 
-/** A live file as the API shows it, with its batch's totals. */
 export type FileRead = Pick<
   StoredFile,
   | 'id'
@@ -32,7 +28,7 @@ export type FileRead = Pick<
   | 'createdAt'
 > & {
   batch: Pick<FileBatch, 'filesCount' | 'totalSize'>;
-  /** The creation time to the microsecond, ISO 8601 in UTC (what list cursors carry; a Date keeps milliseconds). */
+  /** ISO 8601 in UTC at full precision (list cursors carry it; a Date keeps milliseconds). */
   createdAtMicros: string;
 };
 
@@ -67,7 +63,7 @@ const recordProperty = (kind: 'lead' | 'deal' | 'proposal'): FileProperty =>
   kind === 'lead' ? 'crmLeadId' : kind === 'deal' ? 'crmDealId' : 'crmProposalId';
 const recordColumn = (kind: 'lead' | 'deal' | 'proposal') => fileColumn(recordProperty(kind));
 
-/** An insert of every column but the timestamps named, which take the transaction's time. */
+/** The timestamps named take the transaction's time. */
 function insertText(table: string, columns: DefinedColumn[], atNow: string[]): string {
   const bound = columns.filter((c) => !atNow.includes(c.property));
   const names = [...bound, ...columns.filter((c) => atNow.includes(c.property))].map((c) => c.column);
@@ -77,10 +73,7 @@ function insertText(table: string, columns: DefinedColumn[], atNow: string[]): s
 
 const lockRecord = statement('files_lock_record', `select pg_advisory_xact_lock(hashtextextended($1::text || '/' || $2::text, 7))`);
 
-/**
- * Serialises the changes of one record's files (uploads and removals) until the transaction ends, so the live count
- * read after a change and the version taken with it go to crm in the order of the changes.
- */
+/** Serialises a record's file changes, so counts and versions reach crm in the order of the changes. */
 export async function lockRecordFiles(client: PoolClient, companyId: string, recordId: string): Promise<void> {
   await run(client, lockRecord, [companyId, recordId]);
 }
@@ -93,7 +86,7 @@ const addToBatchSt = statement(
     where company_id = $1 and id = $2`,
 );
 
-/** Adds a file to a batch of the company (or a new batch): false when `batchId` names another company's or no batch. */
+/** False when `batchId` names another company's or no batch. */
 export async function addToBatch(client: PoolClient, companyId: string, batchId: string, size: number, isNew: boolean): Promise<boolean> {
   if (isNew) {
     const batch: Omit<FileBatch, 'createdAt' | 'updatedAt'> = { id: batchId, companyId, filesCount: 1, totalSize: size };
@@ -114,7 +107,6 @@ export async function batchExists(db: Db, companyId: string, batchId: string): P
   return (await run(db, batchExistsSt, [companyId, batchId])).length > 0;
 }
 
-/** A new file: every column but its creation time (the transaction's) and what only a removal or a purge sets. */
 export type NewFile = Omit<StoredFile, 'createdAt' | 'deletedAt' | 'deletedById' | 'purgedAt'>;
 const FILE_BOUND = FILE_COLUMNS.filter((c) => !['createdAt', 'deletedAt', 'deletedById', 'purgedAt'].includes(c.property));
 const insertFileSt = statement(
@@ -126,7 +118,6 @@ const insertFileSt = statement(
   ),
 );
 
-/** The new file of a lead, deal or proposal: its other two links are null. */
 export function newFile(
   f: Omit<NewFile, 'crmLeadId' | 'crmDealId' | 'crmProposalId'>,
   owner: RecordRef | { kind: 'proposal'; id: string },
@@ -153,7 +144,7 @@ const countStatements = new Map(
   ]),
 );
 
-/** The live files of a lead or deal, and a fresh version for the count (a sequence value: never reused). */
+/** The version is a sequence value: never reused. */
 export async function countOf(client: PoolClient, companyId: string, ref: RecordRef): Promise<{ count: number; version: number }> {
   const [row] = await run<{ count: number; version: string }>(client, countStatements.get(ref.kind)!, [companyId, ref.id]);
   return { count: row!.count, version: Number(row!.version) };
@@ -175,7 +166,6 @@ const removeFromBatch = statement(
     where company_id = $1 and id = $2`,
 );
 
-/** Marks a live file removed and takes it out of its batch's totals. */
 export async function removeFile(client: PoolClient, file: FileRead, userId: string): Promise<void> {
   await run(client, remove, [file.companyId, file.id, userId]);
   await run(client, removeFromBatch, [file.companyId, file.batchId, file.fileSize]);
@@ -187,7 +177,7 @@ export interface ListPage {
   recordId: string;
   skip: number;
   take: number;
-  /** Keyset position: files after this (created_at, id) in the list's order (newest first). */
+  /** Keyset position, newest first. */
   after?: { createdAt: string; id: string };
 }
 
@@ -224,7 +214,7 @@ const readDownload = statement(
   )} from files f where f.id = $1 and f.deleted_at is null`,
 );
 
-/** A live file by id in any company (signed downloads carry only the id). */
+/** Any company: signed downloads carry only the id. */
 export async function readFileForDownload(
   pool: Pool,
   id: string,
@@ -243,10 +233,7 @@ const claimPurge = statement(
     order by f.deleted_at limit $2 for update skip locked`,
 );
 
-/**
- * Claims up to `limit` removed files whose retention has passed and whose bytes are still stored, locked for the
- * transaction; replicas skip the rows another holds.
- */
+/** Locked for the transaction; replicas skip the rows another holds. */
 export async function claimPurgeBatch(
   client: PoolClient,
   retentionDays: number,

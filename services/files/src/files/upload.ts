@@ -7,14 +7,10 @@ import { SniffingCounter } from './file.sniff.js';
 
 export interface UploadOptions<A> {
   storage: FileStorage;
-  /** Largest file accepted, in bytes: one byte more ends the upload with 413 while it streams. */
+  /** Bytes; one more ends the upload with 413 while it streams. */
   maxBytes: number;
-  /** The storage key of the file. */
   key: string;
-  /**
-   * Checks the form fields sent before the file (which record it belongs to, whether the caller may see it) before a
-   * byte of the file is stored; its error ends the upload.
-   */
+  /** Checks the fields sent before the file; its error ends the upload before a byte is stored. */
   accept: (fields: Record<string, string>) => Promise<A>;
 }
 
@@ -28,15 +24,9 @@ export interface ReceivedFile<A> {
 const FIELD_LIMIT = 4096;
 
 /**
- * Receives a multipart/form-data upload of one file (part `file`) and its fields, streaming the file into the
- * storage: busboy parses the request as it arrives, the file part goes through a counter that keeps its first bytes
- * (for the content type) into `storage.put`, and backpressure pauses the request while the storage is behind. Nothing
- * is held whole in memory. Fields must come before the file, so they are checked before anything is stored; the text
- * of every field and of the file name follows the platform's rule for multipart text (decision 0135): not UTF-8, a
- * NUL or a control character is a 400 naming the field (`file.filename` for the name) before a byte is stored.
- *
- * On any failure the stored bytes are removed, the rest of the request is read and discarded (so the client, which
- * may still be sending, gets the answer instead of a reset connection), and the promise rejects with the error.
+ * Streams one file part into the storage with backpressure; nothing is held whole in memory. Fields come first and
+ * are checked before anything is stored (decision 0135). On failure the stored bytes are removed and the rest of the
+ * request is discarded, so a client still sending gets the answer.
  */
 export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>): Promise<ReceivedFile<A>> {
   const { storage, maxBytes, key } = options;
@@ -54,12 +44,11 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
     let accepted: A | undefined;
     const fields: Record<string, string> = {};
 
-    /** The reader's refusal, or the upload's own through `reader.fail`: the reader discards the rest of the request. */
     const fail = (error: AppError) => {
       if (settled) return;
       settled = true;
       sniffer?.destroy(error);
-      // The bytes already stored (all of them, or a partial file the storage removes itself on the stream's error).
+      // A partial file the storage removes itself on the stream's error.
       void stored?.then(() => storage.delete(key)).catch(() => undefined);
       void requestDone.then(() => reject(error));
     };
@@ -79,11 +68,10 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
             stream.resume();
             return reader.fail(invalidField(name, 'unexpected file part; send the file as the part named file'));
           }
-          // The name passed the text rule before anything is stored; it is then sanitized for storage as before.
           fileName = sanitizeFileName(info.filename);
           const counter = new SniffingCounter();
           sniffer = counter;
-          // Destroyed with the upload's error on failure, maybe before the storage listens to it: the error is reported by fail.
+          // May be destroyed before the storage listens: fail reports the error.
           counter.on('error', () => undefined);
           stream.on('limit', () => reader.fail(tooLarge(`file: larger than the limit of ${maxBytes} bytes`)));
           const asked = { ...fields };
@@ -109,7 +97,6 @@ export function receiveUpload<A>(req: IncomingMessage, options: UploadOptions<A>
           if (settled) return;
           if (!storing || !sniffer) return reader.fail(invalidField('file', 'required (a part named file)'));
           const counter = sniffer;
-          // The file part has ended; its last bytes may still be on their way to the storage.
           const finish = async () => {
             await storing;
             if (settled) return;

@@ -4,14 +4,12 @@ import { FileCountServiceClient, FileRecordKind } from '@svc/proto/crm/v1/files'
 import { ProposalFileServiceClient } from '@svc/proto/crm/v1/proposals';
 import { RecordServiceClient, RecordType } from '@svc/proto/crm/v1/records';
 
-/** The crm record a file belongs to. */
 export type RecordKind = 'lead' | 'deal';
 export interface RecordRef {
   kind: RecordKind;
   id: string;
 }
 
-/** crm over gRPC: whether the acting user may see a lead or deal, and the live file counts crm keeps. */
 export class CrmRecords {
   private readonly records: RecordServiceClient;
   private readonly counts: FileCountServiceClient;
@@ -23,7 +21,7 @@ export class CrmRecords {
     this.proposals = new ProposalFileServiceClient(address, credentials.createInsecure());
   }
 
-  /** Whether the viewer may see the proposal (its lead or deal), and with `fileId` whether that file is attached to it. */
+  /** With `fileId`, also whether that file is attached to it. */
   async proposalAccess(companyId: string, viewerUserId: string, proposalId: string, fileId?: string): Promise<boolean> {
     const r = await callUnary(this.proposals, this.proposals.getProposalAccess, {
       company_id: companyId,
@@ -56,7 +54,7 @@ export class CrmRecords {
     await callUnary(this.proposals, this.proposals.detachProposalFile, { company_id: companyId, proposal_id: proposalId, file_id: fileId });
   }
 
-  /** Whether the record exists in the company and the viewer may see it (crm answers the three cases alike). */
+  /** crm answers the three cases alike. */
   async visible(companyId: string, viewerUserId: string, ref: RecordRef): Promise<boolean> {
     const type = ref.kind === 'lead' ? RecordType.RECORD_TYPE_LEAD : RecordType.RECORD_TYPE_DEAL;
     const r = await callUnary(this.records, this.records.getRecordSummaries, {

@@ -5,10 +5,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FileStorage } from './storage.js';
 
-/**
- * Files on a local directory (a volume in Kubernetes). A file is written under a temporary name and renamed when
- * complete, so a reader never sees a partial file and a crash leaves only `.partial` files behind.
- */
+/** Written under a temporary name and renamed when complete: a reader never sees a partial file. */
 export class LocalStorage implements FileStorage {
   readonly kind = 'local';
   private readonly root: string;
@@ -19,7 +16,7 @@ export class LocalStorage implements FileStorage {
 
   private path(key: string): string {
     const path = resolve(this.root, key);
-    // Keys are made by the service (company id / file id), never by a client; refuse anything leaving the root anyway.
+    // Keys are the service's, never a client's; refuse anything leaving the root anyway.
     if (!path.startsWith(this.root + sep)) throw new Error(`storage key outside the root: ${key}`);
     return path;
   }

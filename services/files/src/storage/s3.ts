@@ -6,25 +6,20 @@ import type { FileStorage } from './storage.js';
 export interface S3StorageOptions {
   bucket: string;
   region: string;
-  /** An S3-compatible endpoint (MinIO, Ceph, R2...); unset for AWS itself. */
+  /** Unset for AWS itself. */
   endpoint?: string;
-  /** Path-style addressing (`endpoint/bucket/key`), which most S3-compatible servers need. */
+  /** Most S3-compatible servers need it. */
   forcePathStyle: boolean;
   accessKeyId?: string;
   secretAccessKey?: string;
-  /** Prefix of every key in the bucket. */
   prefix: string;
-  /** Size of each part of a multipart upload (S3's minimum is 5 MiB). */
+  /** S3's minimum is 5 MiB. */
   partSize: number;
-  /** Parts in flight at once: memory held by an upload is about partSize × queueSize. */
+  /** Memory held by an upload is about partSize × queueSize. */
   queueSize: number;
 }
 
-/**
- * Files in an S3-compatible bucket through the AWS SDK. An upload is a multipart upload fed from the stream a part
- * at a time (lib-storage's Upload), so memory stays at partSize × queueSize whatever the file's size; a failed
- * upload is aborted, leaving no parts behind.
- */
+/** Memory stays at partSize × queueSize whatever the file's size; a failed upload is aborted, leaving no parts. */
 export class S3Storage implements FileStorage {
   readonly kind = 's3';
   private readonly client: S3Client;
@@ -39,7 +34,7 @@ export class S3Storage implements FileStorage {
       endpoint: options.endpoint,
       forcePathStyle: options.forcePathStyle,
       credentials,
-      // Checksums on every request are this SDK's default since 2025; many S3-compatible servers refuse them.
+      // Many S3-compatible servers refuse the SDK's default checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
