@@ -12,5 +12,4 @@ export const dbDefinition: DbDefinition = {
   migrations,
 };
 
-/** The pg pool under the service's MikroORM, which the stores' statements run on. */
 export const poolOf = (orm: Orm) => () => nativePool(orm);

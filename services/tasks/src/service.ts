@@ -15,9 +15,7 @@ import { TaskService } from './tasks/task.service.js';
 
 const tasksConfig = serviceConfigSchema.extend({
   CRM_GRPC_URL: env.hostPort,
-  /** How far ahead of now the occurrences of a recurring series exist as tasks. */
   RECURRENCE_HORIZON_DAYS: z.coerce.number().int().min(1).max(3660).default(90),
-  /** How often the series are topped up to the horizon. */
   RECURRENCE_SWEEP_MS: z.coerce.number().int().min(1000).default(3_600_000),
 });
 
@@ -56,10 +54,10 @@ export const tasksService: ServiceDefinition<typeof tasksConfig, Components> = {
       app.use('/admin/v1', taskCatalogAdminRoutes(catalog));
     },
   api: (_ctx, { tasks }) => [{ prefix: '/integrations/external', router: taskRoutes(tasks) }],
-  // crm asks for the number of tasks of a lead or deal (associations_count.tasks of its detail).
+  // crm's lead and deal details show the task count.
   grpc: (ctx) => [taskCountGrpc(poolOf(ctx.orm), ctx.logger)],
   events: taskEvents,
-  // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
+  // crm owns the plan (asked over gRPC, cached).
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, records, materializer }) => {
     materializer.start();

@@ -2,7 +2,7 @@ import { definedColumns, inTransaction, run, statement } from '@svc/platform/db/
 import type { Pool, PoolClient } from 'pg';
 import { TaskStage, TaskType } from './catalog.entity.js';
 
-/** The statements of task types and stages (decision 0201); columns from the entities' definitions. */
+/** Decision 0201. */
 
 type Db = Pool | PoolClient;
 
@@ -30,10 +30,7 @@ export async function insertTaskType(db: Db, type: TaskType): Promise<void> {
 const lockStages = statement('task_stages_lock', `select pg_advisory_xact_lock(hashtext('task-stages:' || $1::text))`);
 const lastPosition = statement('task_stages_last_position', 'select max(position) as max from task_stages where company_id = $1');
 
-/**
- * Inserts a stage; without a position (`position` null) it goes after the company's last. The company's stages are
- * locked while the position is chosen, so two stages created at once do not take the same one.
- */
+/** Without a position it goes last; the company's stages are locked so two creations do not take the same one. */
 export async function insertTaskStage(pool: Pool, stage: Omit<TaskStage, 'position'> & { position: number | null }): Promise<TaskStage> {
   return inTransaction(pool, async (tx) => {
     await run(tx, lockStages, [stage.companyId]);

@@ -25,7 +25,6 @@ const typeOfKind: Record<LinkKind | 'tag' | 'user', RecordType> = {
   user: RecordType.RECORD_TYPE_USER,
 };
 
-/** What tasks needs to ask crm about: the ids of each kind of record. */
 export class RecordRefs {
   readonly ids = new Map<LinkKind | 'tag' | 'user', Set<string>>();
   add(kind: LinkKind | 'tag' | 'user', id: string | null | undefined): this {
@@ -49,7 +48,7 @@ export interface RecordIndex {
 
 const byId = <T extends { id: string }>(list: T[]) => new Map(list.map((x) => [x.id, x]));
 
-/** crm.v1.RecordService: summaries of crm's records, as the acting user may see them. */
+/** Summaries as the acting user may see them. */
 export class CrmRecords {
   private readonly client: RecordServiceClient;
 

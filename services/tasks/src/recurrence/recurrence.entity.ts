@@ -1,9 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A recurring series: the rule, the template its later occurrences are copied from, and how far it has been
- * materialized. Its id is the `recurrence_series_id` of every occurrence.
- */
+/** Its id is the `recurrence_series_id` of every occurrence. */
 export const TaskRecurrence = defineEntity({
   name: 'TaskRecurrence',
   tableName: 'task_recurrences',
@@ -21,9 +18,9 @@ export const TaskRecurrence = defineEntity({
     /** The first occurrence's start and end: every occurrence keeps its time of day and duration. */
     startDate: p.datetime(),
     endDate: p.datetime().nullable(),
-    /** The fields every new occurrence is created with (the first occurrence as it was created). */
+    /** The first occurrence as it was created. */
     template: p.json<Record<string, unknown>>(),
-    /** How many occurrences exist so far (the next one's index), and the start of the last one. */
+    /** The next occurrence's index, and the start of the last one. */
     materializedCount: p.integer(),
     lastStart: p.datetime(),
     /** The start of the next occurrence to create; null once the end rule is reached. */

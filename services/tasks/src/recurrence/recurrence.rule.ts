@@ -1,9 +1,6 @@
 /**
- * When the occurrences of a recurring series start. Pure: the service and the materializer both use it.
- *
- * Week days and month days are those of the series' UTC offset (the offset of start_date as sent), so a
- * weekly series on Monday 22:00 -03:00 stays on Mondays there; the offset is fixed (daylight saving time is
- * not followed: a task keeps its UTC instant spacing).
+ * Pure, shared by the service and the materializer. Days are those of the series' fixed UTC offset (start_date's):
+ * daylight saving time is not followed.
  */
 export const WEEK_DAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
 export type WeekDay = (typeof WEEK_DAYS)[number];
@@ -28,7 +25,7 @@ export interface RecurrenceRule {
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
-/** The wall-clock time of an instant at the series' offset, as a Date read with getUTC*. */
+/** Read with getUTC*. */
 const local = (at: Date, offset: number) => new Date(at.getTime() + offset * MINUTE_MS);
 const fromLocal = (wall: number, offset: number) => new Date(wall - offset * MINUTE_MS);
 
@@ -36,7 +33,6 @@ export const weekDayOf = (at: Date, offset: number): WeekDay => WEEK_DAYS[local(
 
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
 
-/** The start of the occurrence right after `prev` (which is an occurrence of the series starting at `first`). */
 export function nextStart(rule: RecurrenceRule, first: Date, prev: Date): Date {
   const offset = rule.utcOffsetMinutes;
   switch (rule.pattern) {
@@ -66,7 +62,6 @@ export function nextStart(rule: RecurrenceRule, first: Date, prev: Date): Date {
   }
 }
 
-/** Whether an occurrence with this index and start is still inside the series' end rule. */
 export function withinEnd(rule: RecurrenceRule, index: number, start: Date): boolean {
   if (rule.endType === 'after_occurrences') return index < (rule.occurrences ?? 0);
   if (rule.endType === 'on_date') return rule.untilDate !== null && start.getTime() <= rule.untilDate.getTime();
@@ -78,11 +73,7 @@ export interface Occurrence {
   start: Date;
 }
 
-/**
- * The occurrences after the last one materialized (`count` of them so far, the last starting at `lastStart`)
- * that start no later than `through`, at most `max`, and the start of the one after them (`next`), null when
- * the end rule is reached.
- */
+/** At most `max` occurrences starting by `through`, and the next start (null once the end rule is reached). */
 export function nextOccurrences(
   rule: RecurrenceRule,
   first: Date,
@@ -103,7 +94,7 @@ export function nextOccurrences(
   }
 }
 
-/** What a series shows of its rule (the series read and the series row share it). */
+/** Shared by the series read and the series row. */
 export const ruleFields = (rule: RecurrenceRule) => ({
   pattern: rule.pattern,
   interval: rule.interval,

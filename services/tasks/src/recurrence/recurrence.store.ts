@@ -2,7 +2,7 @@ import { definedColumns, run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import { TaskRecurrence } from './recurrence.entity.js';
 
-/** The statements of recurring series (decision 0201); columns from the TaskRecurrence entity's definition. */
+/** Decision 0201. */
 
 type Db = Pool | PoolClient;
 
@@ -35,7 +35,7 @@ const due = statement(
     order by r.next_start limit $2 for update of r skip locked`,
 );
 
-/** Claims up to `limit` series whose next occurrence starts by `horizon`, locked for the transaction (replicas skip them). */
+/** Locked for the transaction; replicas skip them. */
 export async function claimDueSeries(db: PoolClient, horizon: Date, limit: number): Promise<DueSeries[]> {
   const rows = await run<Record<string, unknown>>(db, due, [horizon, limit]);
   for (const r of rows)
@@ -52,7 +52,7 @@ const advance = statement(
   'update task_recurrences set materialized_count = $2, last_start = $3, next_start = $4 where id = $1',
 );
 
-/** Records how far a series is materialized and when its next occurrence starts (null: its end is reached). */
+/** `nextStart` null: the end is reached. */
 export async function advanceSeries(
   db: Db,
   s: Pick<TaskRecurrence, 'id' | 'materializedCount' | 'lastStart' | 'nextStart'>,

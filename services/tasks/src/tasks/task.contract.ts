@@ -4,10 +4,7 @@ import { z } from 'zod';
 import { TASK_CHANGE_RULES } from './task.events.js';
 import { createTaskBody, deleteTaskQuery, listTasksQuery, updateTaskBody } from './task.schema.js';
 
-/**
- * The external task routes' contracts (decision 0100) and the Task resource as a schema, after task.view.ts (which
- * shapes it); the contract test fails when the two drift.
- */
+/** Shaped after task.view.ts; the contract test fails when the two drift (decision 0100). */
 const uuid = z.string().meta({ format: 'uuid' });
 const dateTime = z.string().meta({ format: 'date-time' });
 const n = <T extends z.ZodType>(s: T) => s.nullable();
@@ -197,7 +194,6 @@ export const deleteTask = route({
   },
 });
 
-/** `task.completed` (task.events.ts): the task as events carry it, who completed it and when. */
 export const taskEvents: readonly EventContract[] = [
   event({
     key: 'task.completed',

@@ -1,10 +1,8 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
 /**
- * A task. Links to crm records (lead, deal, delivery, person, organization, customer), its responsible and
- * creator, and its tags are ids of crm's records, checked with crm over gRPC, never foreign keys. Tags,
- * reminders and meeting participants are arrays on the row: a task is written and read in one statement.
- * task.store.ts reads and writes it; the entity is the schema the migrations and its column lists come from.
+ * Links to crm's records are ids checked over gRPC, never foreign keys. Tags, reminders and participants are arrays
+ * on the row: a task is written and read in one statement.
  */
 export const Task = defineEntity({
   name: 'Task',

@@ -7,7 +7,7 @@ import { countRecordTasks } from './task.store.js';
 
 const KINDS = new Set(['lead', 'deal']);
 
-/** tasks.v1.TaskCountService: the number of tasks linked to a crm record, for `associations_count.tasks` of its detail. */
+/** For `associations_count.tasks` of a crm record's detail. */
 export function taskCountGrpc(pool: () => Promise<Pool>, logger: Logger): GrpcServiceRegistration {
   return {
     definition: TaskCountServiceService,

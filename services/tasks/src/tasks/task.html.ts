@@ -1,11 +1,8 @@
 import sanitizeHtml from 'sanitize-html';
 
 /**
- * HTML a task carries (docs/decisions/0020): sanitize-html with an allowlist. Whatever is not on the list is
- * removed: scripts, styles, images, embeds, frames, forms, SVG and MathML, every event-handler and style
- * attribute, and URLs whose scheme is not http, https, mailto or tel (after entity decoding, so
- * `jav&#x09;ascript:` is caught). Text is re-escaped on output, so no markup survives as text either.
- * Plain text is HTML without tags: it comes back with `&`, `<` and `>` escaped.
+ * An allowlist (decision 0020): URLs are checked after entity decoding, so `jav&#x09;ascript:` is caught, and text is
+ * re-escaped on output, so no markup survives as text.
  */
 
 // Elements whose content is dropped with them (not kept as text), beyond the library's defaults.
@@ -61,10 +58,7 @@ const textOnly: sanitizeHtml.IOptions = { allowedTags: [], allowedAttributes: {}
 export const sanitizeDescription = (html: string): string => sanitizeHtml(html, descriptionOptions);
 export const sanitizeMeetingDescription = (html: string): string => sanitizeHtml(html, meetingDescriptionOptions);
 
-/**
- * The normalized text of HTML, what the 5,000-character limit of meeting_description counts: tags removed,
- * entities decoded, every run of white space one space, trimmed.
- */
+/** What meeting_description's length limit counts: tags removed, entities decoded, white space collapsed. */
 export function normalizedText(html: string): string {
   return sanitizeHtml(html, textOnly)
     .replace(/&lt;/g, '<')

@@ -17,7 +17,7 @@ function actorFor(req: ApiRequest, permission: string): TaskActor {
   return { companyId: identity.companyId, userId: identity.userId, canUpdate: hasPermission(identity, TASK_PERMISSIONS.update) };
 }
 
-/** The external task routes (served without Express, decision 0014), described by their contracts (decision 0100). */
+/** Decisions 0014 and 0100. */
 export function taskRoutes(tasks: TaskService): ApiRouter {
   return apiRouter()
     .route(createTask, async (req, res, { body }) => {

@@ -5,11 +5,8 @@ import { type Db, type ListCursor, listTaskGroups, listTaskPage, type TaskRead }
 import { addRefsOf, type TaskView, taskView, type Viewer } from './task.view.js';
 
 /**
- * GET /tasks. Order: start_date ascending (tasks without one last), then id. Filters are combined with AND.
- * `hierarchy_mode=grouped` pages the tasks that are not under another listed task and nests under each the
- * listed subtasks (`subtasks`); a subtask whose parent does not match the filters is listed on its own.
- * `total` counts what is paged (all matching tasks, or the top level when grouped). `cursor` (the previous
- * page's `next_cursor`) continues after the last task of that page and replaces `skip`.
+ * Grouped mode pages the top-level tasks and nests listed subtasks; a subtask whose parent does not match is listed
+ * on its own. `total` counts what is paged.
  */
 
 function decodeCursor(raw: string): ListCursor {

@@ -8,11 +8,7 @@ import { insertTasks } from './task.store.js';
 
 const SERIES_BATCH = 50;
 
-/**
- * Adds the occurrences that come within the horizon as time passes, to every series whose end rule is not
- * reached. Replicas share the work (`for update skip locked`); a series whose company has no open stage left
- * is skipped until it has one again.
- */
+/** Replicas share the work (`for update skip locked`); a company without an open stage is skipped until it has one. */
 export class SeriesMaterializer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
@@ -38,7 +34,6 @@ export class SeriesMaterializer {
     await this.running;
   }
 
-  /** One pass over the series that are due at `now`; returns how many occurrences were added. */
   async runOnce(now = new Date()): Promise<number> {
     const horizon = new Date(now.getTime() + this.options.horizonDays * 86_400_000);
     const pool = await this.pool();
@@ -79,8 +74,7 @@ export class SeriesMaterializer {
         }
         return { seen: due.length, progressed };
       });
-      // Every series picked is due (its next start is within the horizon), so each pass moves every one it could;
-      // stop when a pass moved none (their companies have no open stage) or took the last of them.
+      // Every series picked is due, so stop when a pass moved none (no open stage) or took the last of them.
       if (batch.seen < SERIES_BATCH || batch.progressed === 0) break;
     }
     return added;

@@ -6,11 +6,7 @@ import { LINK_FIELDS, type LinkField, type RecurrenceBody, type UpdateTaskBody }
 import { TASK_COLUMNS, type TaskStageSummary, type TaskTypeSummary, type WriteCatalog } from './task.store.js';
 import { NATIVE_ORIGIN } from './task.view.js';
 
-/**
- * Every rule of the spec's Tasks table that needs no other service, applied to the task as it will be
- * stored: a new one (POST) or the stored one with the fields sent (PUT). Pure; throws `invalid` naming the
- * field. crm's references (responsible, links, tags) are checked afterwards with crm's answer.
- */
+/** Pure; throws `invalid` naming the field. crm's references are checked afterwards with crm's answer. */
 
 export const MEETING_DESCRIPTION_MAX_TEXT = 5000;
 const MINUTE_MS = 60_000;
@@ -19,7 +15,7 @@ export interface Composed {
   row: Task;
   type: TaskTypeSummary;
   stage: TaskStageSummary;
-  /** The task becomes completed with this write (task.completed fires). */
+  /** task.completed fires. */
   completedNow: boolean;
   /** A series starts with this task (POST or PUT with `recurrence`). */
   recurrence: RecurrenceRule | null;
@@ -30,7 +26,7 @@ export interface ComposeInput {
   companyId: string;
   actorId: string;
   now: Date;
-  /** The stored task (PUT), null on POST. */
+  /** Null on POST. */
   current: Task | null;
   body: UpdateTaskBody;
   catalog: WriteCatalog;
@@ -96,10 +92,7 @@ function blankTask(input: ComposeInput): Task {
   };
 }
 
-/**
- * The columns whose change makes an occurrence of a series an exception: every column but identity, stage and
- * completion, authorship, the series bookkeeping and the timestamps (a column added later counts as content).
- */
+/** A column added later counts as content, so its change makes an occurrence an exception. */
 const NOT_CONTENT: ReadonlySet<keyof Task> = new Set<keyof Task>([
   'id',
   'companyId',
@@ -255,9 +248,8 @@ function composeRecurrence(row: Task, body: UpdateTaskBody, current: Task | null
 }
 
 /**
- * The stage the task will be in and whether it is completed. No stage sent on POST: the first active stage that
- * is not a completion stage. A completion stage completes the task; `completed` (PUT) completes or reopens it,
- * moving it to the first active completion stage, or back to the first open one, when its stage says otherwise.
+ * No stage sent on POST: the first active open stage. `completed` moves the task to the first active completion
+ * stage, or back to the first open one, when its stage says otherwise.
  */
 function chooseStage(body: UpdateTaskBody, catalog: WriteCatalog, current: Task | null): { stage: TaskStageSummary; completed: boolean } {
   const sent = body.crm_task_stage_id !== undefined;

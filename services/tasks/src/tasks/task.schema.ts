@@ -1,10 +1,7 @@
 import { z } from 'zod';
 import { END_TYPES, PATTERNS, WEEK_DAYS } from '../recurrence/recurrence.rule.js';
 
-/**
- * Request shapes of the task routes. Strict objects: an unknown field is a 400 naming it. Rules that involve
- * several fields, the task type, the stored task or crm are checked in task.rules.ts and task.service.ts.
- */
+/** Strict objects: an unknown field is a 400 naming it. Cross-field rules live in task.rules.ts. */
 
 /** A date-time with its offset (Z or ±hh:mm), or a date (midnight UTC); the offset is kept for recurrence. */
 export interface When {
@@ -51,11 +48,8 @@ export const MEETING_PROVIDERS = ['teams_integration', 'google_calendar_integrat
 export const MEETING_MODES = ['online', 'in_person'] as const;
 
 /**
- * The recurrence a task is created with (the response's `recurrence` without its id, index and flags):
- * `pattern` every_n_days (every `interval` days), weekly (every `interval` weeks on `week_days`, which must
- * include the start date's day; default: that day) or monthly (every `interval` months on the start date's
- * day, or the month's last day when it is shorter); `end_type` none (default), on_date (until `until_date`,
- * inclusive; a date means the end of that day) or after_occurrences (`occurrences` in all, the first included).
+ * The response's `recurrence` without id, index and flags. Weekly days must include the start date's; monthly falls
+ * on the month's last day when shorter; an `until_date` date means the end of that day.
  */
 export const recurrenceBody = z.strictObject({
   pattern: z.enum(PATTERNS, { message: `must be one of ${PATTERNS.join(', ')}` }),
@@ -111,7 +105,6 @@ const taskFields = {
   recurrence: recurrenceBody.nullable(),
 };
 
-/** POST /tasks: the spec's table; `crm_task_type_id` and `title` are required. */
 export const createTaskBody = z.strictObject({
   ...taskFields,
   crm_task_stage_id: taskFields.crm_task_stage_id.optional(),
@@ -142,10 +135,7 @@ export const createTaskBody = z.strictObject({
 });
 export type CreateTaskBody = z.infer<typeof createTaskBody>;
 
-/**
- * PUT /tasks/{id}: the same fields, each optional (a field sent replaces the stored value, null clears it,
- * an omitted one is kept), plus `completed` to complete or reopen without naming a stage.
- */
+/** A field sent replaces the stored value, null clears it, an omitted one is kept. */
 export const updateTaskBody = createTaskBody.partial().extend({
   crm_task_type_id: uuid.optional(),
   title: taskFields.title.optional(),
@@ -162,7 +152,6 @@ const queryInt = (fallback: number) =>
     .optional()
     .transform((v) => v ?? fallback);
 
-/** GET /tasks: filters (all combined with AND), grouping and paging; see the README's Tasks section. */
 export const listTasksQuery = z.strictObject({
   crm_lead_id: uuid.optional(),
   crm_deal_id: uuid.optional(),

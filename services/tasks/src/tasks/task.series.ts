@@ -5,11 +5,8 @@ import type { Task } from './task.entity.js';
 import { type Db, insertTasks, taskOfRow, taskRow } from './task.store.js';
 
 /**
- * A series is materialized as tasks: the first occurrence is the task created, later ones are copies of it (the
- * template) at their own start, with the same duration, in the company's default open stage. A series with an
- * end (a date or a number of occurrences) is created whole, at most MAX_BATCH occurrences at a time; a series
- * without one up to a horizon ahead of now (RECURRENCE_HORIZON_DAYS). The materializer adds the next ones as
- * time brings them within the horizon, until the end rule is reached.
+ * Later occurrences copy the first at their own start, in the company's default open stage. A series with an end is
+ * created whole, in batches; one without, up to the horizon, and the materializer adds the rest as time passes.
  */
 export const MAX_BATCH = 1000;
 const DAY_MS = 86_400_000;
@@ -41,10 +38,7 @@ export function occurrenceOf(template: Task, occ: Occurrence, stageId: string, n
   };
 }
 
-/**
- * The occurrences due now: all of a series with an end, those of an endless one that start up to `horizonDays`
- * ahead of now (or of the series' start, if later).
- */
+/** An endless series' occurrences up to `horizonDays` ahead of now (or of its start, if later). */
 export function dueOccurrences(s: SeriesState, now: Date, horizonDays: number, max = MAX_BATCH) {
   const first = s.template.startDate as Date;
   const through = s.rule.endType === 'none' ? new Date(Math.max(now.getTime(), first.getTime()) + horizonDays * DAY_MS) : new Date(8.64e15);
@@ -54,10 +48,7 @@ export function dueOccurrences(s: SeriesState, now: Date, horizonDays: number, m
 /** The template as a series stores it: keyed by column, dates as ISO strings (JSON). */
 export const templateOf = (json: Record<string, unknown>): Task => taskOfRow(json);
 
-/**
- * Starts a series with `first` (already numbered 0 and pointing at the series): writes the series row and the
- * occurrences due now, `first` too unless it is already stored. Returns the occurrences, `first` included.
- */
+/** `first` is written too unless already stored; the occurrences returned include it. */
 export async function startSeries(
   db: Db,
   first: Task,

@@ -26,7 +26,7 @@ import {
 } from './task.store.js';
 import { addRefsOf, type TaskView, taskSnapshot, taskView, type Viewer } from './task.view.js';
 
-/** The acting user of an integration key: the key's creator, in the key's company, with the key's permissions. */
+/** The key's creator, in the key's company, with the key's permissions. */
 export interface TaskActor {
   companyId: string;
   userId: string;
@@ -37,7 +37,6 @@ export interface TaskServiceOptions {
   pool: () => Promise<Pool>;
   crm: CrmPeer;
   records: CrmRecords;
-  /** The service's outbox writer (ctx.outbox): plan checked with crm, relay woken after the commit. */
   outbox: OutboxWriter;
   horizonDays: number;
 }
@@ -69,10 +68,8 @@ function linkFound(idx: RecordIndex, kind: LinkKind, id: string): boolean {
 }
 
 /**
- * crm's references a write sends must exist in the actor's company and be visible to the actor: the responsible
- * user (active, not archived), the linked record (a lead the actor may see) and every tag. Unknown, another
- * company's and hidden records get the same 400, so ids of other companies leak nothing. Stored references that
- * are not sent again are not checked again.
+ * Unknown, another company's and hidden records get the same 400, so ids of other companies leak nothing. Stored
+ * references not sent again are not checked again.
  */
 function checkReferences(body: UpdateTaskBody, idx: RecordIndex): void {
   if (body.responsible_id !== undefined) {
@@ -167,7 +164,7 @@ export class TaskService {
     };
   }
 
-  /** The task with its subtasks, or 404 (another company's id is not found either). */
+  /** Another company's id is not found either. */
   async get(actor: TaskActor, id: string): Promise<TaskView> {
     requireUuid(id, 'Task');
     const family = await readTaskFamily(await this.o.pool(), actor.companyId, id);
@@ -251,10 +248,7 @@ export class TaskService {
     });
   }
 
-  /**
-   * Deletes the task and its subtasks; with scope=series, every occurrence of its series (and theirs) and the
-   * series itself, so no more occurrences are created.
-   */
+  /** With scope=series, the whole series too, so no more occurrences are created. */
   async delete(actor: TaskActor, id: string, scope: 'this' | 'series'): Promise<{ id: string; deleted_ids: string[] }> {
     requireUuid(id, 'Task');
     const pool = await this.o.pool();

@@ -5,10 +5,7 @@ import { TaskRecurrence } from '../recurrence/recurrence.entity.js';
 import { Task } from './task.entity.js';
 import type { ListTasksQuery } from './task.schema.js';
 
-/**
- * The statements of tasks (decision 0201): a task is written in one statement and read with its type, stage, parent
- * and series in one. Column lists and bound types come from the entities' definitions, results are typed by them.
- */
+/** Decision 0201: a task is written in one statement and read with its type, stage, parent and series in one. */
 
 export type Db = Pool | PoolClient;
 type TaskProperty = Exclude<keyof Task, symbol>;
@@ -29,7 +26,7 @@ export interface TaskRead {
   series: SeriesSummary | null;
 }
 
-/** The columns of `tasks`, from the Task entity's definition (test/task-store.test.ts checks them against the ORM's). */
+/** test/task-store.test.ts checks them against the ORM's. */
 export const TASK_COLUMNS = definedColumns(Task) as (DefinedColumn & { property: TaskProperty })[];
 const TYPE_COLUMNS = definedColumns(TaskType).filter((c) => c.property !== 'companyId' && c.property !== 'createdAt');
 const STAGE_COLUMNS = definedColumns(TaskStage).filter((c) => c.property !== 'companyId' && c.property !== 'createdAt');
@@ -40,7 +37,6 @@ const SERIES_COLUMNS = definedColumns(TaskRecurrence).filter((c) =>
 /** The pool is MikroORM's, which has pg hand timestamps over as text: they become Dates here. */
 export const toDate = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(v as string));
 
-/** The properties of `columns` read from `row` under `prefix` + property name, timestamps as Dates. */
 function pick(row: Record<string, unknown>, columns: DefinedColumn[], prefix = ''): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const c of columns) {
@@ -50,11 +46,9 @@ function pick(row: Record<string, unknown>, columns: DefinedColumn[], prefix = '
   return out;
 }
 
-/** `a.col as "<prefix>prop", ...` */
 const selectAs = (alias: string, columns: DefinedColumn[], prefix = '') =>
   columns.map((c) => `${alias}.${c.column} as "${prefix}${c.property}"`).join(', ');
 
-/** `json_build_object('prop', a.col, ...)` */
 const jsonOf = (alias: string, columns: DefinedColumn[]) =>
   `json_build_object(${columns.map((c) => `'${c.property}', ${alias}.${c.column}`).join(', ')})`;
 
@@ -101,7 +95,7 @@ export async function updateTask(db: Db, t: Task): Promise<void> {
   await run(db, update, [t.companyId, t.id, ...UPDATABLE.map((c) => t[c.property])]);
 }
 
-/** The joined read of tasks: `where` is appended (it names `t` for the task). */
+/** `where` is appended and names `t` for the task. */
 export const READ_SELECT = `
 select ${selectAs('t', TASK_COLUMNS)}, ${selectAs('ty', TYPE_COLUMNS, 'type.')}, ${selectAs('st', STAGE_COLUMNS, 'stage.')},
   pt.title as "parent.title", ${selectAs('rs', SERIES_COLUMNS, 'series.')}
@@ -138,9 +132,8 @@ const lock = statement(
 );
 
 /**
- * Locks a task row for the rest of the transaction; null when the company has no such task. Locked alone, not in
- * the joined read: a row locked through a join is re-checked against the join rows read before the wait, so a
- * concurrent change of its stage would make it vanish. The read that follows sees the latest committed row.
+ * Locked alone, not in the joined read: a row locked through a join is re-checked against join rows read before
+ * the wait, so a concurrent stage change would make it vanish.
  */
 export async function lockTask(db: Db, companyId: string, id: string): Promise<Pick<Task, 'recurrenceSeriesId'> | null> {
   return (await run<Pick<Task, 'recurrenceSeriesId'>>(db, lock, [companyId, id]))[0] ?? null;
@@ -156,12 +149,10 @@ const deleteFamily = statement(
   'delete from tasks where company_id = $1 and (id = $2 or parent_task_id = $2) returning id',
 );
 
-/** Deletes every occurrence of a series and their subtasks; returns their ids. */
 export async function deleteSeriesTasks(db: Db, companyId: string, seriesId: string): Promise<string[]> {
   return (await run<Pick<Task, 'id'>>(db, deleteSeries, [companyId, seriesId])).map((r) => r.id);
 }
 
-/** Deletes a task and its subtasks; returns their ids. */
 export async function deleteTaskFamily(db: Db, companyId: string, id: string): Promise<string[]> {
   return (await run<Pick<Task, 'id'>>(db, deleteFamily, [companyId, id])).map((r) => r.id);
 }
@@ -171,15 +162,11 @@ const countOf = {
   deal: statement('tasks_count_deal', 'select count(*)::int as n from tasks where company_id = $1 and crm_deal_id = $2'),
 };
 
-/** The number of tasks linked to a crm lead or deal. */
 export async function countRecordTasks(db: Db, companyId: string, kind: 'lead' | 'deal', recordId: string): Promise<number> {
   return (await run<{ n: number }>(db, countOf[kind], [companyId, recordId]))[0]?.n ?? 0;
 }
 
-/**
- * The catalog rows a write needs, in one round trip: the type, the stage asked for, the default open stage
- * (first active non-completion stage), the first active completion stage, and the parent task.
- */
+/** Fetched in one round trip. */
 export interface WriteCatalog {
   type: TaskTypeSummary | null;
   stage: TaskStageSummary | null;
@@ -273,7 +260,7 @@ export interface ListWindow {
   take: number;
 }
 
-/** A page of the matching tasks (one more than `take` when there are more), and how many match. */
+/** One more than `take` when there are more. */
 export async function listTaskPage(
   db: Db,
   companyId: string,
@@ -293,10 +280,7 @@ export async function listTaskPage(
   return { reads: page.rows.map(toTaskRead), total: (count.rows[0] as { n: number }).n };
 }
 
-/**
- * A page of the top level of the matching tasks (those whose parent does not match; one more than `take` when there
- * are more), the matching subtasks of the page's tasks, and how many top-level tasks match.
- */
+/** Top-level tasks are those whose parent does not match; one more than `take` when there are more. */
 export async function listTaskGroups(
   db: Db,
   companyId: string,

@@ -2,13 +2,9 @@ import { iso } from '@svc/platform/http/json';
 import type { RecordIndex, RecordRefs } from '../links/crm-records.js';
 import type { TaskRead } from './task.store.js';
 
-/**
- * The spec's Task resource. Every field of its table is present; what this system cannot fill yet (calendar
- * sync, recordings, AI processing, mentions, comments) is null, false or empty,
- * never invented. See the README's Tasks section for what each derived field means.
- */
+/** What this system cannot fill yet is null, false or empty, never invented. */
 
-/** The origin of tasks created here: the spec's "the service" value, with the neutral brand name. */
+/** The spec's "the service" value, with the neutral brand name. */
 export const NATIVE_ORIGIN = 'SVC';
 
 /** Who is looking: the actor's e-mail (for meeting self-attendance) and what the key may do. */
@@ -159,11 +155,7 @@ export function taskSnapshot(r: TaskRead, idx: RecordIndex) {
   };
 }
 
-/**
- * The actor's invitation-response eligibility. Participants are stored, but no calendar invitation is sent
- * (no calendar provider is connected), so there is nothing to respond to: `meeting_can_respond` is false and
- * the response fields are null. The actor is a participant when their e-mail is among the participants.
- */
+/** No calendar invitation is sent, so there is nothing to respond to. */
 function actorFields(r: TaskRead, viewer: Viewer) {
   const t = r.task;
   const self = viewer.email && t.meetingParticipants.includes(viewer.email.toLowerCase()) ? viewer.email.toLowerCase() : null;
