@@ -1,8 +1,8 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { Customer } from './customer.entity.js';
 
 const CUSTOMERS = tableOf(Customer);

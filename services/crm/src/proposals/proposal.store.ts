@@ -1,7 +1,7 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
-import { tableOf } from '../entity-table.js';
 import { proposalSummaryJson } from '../sales/sales.proposals.js';
 import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
 import { Proposal, ProposalDocument } from './proposal.entity.js';

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import type { Queryable } from '../db/native.js';
 import type { EventKey } from './catalog.js';
 import { eventsRecorded } from './outbox.js';
 import { insertEvents, planOpenIn, recordEvents } from './outbox.store.js';
@@ -29,8 +29,7 @@ export function outboxInsertSql(gate: PlanGate, e: OneEventSql): string {
     select ${e.id}, ${e.company}, '${e.key}', ${e.payload}, now(), ${e.traceparent ?? 'null'} from ${e.from} where ${gate.open(e.company, 'now()')}`;
 }
 
-/** What a native writer needs of a `pg` client or pool. */
-export type Queryable = Pick<PoolClient, 'query'>;
+export type { Queryable };
 
 /**
  * The one way a service writes events (decision 0090): into its own outbox, in the transaction of the state
