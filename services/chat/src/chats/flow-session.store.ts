@@ -1,8 +1,9 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { FlowSession } from './chat.entity.js';
 
 export type StoredFlowSession = Stored<FlowSession>;
-const FLOW = new Columns<FlowSession>(FlowSession);
+const FLOW = tableOf(FlowSession);
 
 export async function flowSessionsOfChat(db: Queryable, companyId: string, chatId: string): Promise<StoredFlowSession[]> {
   const { rows } = await db.query<StoredFlowSession>({

@@ -1,4 +1,4 @@
-import type { Queryable } from '../columns.js';
+import type { Queryable } from '@svc/platform/db/native';
 
 /** The agent takes part in the chat (again, harmlessly, when it does already). */
 export async function addParticipant(db: Queryable, companyId: string, chatId: string, agentId: string): Promise<void> {

@@ -1,5 +1,5 @@
+import type { Stored } from '@svc/platform/db/entity-table';
 import type { Pool } from 'pg';
-import type { Stored } from '../columns.js';
 import type { ChatIdempotencyKey } from './idempotency.entity.js';
 
 /** A key as its replay reads it; `abandoned`: still processing long after any request would have ended. */
