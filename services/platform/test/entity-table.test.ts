@@ -40,6 +40,7 @@ describe('EntityTable: statement texts from an entity definition', () => {
     expect(WIDGETS.insert('returning 1')).to.equal(
       'insert into widgets ("id", "company_id", "primary", "price", "tags", "created_at") values ($1::uuid, $2::uuid, $3::bool, $4::numeric, $5::jsonb, $6::timestamptz) returning 1',
     );
+    expect(WIDGETS.columnList(['companyId', 'isMain'])).to.equal('"company_id", "primary"');
     expect(WIDGETS.insertSome(['companyId', 'id'])).to.equal('insert into widgets ("company_id", "id") values ($1::uuid, $2::uuid)');
     expect(WIDGETS.update(['companyId', 'id'])).to.equal(
       'update widgets set "primary" = $3::bool, "price" = $4::numeric, "tags" = $5::jsonb, "created_at" = $6::timestamptz where "company_id" = $2::uuid and "id" = $1::uuid',

@@ -52,6 +52,11 @@ export class EntityTable<T> {
     return quoted(this.def(property));
   }
 
+  /** `"id", "company_id", ...` (every column, or those of `only`): the target list of an `insert ... select`. */
+  columnList(only?: readonly Property<T>[]): string {
+    return this.picked(only).map(quoted).join(', ');
+  }
+
   /** `a.id as "id", a.company_id as "companyId", ...` (every property, or `only` these). */
   select(alias: string, only?: readonly Property<T>[]): string {
     return this.picked(only)
