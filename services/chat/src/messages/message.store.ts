@@ -6,6 +6,7 @@ import type { ListMessagesQuery } from './message.schema.js';
 const MESSAGE = tableOf(Message);
 const REACTION_SHOWN = ['id', 'emoji', 'actor', 'reactorWaId', 'reactorUserId', 'createdAt'] as const;
 const REACTION = tableOf(MessageReaction);
+const CONTACT_REACTION = REACTION.columnList(['id', 'companyId', 'messageId', 'emoji', 'actor', 'reactorWaId', 'createdAt']);
 
 /** A message as its views read it: its columns, its reactions and its agent's user. */
 export type MessageRead = Stored<Message> & {
@@ -152,7 +153,7 @@ export async function replaceContactReaction(
   if (r.emoji)
     await db.query({
       name: 'reactions_insert',
-      text: `insert into message_reactions (id, company_id, message_id, emoji, actor, reactor_wa_id, created_at) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
+      text: `insert into message_reactions (${CONTACT_REACTION}) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
       values: [r.id, r.companyId, r.messageId, r.emoji, r.reactorWaId, r.createdAt],
     });
 }
