@@ -1,4 +1,5 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { Agent, InstagramAccount, MessageTemplate, WhatsappNumber } from './account.entity.js';
 
 export type StoredNumber = Stored<WhatsappNumber>;
@@ -6,16 +7,16 @@ export type StoredInstagram = Stored<InstagramAccount>;
 export type StoredAgent = Stored<Agent>;
 export type StoredTemplate = Stored<MessageTemplate>;
 
-const NUMBER = new Columns<WhatsappNumber>(WhatsappNumber);
-const INSTAGRAM = new Columns<InstagramAccount>(InstagramAccount);
-const AGENT = new Columns<Agent>(Agent);
-const TEMPLATE = new Columns<MessageTemplate>(MessageTemplate);
+const NUMBER = tableOf(WhatsappNumber);
+const INSTAGRAM = tableOf(InstagramAccount);
+const AGENT = tableOf(Agent);
+const TEMPLATE = tableOf(MessageTemplate);
 
 /** An agent as a chat shows it: which agent, its user, whether it is active. */
 export type AgentRef = { agentId: string } & Pick<Agent, 'userId' | 'status'>;
 
-/** The column of an agent's accounts of a channel. */
-const accountsColumn = (channelType: string) => AGENT.of(channelType === 'INSTAGRAM' ? 'instagramAccountIds' : 'whatsappNumberIds');
+/** The property of an agent's accounts of a channel. */
+const accountsOf = (channelType: string) => (channelType === 'INSTAGRAM' ? 'instagramAccountIds' : 'whatsappNumberIds');
 
 export async function insertNumber(db: Queryable, n: Omit<StoredNumber, 'createdAt'>): Promise<StoredNumber> {
   const props = [
@@ -30,7 +31,7 @@ export async function insertNumber(db: Queryable, n: Omit<StoredNumber, 'created
     'providerStatus',
   ] as const;
   const { rows } = await db.query<StoredNumber>(
-    `insert into whatsapp_numbers ${NUMBER.insert([...props, 'createdAt'])} returning ${NUMBER.select('whatsapp_numbers')}`,
+    NUMBER.insertSome([...props, 'createdAt'], `returning ${NUMBER.select('whatsapp_numbers')}`),
     [...props.map((p) => n[p]), new Date()],
   );
   return rows[0]!;
@@ -39,7 +40,7 @@ export async function insertNumber(db: Queryable, n: Omit<StoredNumber, 'created
 export async function insertInstagram(db: Queryable, a: Omit<StoredInstagram, 'createdAt'>): Promise<StoredInstagram> {
   const props = ['id', 'companyId', 'handle', 'displayName', 'externalAccountId', 'provider', 'providerStatus'] as const;
   const { rows } = await db.query<StoredInstagram>(
-    `insert into instagram_accounts ${INSTAGRAM.insert([...props, 'createdAt'])} returning ${INSTAGRAM.select('instagram_accounts')}`,
+    INSTAGRAM.insertSome([...props, 'createdAt'], `returning ${INSTAGRAM.select('instagram_accounts')}`),
     [...props.map((p) => a[p]), new Date()],
   );
   return rows[0]!;
@@ -47,17 +48,17 @@ export async function insertInstagram(db: Queryable, a: Omit<StoredInstagram, 'c
 
 export async function insertAgent(db: Queryable, a: Omit<StoredAgent, 'createdAt'>): Promise<StoredAgent> {
   const props = ['id', 'companyId', 'userId', 'status', 'whatsappNumberIds', 'instagramAccountIds'] as const;
-  const { rows } = await db.query<StoredAgent>(
-    `insert into agents ${AGENT.insert([...props, 'createdAt'])} returning ${AGENT.select('agents')}`,
-    [...props.map((p) => a[p]), new Date()],
-  );
+  const { rows } = await db.query<StoredAgent>(AGENT.insertSome([...props, 'createdAt'], `returning ${AGENT.select('agents')}`), [
+    ...props.map((p) => a[p]),
+    new Date(),
+  ]);
   return rows[0]!;
 }
 
 export async function insertTemplate(db: Queryable, t: Omit<StoredTemplate, 'createdAt'>): Promise<StoredTemplate> {
   const props = ['id', 'companyId', 'whatsappNumberId', 'name', 'language', 'category', 'status', 'components'] as const;
   const { rows } = await db.query<StoredTemplate>(
-    `insert into message_templates ${TEMPLATE.insert([...props, 'createdAt'])} returning ${TEMPLATE.select('message_templates')}`,
+    TEMPLATE.insertSome([...props, 'createdAt'], `returning ${TEMPLATE.select('message_templates')}`),
     [...props.map((p) => (p === 'components' ? JSON.stringify(t.components) : t[p])), new Date()],
   );
   return rows[0]!;
@@ -88,7 +89,7 @@ export async function accountByProviderId(
 ): Promise<Pick<StoredNumber, 'companyId' | 'id'> | null> {
   const whatsapp = channel === 'WHATSAPP';
   const table = whatsapp ? 'whatsapp_numbers' : 'instagram_accounts';
-  const column = whatsapp ? NUMBER.of('phoneNumberId') : INSTAGRAM.of('externalAccountId');
+  const column = whatsapp ? NUMBER.column('phoneNumberId') : INSTAGRAM.column('externalAccountId');
   const { rows } = await db.query<Pick<StoredNumber, 'companyId' | 'id'>>({
     name: `inbound_account_${table}`,
     text: `select company_id as "companyId", id from ${table} where ${column} = $1`,
@@ -99,9 +100,10 @@ export async function accountByProviderId(
 
 /** The agents that may act on a channel account (a number or an Instagram account), active ones first. */
 export async function agentsOfAccount(db: Queryable, companyId: string, channelType: string, accountId: string): Promise<AgentRef[]> {
-  const column = accountsColumn(channelType);
+  const accounts = accountsOf(channelType);
+  const column = AGENT.column(accounts);
   const { rows } = await db.query<AgentRef>({
-    name: `agents_of_${column}`,
+    name: `agents_of_${accounts}`,
     text: `select id as "agentId", user_id as "userId", status from agents where company_id = $1 and $2::uuid = any(${column})
       order by (status = 'ACTIVE') desc, created_at, id`,
     values: [companyId, accountId],
@@ -111,9 +113,10 @@ export async function agentsOfAccount(db: Queryable, companyId: string, channelT
 
 /** The agent of a user on a channel account, if the user is one. */
 export async function agentOfUser(db: Queryable, companyId: string, userId: string, channelType: string, accountId: string) {
-  const column = accountsColumn(channelType);
+  const accounts = accountsOf(channelType);
+  const column = AGENT.column(accounts);
   const { rows } = await db.query<Pick<StoredAgent, 'id'>>({
-    name: `agent_of_user_${column}`,
+    name: `agent_of_user_${accounts}`,
     text: `select id from agents where company_id = $1 and user_id = $2 and $3::uuid = any(${column})`,
     values: [companyId, userId, accountId],
   });
@@ -123,7 +126,7 @@ export async function agentOfUser(db: Queryable, companyId: string, userId: stri
 /** Whether an agent of the company acts on this channel account. */
 export async function isAgentOfAccount(db: Queryable, companyId: string, agentId: string, channelType: string, accountId: string) {
   const { rowCount } = await db.query(
-    `select 1 from agents where company_id = $1 and id = $2 and $3::uuid = any(${accountsColumn(channelType)})`,
+    `select 1 from agents where company_id = $1 and id = $2 and $3::uuid = any(${AGENT.column(accountsOf(channelType))})`,
     [companyId, agentId, accountId],
   );
   return rowCount === 1;
@@ -147,7 +150,6 @@ export async function hasApprovedTemplate(db: Queryable, companyId: string, numb
 
 const TEMPLATE_PAGE = ['id', 'whatsappNumberId', 'name', 'language', 'category', 'status', 'components'] as const;
 export type TemplateOfPage = Pick<StoredTemplate, (typeof TEMPLATE_PAGE)[number]> & { k: string };
-const TEMPLATE_PAGE_COLUMNS = new Columns<MessageTemplate>(MessageTemplate, TEMPLATE_PAGE);
 
 /**
  * A page of the number's approved templates ordered by name, language and id (that text is `k`, the cursor), after
@@ -160,7 +162,7 @@ export async function approvedTemplates(
   q: { category: string | null; after: string | null; before: string | null; limit: number },
 ): Promise<TemplateOfPage[]> {
   const { rows } = await db.query<TemplateOfPage>(
-    `select * from (select ${TEMPLATE_PAGE_COLUMNS.select('t')}, t.name || ' ' || t.language || ' ' || t.id as k
+    `select * from (select ${TEMPLATE.select('t', TEMPLATE_PAGE)}, t.name || ' ' || t.language || ' ' || t.id as k
        from message_templates t where t.company_id = $1 and t.whatsapp_number_id = $2 and t.status = 'APPROVED' and ($3::text is null or t.category = $3)
          and ($4::text is null or t.name || ' ' || t.language || ' ' || t.id > $4) and ($5::text is null or t.name || ' ' || t.language || ' ' || t.id < $5)
        order by k ${q.before ? 'desc' : 'asc'} limit $6) t order by k`,

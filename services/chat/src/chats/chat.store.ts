@@ -1,13 +1,14 @@
+import { type Stored, tableOf, type Written } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
 import { InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
 import type { AgentRef, StoredInstagram, StoredNumber } from '../accounts/account.store.js';
-import { Columns, type Queryable, type Stored, type Written } from '../columns.js';
 import { type MessageRead, messageJson } from '../messages/message.store.js';
 import { Chat } from './chat.entity.js';
 
 export type StoredChat = Stored<Chat>;
 
-const CHAT = new Columns<Chat>(Chat);
+const CHAT = tableOf(Chat);
 const NUMBER_SHOWN = [
   'id',
   'displayNumber',
@@ -37,9 +38,9 @@ const agentJson = (a: string) => `json_build_object('agentId', ${a}.id, 'userId'
 /** The joined read of chats: `where`/`order` are appended (the chat is `c`). */
 export const CHAT_SELECT = `
 select ${CHAT.select('c')}, c.last_activity_at::text as "activityKey",
-  (select ${new Columns<WhatsappNumber>(WhatsappNumber, NUMBER_SHOWN).json('n')}
+  (select ${tableOf(WhatsappNumber).json('n', NUMBER_SHOWN, { jsonb: true })}
      from whatsapp_numbers n where c.channel_type = 'WHATSAPP' and n.id = c.channel_account_id) as number,
-  (select ${new Columns<InstagramAccount>(InstagramAccount, INSTAGRAM_SHOWN).json('i')}
+  (select ${tableOf(InstagramAccount).json('i', INSTAGRAM_SHOWN, { jsonb: true })}
      from instagram_accounts i where c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id) as instagram,
   (select ${messageJson('m')} from messages m where m.id = c.last_message_id) as "lastMessage",
   (select ${agentJson('a')} from agents a where a.id = c.assigned_agent_id) as "assignedAgent",
@@ -133,7 +134,7 @@ export const newChat = (
 });
 
 const ALL = Object.keys(newChat({ id: '', companyId: '', channelType: '', channelAccountId: '' })) as (keyof NewChat)[];
-const INSERT_SQL = `insert into chats ${CHAT.insert(ALL)}`;
+const INSERT_SQL = CHAT.insertSome(ALL);
 
 /**
  * Inserts a chat. `ifAbsent`: a chat of the same account and contact already there is kept (the caller reads it);
@@ -154,9 +155,10 @@ export async function chatOfContact(
   accountId: string,
   contactId: string,
 ): Promise<Pick<StoredChat, 'id' | 'personId'> | null> {
-  const column = CHAT.of(channelType === 'WHATSAPP' ? 'waContactId' : 'externalContactId');
+  const contact = channelType === 'WHATSAPP' ? 'waContactId' : 'externalContactId';
+  const column = CHAT.column(contact);
   const { rows } = await db.query<Pick<StoredChat, 'id' | 'personId'>>({
-    name: `inbound_chat_by_${column}`,
+    name: `inbound_chat_by_${contact}`,
     text: `select id, person_id as "personId" from chats where channel_account_id = $1 and ${column} = $2`,
     values: [accountId, contactId],
   });

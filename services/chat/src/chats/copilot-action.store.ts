@@ -1,8 +1,9 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { CopilotAction } from './chat.entity.js';
 
 export type StoredCopilotAction = Stored<CopilotAction>;
-const ACTION = new Columns<CopilotAction>(CopilotAction);
+const ACTION = tableOf(CopilotAction);
 
 export async function pendingActionsOfChat(db: Queryable, companyId: string, chatId: string): Promise<StoredCopilotAction[]> {
   const { rows } = await db.query<StoredCopilotAction>({
@@ -36,9 +37,5 @@ export async function insertCopilotAction(
   a: Pick<StoredCopilotAction, Exclude<(typeof NEW_ACTION)[number], 'createdAt' | 'updatedAt'>>,
 ): Promise<void> {
   const now = new Date();
-  await db.query(`insert into copilot_actions ${ACTION.insert(NEW_ACTION)}`, [
-    ...NEW_ACTION.slice(0, -2).map((p) => a[p as keyof typeof a]),
-    now,
-    now,
-  ]);
+  await db.query(ACTION.insertSome(NEW_ACTION), [...NEW_ACTION.slice(0, -2).map((p) => a[p as keyof typeof a]), now, now]);
 }

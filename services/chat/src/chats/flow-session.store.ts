@@ -1,8 +1,21 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { FlowSession } from './chat.entity.js';
 
 export type StoredFlowSession = Stored<FlowSession>;
-const FLOW = new Columns<FlowSession>(FlowSession);
+const FLOW = tableOf(FlowSession);
+const NEW_FLOW = FLOW.columnList([
+  'id',
+  'companyId',
+  'chatId',
+  'flowId',
+  'flowName',
+  'status',
+  'startedAt',
+  'lastActivityAt',
+  'finishedAt',
+  'currentStep',
+]);
 
 export async function flowSessionsOfChat(db: Queryable, companyId: string, chatId: string): Promise<StoredFlowSession[]> {
   const { rows } = await db.query<StoredFlowSession>({
@@ -20,7 +33,7 @@ export async function insertFlowSession(
   },
 ): Promise<void> {
   await db.query(
-    `insert into flow_sessions (id, company_id, chat_id, flow_id, flow_name, status, started_at, last_activity_at, finished_at, current_step)
+    `insert into flow_sessions (${NEW_FLOW})
      values ($1, $2, $3, $4, $5, $6, now(), now(), $7, $8)`,
     [f.id, f.companyId, f.chatId, f.flowId, f.flowName, f.status, f.finishedAt, f.currentStep],
   );

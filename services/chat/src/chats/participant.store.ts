@@ -1,19 +1,24 @@
-import type { Queryable } from '../columns.js';
+import { tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
+import { ChatParticipant } from './chat.entity.js';
+
+const PARTICIPANT_COLUMNS = tableOf(ChatParticipant).columnList(['chatId', 'agentId', 'companyId', 'createdAt']);
 
 /** The agent takes part in the chat (again, harmlessly, when it does already). */
 export async function addParticipant(db: Queryable, companyId: string, chatId: string, agentId: string): Promise<void> {
   await db.query({
     name: 'chat_participants_on_send',
-    text: 'insert into chat_participants (chat_id, agent_id, company_id, created_at) values ($1, $2, $3, now()) on conflict do nothing',
+    text: `insert into chat_participants (${PARTICIPANT_COLUMNS}) values ($1, $2, $3, now()) on conflict do nothing`,
     values: [chatId, agentId, companyId],
   });
 }
 
 export async function addParticipants(db: Queryable, companyId: string, chatId: string, agentIds: string[]): Promise<void> {
-  await db.query(
-    'insert into chat_participants (chat_id, agent_id, company_id, created_at) select $1, a, $2, now() from unnest($3::uuid[]) a',
-    [chatId, companyId, agentIds],
-  );
+  await db.query(`insert into chat_participants (${PARTICIPANT_COLUMNS}) select $1, a, $2, now() from unnest($3::uuid[]) a`, [
+    chatId,
+    companyId,
+    agentIds,
+  ]);
 }
 
 /** The user's agents leave the chat; their ids come back (none when the user took no part). */

@@ -1,6 +1,8 @@
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
 import type { Pool } from 'pg';
-import type { Stored } from '../columns.js';
-import type { ChatIdempotencyKey } from './idempotency.entity.js';
+import { ChatIdempotencyKey } from './idempotency.entity.js';
+
+const RESERVED = tableOf(ChatIdempotencyKey).columnList(['companyId', 'key', 'operation', 'status', 'createdAt']);
 
 /** A key as its replay reads it; `abandoned`: still processing long after any request would have ended. */
 export type KeyRow = Pick<Stored<ChatIdempotencyKey>, 'operation' | 'answerStatus' | 'answer'> & {
@@ -19,7 +21,7 @@ export class IdempotencyStore {
   async reserve(companyId: string, key: string, operation: string): Promise<boolean> {
     const { rowCount } = await (await this.pool()).query({
       name: 'chat_idem_reserve',
-      text: `insert into idempotency_keys (company_id, key, operation, status, created_at) values ($1, $2, $3, 'processing', now())
+      text: `insert into idempotency_keys (${RESERVED}) values ($1, $2, $3, 'processing', now())
         on conflict do nothing`,
       values: [companyId, key, operation],
     });

@@ -1,10 +1,12 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { Message, MessageReaction } from './message.entity.js';
 import type { ListMessagesQuery } from './message.schema.js';
 
-const MESSAGE = new Columns<Message>(Message);
+const MESSAGE = tableOf(Message);
 const REACTION_SHOWN = ['id', 'emoji', 'actor', 'reactorWaId', 'reactorUserId', 'createdAt'] as const;
-const REACTION = new Columns<MessageReaction>(MessageReaction, REACTION_SHOWN);
+const REACTION = tableOf(MessageReaction);
+const CONTACT_REACTION = REACTION.columnList(['id', 'companyId', 'messageId', 'emoji', 'actor', 'reactorWaId', 'createdAt']);
 
 /** A message as its views read it: its columns, its reactions and its agent's user. */
 export type MessageRead = Stored<Message> & {
@@ -12,11 +14,14 @@ export type MessageRead = Stored<Message> & {
   reactions: Pick<Stored<MessageReaction>, (typeof REACTION_SHOWN)[number]>[];
 };
 
-/** The JSON of a message row `m` as MessageRead (the chat's last message is read with the chat). */
-export const messageJson = (m: string) => `(${MESSAGE.json(m)} || jsonb_build_object(
+/**
+ * The JSON of a message row `m` as MessageRead (the chat's last message is read with the chat). jsonb, as chats and
+ * messages have always answered: its key order and spacing are what clients receive.
+ */
+export const messageJson = (m: string) => `(${MESSAGE.json(m, undefined, { jsonb: true })} || jsonb_build_object(
   'agentUserId', (select ag.user_id from agents ag where ag.id = ${m}.agent_id),
   'reactions', coalesce((
-    select jsonb_agg(${REACTION.json('r')} order by r.created_at, r.id)
+    select jsonb_agg(${REACTION.json('r', REACTION_SHOWN, { jsonb: true })} order by r.created_at, r.id)
     from message_reactions r where r.message_id = ${m}.id), '[]'::jsonb)))`;
 
 /** What a new message is written with; the rest starts empty. */
@@ -68,7 +73,7 @@ const NEW_MESSAGE = [
   'createdAt',
 ] as const satisfies readonly (keyof NewMessage)[];
 
-const INSERT_SQL = `insert into messages ${MESSAGE.insert([...NEW_MESSAGE, 'updatedAt'])} on conflict (chat_id, wamid) do nothing`;
+const INSERT_SQL = MESSAGE.insertSome([...NEW_MESSAGE, 'updatedAt'], 'on conflict (chat_id, wamid) do nothing');
 
 /**
  * Inserts a message; with a wamid already stored in the chat (a repeated provider callback) nothing is written and
@@ -148,7 +153,7 @@ export async function replaceContactReaction(
   if (r.emoji)
     await db.query({
       name: 'reactions_insert',
-      text: `insert into message_reactions (id, company_id, message_id, emoji, actor, reactor_wa_id, created_at) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
+      text: `insert into message_reactions (${CONTACT_REACTION}) values ($1, $2, $3, $4, 'CONTACT', $5, $6)`,
       values: [r.id, r.companyId, r.messageId, r.emoji, r.reactorWaId, r.createdAt],
     });
 }

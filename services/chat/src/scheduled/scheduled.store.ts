@@ -1,10 +1,11 @@
-import { Columns, type Queryable, type Stored } from '../columns.js';
+import { type Stored, tableOf } from '@svc/platform/db/entity-table';
+import type { Queryable } from '@svc/platform/db/native';
 import { ScheduledMessage } from './scheduled.entity.js';
 import { attachmentIds } from './scheduled.files.js';
 
 export type StoredScheduled = Stored<ScheduledMessage>;
 
-const SCHEDULED = new Columns<ScheduledMessage>(ScheduledMessage);
+const SCHEDULED = tableOf(ScheduledMessage);
 const RETURNING = `returning ${SCHEDULED.select('scheduled_messages')}`;
 
 const NEW_SCHEDULED = [
@@ -30,7 +31,7 @@ export type NewScheduled = Pick<StoredScheduled, Exclude<(typeof NEW_SCHEDULED)[
 };
 
 export async function insertScheduled(db: Queryable, s: NewScheduled): Promise<StoredScheduled> {
-  const { rows } = await db.query<StoredScheduled>(`insert into scheduled_messages ${SCHEDULED.insert(NEW_SCHEDULED)} ${RETURNING}`, [
+  const { rows } = await db.query<StoredScheduled>(SCHEDULED.insertSome(NEW_SCHEDULED, RETURNING), [
     ...NEW_SCHEDULED.map((p) => {
       if (p === 'updatedAt') return s.createdAt;
       const v = s[p];

@@ -1,6 +1,6 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { CustomField, CustomFieldOption, LeadSource, NamedItem, Tag, Tracker } from './catalog.entity.js';
 
 /** The company's reference data: tags, custom fields and their options, lead sources, trackers and named items. */

@@ -1,5 +1,9 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import type { PlanGate } from '@svc/platform/events/plan';
 import { planValidSql } from '@svc/platform/events/plan';
+import { CompanySequence } from './company.entity.js';
+
+const SEQUENCE_COLUMNS = tableOf(CompanySequence).columnList(['companyId', 'entity', 'value']);
 
 /**
  * crm stores the plan, so its outbox writer applies the plan rule in SQL, inside the statement that writes the
@@ -16,5 +20,5 @@ export const crmPlan: PlanGate = {
  * record, so the lock is held for that statement and its commit only.
  */
 export const nextCodeSql = (companyParam: string, entity: string) =>
-  `insert into company_sequences (company_id, entity, value) values (${companyParam}, '${entity}', 1)
+  `insert into company_sequences (${SEQUENCE_COLUMNS}) values (${companyParam}, '${entity}', 1)
    on conflict (company_id, entity) do update set value = company_sequences.value + 1 returning value`;

@@ -1,10 +1,10 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { tableOf } from '@svc/platform/db/entity-table';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
 import { invalidField } from '@svc/platform/errors';
 import type { Pool, PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { CONTACT_TYPES, normalizedContactSql, Organization, Person, PersonContact } from './contact.entity.js';
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import type { RecordRef } from '../records/record.links.js';
 import { Contract, ContractRenewal } from './contract.entity.js';
 

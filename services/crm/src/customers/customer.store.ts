@@ -1,8 +1,8 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { Customer } from './customer.entity.js';
 
 const CUSTOMERS = tableOf(Customer);
@@ -40,9 +40,7 @@ const SET_STATUS = statement(
 const INSERT = statement(
   'crm_customer_insert',
   `with seq as (${nextCodeSql('$2::uuid', 'customer')})
-   insert into customers (${['id', 'companyId', 'code', 'type', 'status', 'personId', 'organizationId', 'createdAt', 'updatedAt']
-     .map((p) => CUSTOMERS.column(p as keyof Customer & string))
-     .join(', ')})
+   insert into customers (${CUSTOMERS.columnList(['id', 'companyId', 'code', 'type', 'status', 'personId', 'organizationId', 'createdAt', 'updatedAt'])})
    select $1::uuid, $2::uuid, seq.value, $3, $4, $5::uuid, $6::uuid, $7, $7 from seq`,
 );
 const PARTY_EXISTS = statement(

@@ -1,6 +1,6 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { RecordFileCount } from './file-count.entity.js';
 
 const COUNTS = tableOf(RecordFileCount);

@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import { tableOf } from '@svc/platform/db/entity-table';
 import { EntityColumns, run, type Statement, statement } from '@svc/platform/db/native';
 import type { Pool } from 'pg';
 import { SALES_RECORD_PROPERTIES } from '../sales/sales.entity.js';
@@ -7,7 +8,10 @@ import { NOW_US, type OwnColumns } from '../sales/sales.select.js';
 import type { SalesRelations } from '../sales/sales.snapshot.js';
 import { type Db, SalesStore } from '../sales/sales.store.js';
 import { leadVisibleSql } from '../sales/sales.visibility.js';
-import { Lead, LeadRelationEntities } from './lead.entity.js';
+import { Lead, LeadRelationEntities, LeadView } from './lead.entity.js';
+
+const VIEW_COLUMNS = tableOf(LeadView).columnList(['id', 'companyId', 'leadId', 'userId', 'viewedAt']);
+
 import type { ListLeadsQuery } from './lead.schema.js';
 
 type Json = Record<string, unknown>;
@@ -96,7 +100,7 @@ export class LeadStore {
       with l as (
         select * from leads where company_id = $1 and ${where} and ${leadVisibleSql('leads', '$4')}
       ), v as (
-        insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select $3, l.company_id, l.id, $4, now() from l
+        insert into lead_views (${VIEW_COLUMNS}) select $3, l.company_id, l.id, $4, now() from l
       ), u as (
         update leads set views_count = leads.views_count + 1 from l where leads.id = l.id returning leads.views_count
       )
@@ -121,7 +125,7 @@ export class LeadStore {
            and ld.id = coalesce($2::uuid, (select c.id from leads c where c.company_id = $1 and c.code = $3::int))
          where ${leadVisibleSql('ld', 'x.user_id')}
        ), v as (
-         insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select view_id, company_id, id, user_id, now() from l
+         insert into lead_views (${VIEW_COLUMNS}) select view_id, company_id, id, user_id, now() from l
        ), u as (
          update leads set views_count = leads.views_count + (select count(*) from l)
          where leads.id = (select id from l limit 1) returning leads.id, leads.views_count, leads.detail_version
@@ -136,7 +140,7 @@ export class LeadStore {
          delete from lead_view_queue where id in (select id from lead_view_queue order by id limit $1 for update skip locked)
          returning *
        ), h as (
-         insert into lead_views (id, company_id, lead_id, user_id, viewed_at) select id, company_id, lead_id, user_id, viewed_at from d
+         insert into lead_views (${VIEW_COLUMNS}) select id, company_id, lead_id, user_id, viewed_at from d
        ), c as (
          select lead_id, count(*)::int n from d group by lead_id
        ), u as (

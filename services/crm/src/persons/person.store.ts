@@ -1,7 +1,7 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
 import { Deal } from '../deals/deal.entity.js';
-import { tableOf } from '../entity-table.js';
 import { Lead } from '../leads/lead.entity.js';
 
 /** The leads and deals a person takes part in (what the chat context shows of a person besides its contacts). */

@@ -1,6 +1,6 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
-import { tableOf } from '../entity-table.js';
 import { Pipeline, Stage } from './pipeline.entity.js';
 
 const PIPELINES = tableOf(Pipeline);

@@ -130,7 +130,7 @@ export class Proposals {
       if (!current) throw notFound('Proposal');
       const changes: ProposalChanges = {};
       if (body.title !== undefined) changes.title = body.title;
-      if (body.valid_until !== undefined) changes.valid_until = body.valid_until;
+      if (body.valid_until !== undefined) changes.validUntil = body.valid_until;
       if (body.notes !== undefined) changes.notes = body.notes;
       if (body.items !== undefined || body.discount_type !== undefined || body.discount_value !== undefined) {
         const discountType = body.discount_type !== undefined ? body.discount_type : storedDiscountType(current.discountType);
@@ -138,8 +138,8 @@ export class Proposals {
         const items = body.items ?? (await itemsOf(client, actor.companyId, current.id));
         const priced = price(items, discountType, discountValue);
         Object.assign(changes, {
-          discount_type: discountType,
-          discount_value: discountValue,
+          discountType,
+          discountValue,
           subtotal: priced.subtotal,
           total: priced.total,
         });
@@ -154,11 +154,11 @@ export class Proposals {
       }
       if (body.is_primary === true && !current.isPrimary) {
         await unsetPrimary(client, actor.companyId, record);
-        changes.is_primary = true;
-      } else if (body.is_primary === false) changes.is_primary = false;
+        changes.isPrimary = true;
+      } else if (body.is_primary === false) changes.isPrimary = false;
       if (body.status !== undefined && body.status !== current.status) Object.assign(changes, statusChanges(body.status, actor.userId));
-      if (body.archived !== undefined) changes.archived_at = body.archived ? (current.archivedAt ? undefined : 'now') : null;
-      if (changes.archived_at === undefined) delete changes.archived_at;
+      if (body.archived !== undefined) changes.archivedAt = body.archived ? (current.archivedAt ? undefined : 'now') : null;
+      if (changes.archivedAt === undefined) delete changes.archivedAt;
       await updateProposal(client, actor.companyId, current.id, changes);
     });
     return this.get(actor, id);
@@ -260,9 +260,7 @@ const storedDiscountType = (v: string | null | undefined): 'percentage' | 'amoun
   v === 'percentage' || v === 'amount' ? v : null;
 
 function statusChanges(status: number, userId: string): ProposalChanges {
-  if (status === ProposalStatus.approved)
-    return { status, approved_at: 'now', approved_by_id: userId, rejected_at: null, rejected_by_id: null };
-  if (status === ProposalStatus.rejected)
-    return { status, rejected_at: 'now', rejected_by_id: userId, approved_at: null, approved_by_id: null };
-  return { status, approved_at: null, approved_by_id: null, rejected_at: null, rejected_by_id: null };
+  if (status === ProposalStatus.approved) return { status, approvedAt: 'now', approvedById: userId, rejectedAt: null, rejectedById: null };
+  if (status === ProposalStatus.rejected) return { status, rejectedAt: 'now', rejectedById: userId, approvedAt: null, approvedById: null };
+  return { status, approvedAt: null, approvedById: null, rejectedAt: null, rejectedById: null };
 }

@@ -1,14 +1,16 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import { nextCodeSql } from '../companies/plan.js';
-import { tableOf } from '../entity-table.js';
 import { proposalSummaryJson } from '../sales/sales.proposals.js';
 import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
-import { Proposal, ProposalDocument } from './proposal.entity.js';
+import { Proposal, ProposalAttachment, ProposalDocument, ProposalItem } from './proposal.entity.js';
 import type { PricedItem } from './proposal.rules.js';
 
 const PROPOSALS = tableOf(Proposal);
+const ITEMS = tableOf(ProposalItem);
 const DOCUMENTS = tableOf(ProposalDocument);
+const ATTACHMENTS = tableOf(ProposalAttachment);
 
 export type ProposalRecordKind = 'lead' | 'deal';
 export interface ProposalRecord {
@@ -17,7 +19,8 @@ export interface ProposalRecord {
 }
 type Db = Pool | PoolClient;
 
-const fk = (kind: ProposalRecordKind) => (kind === 'lead' ? 'lead_id' : 'deal_id');
+const recordProperty = (kind: ProposalRecordKind) => (kind === 'lead' ? 'leadId' : 'dealId');
+const fk = (kind: ProposalRecordKind) => PROPOSALS.column(recordProperty(kind));
 
 /**
  * SQL truth value: proposal row `alias` belongs to a lead or deal that user `userParam` may see (decision 0041's rule,
@@ -86,18 +89,20 @@ export async function lockProposal(client: PoolClient, companyId: string, id: st
   return row ? PROPOSALS.hydrate<ProposalState>(row) : null;
 }
 
+const ITEMS_OF = statement(
+  'crm_proposal_items_of',
+  `select ${ITEMS.select('i', ['name', 'description', 'quantity', 'unitPrice'])} from proposal_items i
+    where i.company_id = $1 and i.proposal_id = $2 order by i.position`,
+);
+
+/** The proposal's items as the API's item input (`unit_price`), so they can be priced again. */
 export async function itemsOf(
   client: PoolClient,
   companyId: string,
   id: string,
 ): Promise<{ name: string; description: string | null; quantity: number; unit_price: number }[]> {
-  const r = await client.query({
-    name: 'crm_proposal_items_of',
-    text: `select name, description, quantity::float8 as quantity, unit_price::float8 as unit_price from proposal_items
-      where company_id = $1 and proposal_id = $2 order by position`,
-    values: [companyId, id],
-  });
-  return r.rows;
+  const rows = await run<Pick<ProposalItem, 'name' | 'description' | 'quantity' | 'unitPrice'>>(client, ITEMS_OF, [companyId, id]);
+  return rows.map((i) => ({ name: i.name, description: i.description ?? null, quantity: i.quantity, unit_price: i.unitPrice }));
 }
 
 export async function hasPrimary(client: PoolClient, companyId: string, ref: ProposalRecord): Promise<boolean> {
@@ -133,13 +138,34 @@ export interface NewProposal {
   createdById: string;
 }
 
+/** A new proposal: its code is the company's next, version 1, status 1 (draft). */
+const insertProposalSql = (kind: ProposalRecordKind) => `with code as (${nextCodeSql('$2::uuid', 'proposal')})
+  insert into proposals (${PROPOSALS.columnList([
+    'id',
+    'companyId',
+    'code',
+    recordProperty(kind),
+    'title',
+    'version',
+    'status',
+    'isPrimary',
+    'discountType',
+    'discountValue',
+    'subtotal',
+    'total',
+    'validUntil',
+    'notes',
+    'createdById',
+    'createdAt',
+    'updatedAt',
+  ])})
+  select $1, $2, code.value, $3, $4, 1, 1, $5, $6, $7, $8, $9, $10, $11, $12, now(), now() from code`;
+const INSERT_PROPOSAL = { lead: insertProposalSql('lead'), deal: insertProposalSql('deal') };
+
 export async function insertProposal(client: PoolClient, p: NewProposal): Promise<void> {
   await client.query({
     name: `crm_proposal_insert_${p.record.kind}`,
-    text: `with code as (${nextCodeSql('$2::uuid', 'proposal')})
-      insert into proposals (id, company_id, code, ${fk(p.record.kind)}, title, version, status, is_primary, discount_type,
-        discount_value, subtotal, total, valid_until, notes, created_by_id, created_at, updated_at)
-      select $1, $2, code.value, $3, $4, 1, 1, $5, $6, $7, $8, $9, $10, $11, $12, now(), now() from code`,
+    text: INSERT_PROPOSAL[p.record.kind],
     values: [
       p.id,
       p.companyId,
@@ -172,7 +198,7 @@ export async function replaceItems(
   if (items.length === 0) return;
   await client.query({
     name: 'crm_proposal_items_insert',
-    text: `insert into proposal_items (id, company_id, proposal_id, position, name, description, quantity, unit_price, total)
+    text: `insert into proposal_items (${ITEMS.columnList(['id', 'companyId', 'proposalId', 'position', 'name', 'description', 'quantity', 'unitPrice', 'total'])})
       select id, $1, $2, position, name, description, quantity, unit_price, total
       from unnest($3::uuid[], $4::int[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[])
         as i(id, position, name, description, quantity, unit_price, total)`,
@@ -190,28 +216,29 @@ export async function replaceItems(
   });
 }
 
-/** Column values an update sets (`version` and `updated_at` always). */
+/** The properties an update sets (`version` and `updatedAt` always); a stamp is set to the transaction's time. */
 export type ProposalChanges = Partial<{
   title: string;
-  is_primary: boolean;
-  discount_type: string | null;
-  discount_value: number | null;
+  isPrimary: boolean;
+  discountType: string | null;
+  discountValue: number | null;
   subtotal: number;
   total: number;
-  valid_until: string | null;
+  validUntil: string | null;
   notes: string | null;
   status: number;
-  approved_at: 'now' | null;
-  approved_by_id: string | null;
-  rejected_at: 'now' | null;
-  rejected_by_id: string | null;
-  archived_at: 'now' | null;
+  approvedAt: 'now' | null;
+  approvedById: string | null;
+  rejectedAt: 'now' | null;
+  rejectedById: string | null;
+  archivedAt: 'now' | null;
 }>;
 
 export async function updateProposal(client: PoolClient, companyId: string, id: string, changes: ProposalChanges): Promise<void> {
   const sets: string[] = ['version = version + 1', 'updated_at = now()'];
   const values: unknown[] = [companyId, id];
-  for (const [column, value] of Object.entries(changes)) {
+  for (const [property, value] of Object.entries(changes)) {
+    const column = PROPOSALS.column(property as keyof ProposalChanges);
     if (value === 'now') sets.push(`${column} = now()`);
     else {
       values.push(value);
@@ -277,11 +304,25 @@ export interface NewAttachment {
   createdById: string;
 }
 
+const NEW_ATTACHMENT = [
+  'id',
+  'companyId',
+  'proposalId',
+  'kind',
+  'fileId',
+  'documentId',
+  'fileName',
+  'mimeType',
+  'fileSize',
+  'createdById',
+  'createdAt',
+] as const;
+
 export async function insertAttachment(db: Db, a: NewAttachment): Promise<Date | string> {
   const r = await db.query<{ created_at: Date | string }>({
     name: 'crm_proposal_attachment_insert',
-    text: `insert into proposal_attachments (id, company_id, proposal_id, kind, file_id, document_id, file_name, mime_type, file_size,
-      created_by_id, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now()) returning created_at`,
+    text: `insert into proposal_attachments (${ATTACHMENTS.columnList(NEW_ATTACHMENT)})
+      values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now()) returning ${ATTACHMENTS.column('createdAt')}`,
     values: [a.id, a.companyId, a.proposalId, a.kind, a.fileId, a.documentId, a.fileName, a.mimeType, a.fileSize, a.createdById],
   });
   return r.rows[0]!.created_at;

@@ -1,10 +1,10 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import { findUsers } from '../companies/company.store.js';
 import { nextCodeSql } from '../companies/plan.js';
 import { Organization, Person } from '../contacts/contact.entity.js';
 import type { Db } from '../db.js';
 import { Deal } from '../deals/deal.entity.js';
-import { tableOf } from '../entity-table.js';
 
 /** What deliveries and contracts read of crm's other records: codes, link checks and the summaries of links. */
 

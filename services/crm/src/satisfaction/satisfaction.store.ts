@@ -1,8 +1,8 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
 import { Deal } from '../deals/deal.entity.js';
 import { Delivery } from '../deliveries/delivery.entity.js';
-import { tableOf } from '../entity-table.js';
 import { Lead } from '../leads/lead.entity.js';
 import { SatisfactionLink, SatisfactionSubmission } from './satisfaction.entity.js';
 

@@ -1,3 +1,4 @@
+import { tableOf } from '@svc/platform/db/entity-table';
 import { run, statement } from '@svc/platform/db/native';
 import { Tag } from '../catalog/catalog.entity.js';
 import { User } from '../companies/company.entity.js';
@@ -6,7 +7,6 @@ import { Customer } from '../customers/customer.entity.js';
 import type { Db } from '../db.js';
 import { Deal } from '../deals/deal.entity.js';
 import { Delivery } from '../deliveries/delivery.entity.js';
-import { tableOf } from '../entity-table.js';
 import { Lead } from '../leads/lead.entity.js';
 import { dealVisibleSql, leadVisibleSql } from '../sales/sales.visibility.js';
 

@@ -10,6 +10,9 @@ export function nativePool(orm: MikroORM): Promise<Pool> {
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
 }
 
+/** What a store's functions run on: the pool or a transaction's client (inTransaction). */
+export type Queryable = Pick<PoolClient, 'query'>;
+
 const committing = new WeakMap<PoolClient, (() => void)[]>();
 
 /**

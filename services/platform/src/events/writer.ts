@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
+import type { Queryable } from '../db/native.js';
 import type { EventKey } from './catalog.js';
 import { eventsRecorded } from './outbox.js';
 import { insertEvents, planOpenIn, recordEvents } from './outbox.store.js';
@@ -25,7 +25,7 @@ export function outboxInsertSql(gate: PlanGate, e: OneEventSql): string {
     select ${e.id}, ${e.company}, '${e.key}', ${e.payload}, now(), ${e.traceparent ?? 'null'} from ${e.from} where ${gate.open(e.company, 'now()')}`;
 }
 
-export type Queryable = Pick<PoolClient, 'query'>;
+export type { Queryable };
 
 /**
  * The one way a service writes events (decision 0090): in the state change's transaction, only under a valid plan,

@@ -1,12 +1,32 @@
 import type { InferEntity } from '@mikro-orm/core';
-import { type DefinedColumn, definedColumns } from '@svc/platform/db/native';
+import { type DefinedColumn, definedColumns } from './native.js';
 
 /** What a `defineEntity` definition offers at module load: its table and its properties. */
-interface Definition {
+export interface Definition {
   meta: { tableName: string; properties: Record<string, unknown> };
 }
 
 type Property<T> = keyof T & string;
+
+/**
+ * An entity as a statement returns it without `hydrate`: every property present (null, never undefined), and
+ * timestamps as the text Postgres prints (the pool under MikroORM does not parse them; JSON carries them as text
+ * too). MikroORM's symbol keys are left out.
+ */
+export type Stored<T> = {
+  [K in keyof T & string]-?: Date extends NonNullable<T[K]> ? Exclude<T[K], Date | undefined> | string : Exclude<T[K], undefined>;
+};
+
+/** An entity as a statement writes it: every property given (null for none), timestamps as Dates. */
+export type Written<T> = { [K in keyof T & string]-?: Exclude<T[K], undefined> };
+
+export interface JsonOptions {
+  /**
+   * `jsonb_build_object` instead of `json_build_object`: jsonb reorders keys and prints its own spacing, so a
+   * statement that answered jsonb keeps answering the same text.
+   */
+  jsonb?: boolean;
+}
 
 // Some columns are keywords (`primary`): every name is quoted.
 const quoted = (c: DefinedColumn) => `"${c.column}"`;
@@ -32,6 +52,11 @@ export class EntityTable<T> {
     return quoted(this.def(property));
   }
 
+  /** `"id", "company_id", ...` (every column, or those of `only`): the target list of an `insert ... select`. */
+  columnList(only?: readonly Property<T>[]): string {
+    return this.picked(only).map(quoted).join(', ');
+  }
+
   /** `a.id as "id", a.company_id as "companyId", ...` (every property, or `only` these). */
   select(alias: string, only?: readonly Property<T>[]): string {
     return this.picked(only)
@@ -40,10 +65,9 @@ export class EntityTable<T> {
   }
 
   /** `json_build_object('id', a.id, ...)` of a row (every property, or `only` these). */
-  json(alias: string, only?: readonly Property<T>[]): string {
-    return `json_build_object(${this.picked(only)
-      .map((c) => `'${c.property}', ${this.expr(alias, c)}`)
-      .join(', ')})`;
+  json(alias: string, only?: readonly Property<T>[], options: JsonOptions = {}): string {
+    const fields = this.picked(only).map((c) => `'${c.property}', ${this.expr(alias, c)}`);
+    return `${options.jsonb ? 'jsonb' : 'json'}_build_object(${fields.join(', ')})`;
   }
 
   /** A row of `select` or `json`: the pool under MikroORM answers timestamps as text, the entity holds Dates. */
@@ -57,8 +81,15 @@ export class EntityTable<T> {
 
   /** `insert into t (every column) values ($1::type, ...)`, bound by `values(entity)`; `tail` may add `returning ...`. */
   insert(tail = ''): string {
-    const params = this.columns.map((c, i) => `$${i + 1}::${c.pgType}`).join(', ');
-    return `insert into ${this.name} (${this.columns.map(quoted).join(', ')}) values (${params}) ${tail}`.trim();
+    return this.insertOf(this.columns, tail);
+  }
+
+  /** `insert into t (these columns) values ($1::type, ...)`, bound in the order of `properties`. */
+  insertSome(properties: readonly Property<T>[], tail = ''): string {
+    return this.insertOf(
+      properties.map((p) => this.def(p)),
+      tail,
+    );
   }
 
   /** The values of `insert()`, in its order. */
@@ -75,6 +106,11 @@ export class EntityTable<T> {
     const keys = by.map((p) => this.def(p));
     const set = this.columns.filter((c) => !keys.includes(c)).map((c) => `${quoted(c)} = ${param(c)}`);
     return `update ${this.name} set ${set.join(', ')} where ${keys.map((c) => `${quoted(c)} = ${param(c)}`).join(' and ')}`;
+  }
+
+  private insertOf(columns: readonly DefinedColumn[], tail: string): string {
+    const params = columns.map((c, i) => `$${i + 1}::${c.pgType}`).join(', ');
+    return `insert into ${this.name} (${columns.map(quoted).join(', ')}) values (${params}) ${tail}`.trim();
   }
 
   private def(property: string): DefinedColumn {
