@@ -3,8 +3,6 @@ import type { Db } from '../db.js';
 import { tableOf } from '../entity-table.js';
 import { Company, IntegrationKey, User } from './company.entity.js';
 
-/** Companies, their users and integration keys. */
-
 const COMPANIES = tableOf(Company);
 const USERS = tableOf(User);
 const KEYS = tableOf(IntegrationKey);
