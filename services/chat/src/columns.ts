@@ -4,19 +4,12 @@ import type { PoolClient } from 'pg';
 /** What a store's functions run on: the pool or a transaction's client (inTransaction). */
 export type Queryable = Pick<PoolClient, 'query'>;
 
-/**
- * An entity as a statement returns it: every property present (null, never undefined), and timestamps as the text
- * Postgres prints (the pool under MikroORM does not parse them; JSON carries them as text too). MikroORM's symbol
- * keys are left out.
- */
+/** Every property present (null, never undefined); timestamps stay the text Postgres prints. */
 export type Stored<T> = {
   [K in keyof T & string]-?: Date extends NonNullable<T[K]> ? Exclude<T[K], Date | undefined> | string : Exclude<T[K], undefined>;
 };
 
-/**
- * The columns of an entity from its definition, for statement texts built at module load (decision 0201): select
- * lists and JSON objects keyed by the entity's property names, so a row comes back typed by the entity.
- */
+/** Built at module load (decision 0201), so a row comes back typed by the entity. */
 export class Columns<T> {
   private readonly defined: DefinedColumn[];
 
@@ -25,7 +18,6 @@ export class Columns<T> {
     this.defined = only ? only.map((p) => all.find((c) => c.property === p) as DefinedColumn) : all;
   }
 
-  /** The column of a property. */
   of(property: keyof T & string): string {
     return (this.defined.find((c) => c.property === property) as DefinedColumn).column;
   }
