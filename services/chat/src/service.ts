@@ -67,7 +67,6 @@ interface Components {
   pool: ReturnType<typeof poolOf>;
 }
 
-/** The chat bounded context: numbers, accounts, agents, templates, chats, messages and scheduled messages. */
 export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
   name: 'chat',
   configSchema: chatConfig,
@@ -132,7 +131,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     return [{ prefix: '/integrations/external', router: r }];
   },
   grpc: (ctx) => [chatLinkGrpc(poolOf(ctx.orm), ctx.logger)],
-  // crm owns the plan: events of a company outside plan_valid_until are never written (asked over gRPC, cached 2 s).
+  // crm owns the plan: events of a company outside plan_valid_until are never written.
   plan: (_ctx, { crm }) => askPlan((companyId) => crm.getCompany(companyId)),
   workers: async (_ctx, { crm, people, scheduler }) => {
     scheduler.start();

@@ -69,7 +69,6 @@ export const dbDefinition: DbDefinition = {
 /** What a store's functions run on: the pool, or the client of a transaction. */
 export type Db = Pool | PoolClient;
 
-/** The pool under the service's ORM, which the stores query and the services open transactions on. */
 export type PoolOf = () => Promise<Pool>;
 
 export function poolOf(orm: Orm): PoolOf {
@@ -80,7 +79,6 @@ export function poolOf(orm: Orm): PoolOf {
   };
 }
 
-/** SQLSTATE unique_violation: the row a request would write collides with one that exists. */
 const UNIQUE_VIOLATION = '23505';
 
 /** Runs `work`; a unique violation it meets becomes a 409 with `message` (the answer the ORM's exception had). */

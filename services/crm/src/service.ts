@@ -40,9 +40,9 @@ import { TaskCounts } from './tasks/task-counts.js';
 const crmConfig = serviceConfigSchema.extend({
   /** The gateway's public address, for the URLs of satisfaction links; unset, the address the integration called. */
   PUBLIC_BASE_URL: z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).optional(),
-  /** The chat service's gRPC address, for the chat fields of the lead and deal details and events (unset: empty). */
+  /** Unset: chat fields are empty. */
   CHAT_GRPC_URL: env.hostPort.optional(),
-  /** The tasks service's gRPC address, for associations_count.tasks of the lead and deal details (unset: 0). */
+  /** Unset: associations_count.tasks is 0. */
   TASKS_GRPC_URL: env.hostPort.optional(),
 });
 
@@ -61,7 +61,6 @@ interface Components {
   customers: Customers;
 }
 
-/** The lead sources, trackers and conversion tools the sales core finds or makes, from marketing. */
 export function marketingOrigins(pool: PoolOf): OriginSource {
   return {
     resolve: async (companyId, request) => resolveOrigin(await pool(), companyId, request),

@@ -11,7 +11,6 @@ export const WhatsappNumber = defineEntity({
     rawNumber: p.string().length(30),
     phoneNumberId: p.string().length(100).unique(),
     verifiedName: p.string().length(200).nullable(),
-    /** Which provider serves the number (sandbox, whatsapp_cloud) and its WhatsApp Business Account. */
     provider: p.string().length(30),
     businessAccountId: p.string().length(100).nullable(),
     providerStatus: p.string().length(30),
@@ -30,7 +29,6 @@ export const InstagramAccount = defineEntity({
     handle: p.string().length(100),
     displayName: p.string().length(200),
     externalAccountId: p.string().length(100).unique(),
-    /** Which provider serves the account (sandbox, instagram_messaging). */
     provider: p.string().length(30),
     providerStatus: p.string().length(30),
     createdAt: p.datetime(),

@@ -12,7 +12,6 @@ const INSTAGRAM = tableOf(InstagramAccount);
 const AGENT = tableOf(Agent);
 const TEMPLATE = tableOf(MessageTemplate);
 
-/** An agent as a chat shows it: which agent, its user, whether it is active. */
 export type AgentRef = { agentId: string } & Pick<Agent, 'userId' | 'status'>;
 
 /** The property of an agent's accounts of a channel. */
@@ -64,7 +63,6 @@ export async function insertTemplate(db: Queryable, t: Omit<StoredTemplate, 'cre
   return rows[0]!;
 }
 
-/** How many of these numbers and Instagram accounts are the company's. */
 export async function countChannels(db: Queryable, companyId: string, numbers: string[], accounts: string[]) {
   const { rows } = await db.query<{ numbers: number; accounts: number }>(
     `select (select count(*)::int from whatsapp_numbers where company_id = $1 and id = any($2::uuid[])) as numbers,
@@ -74,14 +72,12 @@ export async function countChannels(db: Queryable, companyId: string, numbers: s
   return rows[0]!;
 }
 
-/** Whether the company has this number (WHATSAPP) or Instagram account. */
 export async function hasAccount(db: Queryable, companyId: string, channelType: string, accountId: string): Promise<boolean> {
   const table = channelType === 'WHATSAPP' ? 'whatsapp_numbers' : 'instagram_accounts';
   const { rowCount } = await db.query(`select 1 from ${table} where company_id = $1 and id = $2`, [companyId, accountId]);
   return rowCount === 1;
 }
 
-/** The number or account a provider's callback names (by the provider's id), with its company. */
 export async function accountByProviderId(
   db: Queryable,
   channel: string,
@@ -132,7 +128,6 @@ export async function isAgentOfAccount(db: Queryable, companyId: string, agentId
   return rowCount === 1;
 }
 
-/** How many of these agents are the company's. */
 export async function countAgents(db: Queryable, companyId: string, ids: string[]): Promise<number> {
   const { rowCount } = await db.query('select id from agents where company_id = $1 and id = any($2::uuid[])', [companyId, ids]);
   return rowCount ?? 0;
@@ -151,10 +146,7 @@ export async function hasApprovedTemplate(db: Queryable, companyId: string, numb
 const TEMPLATE_PAGE = ['id', 'whatsappNumberId', 'name', 'language', 'category', 'status', 'components'] as const;
 export type TemplateOfPage = Pick<StoredTemplate, (typeof TEMPLATE_PAGE)[number]> & { k: string };
 
-/**
- * A page of the number's approved templates ordered by name, language and id (that text is `k`, the cursor), after
- * `after` or before `before`.
- */
+/** Ordered by name, language and id; that text `k` is the cursor. */
 export async function approvedTemplates(
   db: Queryable,
   companyId: string,

@@ -39,7 +39,6 @@ const rethrowProvider = (err: unknown): never => {
   throw isProviderError(err) ? providerErrorToAppError(err) : err;
 };
 
-/** The chat's smaller routes: responsible, participants, read, typing, message deletion, templates, unread summary. */
 export class ChatActions {
   constructor(
     private readonly pool: () => Promise<Pool>,
@@ -49,10 +48,7 @@ export class ChatActions {
     private readonly logger: Logger,
   ) {}
 
-  /**
-   * PATCH /chats/{id}/responsible: the user's agent on the chat's account becomes the assigned agent (and a
-   * participant); with update_leads / update_deals crm makes the user responsible of the person's open leads / deals.
-   */
+  /** With update_leads / update_deals, crm makes the user responsible of the person's open leads / deals. */
   async responsible(actor: ChatActor, id: string, b: z.infer<typeof responsibleBody>) {
     if (b.update_leads && !actor.permissions(CHAT_PERMISSIONS.leadUpdate))
       throw forbidden(`The key lacks the permission ${CHAT_PERMISSIONS.leadUpdate}`);
@@ -81,7 +77,7 @@ export class ChatActions {
     return this.chats.detail(actor.companyId, id);
   }
 
-  /** DELETE /chats/{id}/participants/{userId}: the user's agent leaves the chat (and stops being its assigned agent). */
+  /** The agent also stops being the assigned agent. */
   async removeParticipant(actor: ChatActor, id: string, userId: string) {
     await this.chats.read(actor.companyId, id);
     requireUuid(userId, 'Participant');
@@ -92,10 +88,7 @@ export class ChatActions {
     return this.chats.detail(actor.companyId, id);
   }
 
-  /**
-   * POST /chats/{id}/read: unread_count 0 and no manual mark. The provider is told the contact's last message was
-   * read; its failure does not undo the local read (logged).
-   */
+  /** A provider failure does not undo the local read (logged). */
   async read(actor: ChatActor, id: string) {
     const chat = await this.chats.read(actor.companyId, id);
     const pool = await this.pool();
@@ -109,7 +102,7 @@ export class ChatActions {
     return this.chats.detail(actor.companyId, id);
   }
 
-  /** POST /chats/{id}/messages/typing: the indicator at the provider (WhatsApp answers the contact's last message). */
+  /** WhatsApp answers the contact's last message. */
   async typing(actor: ChatActor, id: string, b: z.infer<typeof typingBody>) {
     const chat = await this.chats.read(actor.companyId, id);
     const pool = await this.pool();
@@ -121,7 +114,7 @@ export class ChatActions {
     return { chat_id: id, is_typing: b.is_typing, reference_wamid: b.reference_wamid ?? null, dispatched_at: new Date().toISOString() };
   }
 
-  /** DELETE /chats/{id}/messages/{messageId}: the company's own sent message, deleted at the provider first. */
+  /** Deleted at the provider first. */
   async deleteMessage(actor: ChatActor, id: string, messageId: string) {
     const chat = await this.chats.read(actor.companyId, id);
     requireUuid(messageId, 'Message');
@@ -139,10 +132,7 @@ export class ChatActions {
     return messageView(after, await this.people.users(actor.companyId, usersOf(after, new Set())));
   }
 
-  /**
-   * GET /chats/{id}/templates: the approved templates of the chat's number (the catalog the management API keeps),
-   * in the provider's list shape, paged by name with opaque before/after cursors. Instagram has none.
-   */
+  /** Instagram has none; paged by name with opaque cursors. */
   async templates(actor: ChatActor, id: string, q: z.infer<typeof templatesQuery>) {
     const chat = await this.chats.read(actor.companyId, id);
     const limit = q.limit ?? 25;
@@ -163,10 +153,7 @@ export class ChatActions {
     };
   }
 
-  /**
-   * GET /chats/unread-summary: unread chats (unread_count > 0 or manually unread) and unread messages, per channel
-   * account and in total, over the chats that are not archived (decision 0065).
-   */
+  /** Over chats that are not archived (decision 0065). */
   async unreadSummary(actor: ChatActor) {
     const rows = await unreadByAccount(await this.pool(), actor.companyId);
     return {

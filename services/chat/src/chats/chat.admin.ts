@@ -14,10 +14,7 @@ import { addParticipants } from './participant.store.js';
 const uuid = z.uuid('must be a UUID');
 const when = z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time with a zone' });
 
-/**
- * POST /admin/v1/companies/{cid}/chats: a chat as it stands, for operators' imports, the demo seed and tests (the
- * external API only creates WhatsApp chats, by sending a template; Instagram chats otherwise only arrive inbound).
- */
+/** For operators' imports, the demo seed and tests: the external API creates only WhatsApp chats, by template. */
 export const adminChatBody = z
   .strictObject({
     channel_type: z.enum(['WHATSAPP', 'INSTAGRAM']),

@@ -5,10 +5,7 @@ import { responsibleBody, templatesQuery, typingBody } from './chat.actions.js';
 import { CHAT_PERMISSIONS } from './chat.permissions.js';
 import { listChatsQuery } from './chat.schema.js';
 
-/**
- * The contracts of the routes of a chat itself (decision 0100): what chat.http.ts serves and the OpenAPI document
- * shows (docs/chat.md). The sends (outbound/) and scheduled messages (scheduled/) declare theirs beside their routes.
- */
+/** Decision 0100; sends and scheduled messages declare theirs beside their routes. */
 export const tags = ['Chats'];
 const P = CHAT_PERMISSIONS;
 export const chatId = z.object({ id: z.string().meta({ description: 'The chat’s UUID.' }) });

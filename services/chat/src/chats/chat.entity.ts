@@ -1,10 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A conversation with one person on one channel account: a WhatsApp number (`wa_contact_id` is the contact's
- * WhatsApp id, digits) or an Instagram account (`external_contact_id`). `channel_account_id` is the number or the
- * account, whichever the channel is, so one index serves both. `last_activity_at` orders the unified list.
- */
+/** `channel_account_id` is the number or the account, whichever the channel is, so one index serves both. */
 export const Chat = defineEntity({
   name: 'Chat',
   tableName: 'chats',

@@ -18,7 +18,7 @@ export interface ChatRouteDeps {
   actions: ChatActions;
 }
 
-/** The routes of chats themselves (served without Express, decision 0014), described by their contracts (decision 0100). */
+/** Served without Express (decision 0014). */
 export function chatRoutes(r: ApiRouter, d: ChatRouteDeps): ApiRouter {
   return r
     .route(c.listChats, async (req, res, { query }) => res.json(await d.chats.list(actorOf(req), query)))

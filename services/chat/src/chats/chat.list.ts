@@ -16,11 +16,7 @@ export function decodeCursor(value: string): Cursor {
   throw invalidField('cursor', 'not a cursor this API returned');
 }
 
-/**
- * Phone-shaped search terms: only digits and phone punctuation, at least 8 digits. Brazilian mobile numbers are
- * written with or without their ninth digit (55 DD 9XXXX-XXXX or 55 DD XXXX-XXXX, also without the country code),
- * so both spellings are looked for, each as the end of the contact's number.
- */
+/** Brazilian mobiles are written with or without their ninth digit: both spellings are searched as the number's end. */
 export function phoneVariants(term: string): string[] {
   if (!/^[\d\s()+.-]+$/.test(term)) return [];
   const d = term.replace(/\D/g, '');
@@ -33,10 +29,7 @@ export function phoneVariants(term: string): string[] {
   return [...out];
 }
 
-/**
- * The WHERE clause of the list for the query's filters (spec, GET /chats). Positive WhatsApp-only filters
- * (responsible user, scheduled messages, copilot actions, customer reply) keep Instagram chats out.
- */
+/** Positive WhatsApp-only filters keep Instagram chats out. */
 export function planList(companyId: string, q: ListChatsQuery, personIdsByName: string[] | null): ListPlan {
   const values: unknown[] = [companyId];
   const p = (v: unknown) => {

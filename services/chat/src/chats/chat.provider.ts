@@ -1,7 +1,6 @@
 import type { ChatProvider, ProviderName, ProviderRegistry } from '../providers/provider.js';
 import type { ChatRead } from './chat.store.js';
 
-/** The provider of the chat's number or Instagram account. */
 export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatProvider {
   if (chat.channelType === 'WHATSAPP') {
     const n = chat.number!;
@@ -16,5 +15,4 @@ export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatPro
   return providers.forAccount({ provider: i.provider as ProviderName, channel: 'INSTAGRAM', accountId: i.externalAccountId });
 }
 
-/** The contact's id at the provider. */
 export const contactOf = (chat: ChatRead) => (chat.channelType === 'WHATSAPP' ? chat.waContactId! : chat.externalContactId!);

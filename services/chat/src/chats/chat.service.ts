@@ -31,7 +31,6 @@ export class ChatService {
     return { persons: p, users: u };
   }
 
-  /** One page in the unified order (last activity, newest first, then id), counted over the whole query. */
   async list(actor: ChatActor, q: ListChatsQuery) {
     const after = q.cursor ? decodeCursor(q.cursor) : undefined;
     const byName = q.search ? await this.people.personIdsByName(actor.companyId, q.search) : null;
@@ -44,7 +43,7 @@ export class ChatService {
     return { total: page.total, records: rows.map((c) => chatSummaryView(c, l)), next_cursor: nextCursor };
   }
 
-  /** The chat of the actor's company, or 404 (another company's chat is not found either). */
+  /** Another company's chat is a 404 too. */
   async read(companyId: string, id: string): Promise<ChatRead> {
     requireUuid(id, 'Chat');
     const chat = await readChat(await this.pool(), companyId, id);

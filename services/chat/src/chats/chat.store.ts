@@ -35,7 +35,6 @@ export interface ChatRead extends StoredChat {
 
 const agentJson = (a: string) => `json_build_object('agentId', ${a}.id, 'userId', ${a}.user_id, 'status', ${a}.status)`;
 
-/** The joined read of chats: `where`/`order` are appended (the chat is `c`). */
 export const CHAT_SELECT = `
 select ${CHAT.select('c')}, c.last_activity_at::text as "activityKey",
   (select ${tableOf(WhatsappNumber).json('n', NUMBER_SHOWN, { jsonb: true })}
@@ -64,13 +63,11 @@ export interface Cursor {
   i: string;
 }
 
-/** The WHERE clause of a list's filters (the chat is `c`) and its bound values. */
 export interface ListPlan {
   where: string;
   values: unknown[];
 }
 
-/** One page of the list in the unified order (last activity, newest first, then id), and the count of the whole list. */
 export async function listChats(db: Queryable, plan: ListPlan, page: { take: number; after?: Cursor; skip: number }) {
   const pageValues = [...plan.values];
   let pageWhere = plan.where;
@@ -97,7 +94,6 @@ export async function chatExists(db: Queryable, companyId: string, id: string): 
   return rowCount === 1;
 }
 
-/** A chat to insert: every column. */
 export type NewChat = Written<Chat>;
 
 /** A new individual chat as it starts: open, read, nobody assigned, no message yet. */
@@ -136,10 +132,7 @@ export const newChat = (
 const ALL = Object.keys(newChat({ id: '', companyId: '', channelType: '', channelAccountId: '' })) as (keyof NewChat)[];
 const INSERT_SQL = CHAT.insertSome(ALL);
 
-/**
- * Inserts a chat. `ifAbsent`: a chat of the same account and contact already there is kept (the caller reads it);
- * otherwise that is a unique violation.
- */
+/** `ifAbsent` keeps an existing chat of the same account and contact; otherwise that is a unique violation. */
 export async function insertChat(db: Queryable, chat: NewChat, ifAbsent: boolean): Promise<void> {
   await db.query({
     name: ifAbsent ? 'chats_insert_if_absent' : 'chats_insert',
@@ -148,7 +141,6 @@ export async function insertChat(db: Queryable, chat: NewChat, ifAbsent: boolean
   });
 }
 
-/** The chat of an account with a contact (a WhatsApp id, or the Instagram contact's id). */
 export async function chatOfContact(
   db: Queryable,
   channelType: string,
@@ -220,7 +212,6 @@ export async function chatAfterInbound(
   });
 }
 
-/** Unread chats and messages per channel account, over the chats that are not archived. */
 export async function unreadByAccount(db: Queryable, companyId: string) {
   const { rows } = await db.query<
     Pick<StoredChat, 'channelAccountId' | 'channelType'> & { displayName: string; unreadChats: number; unreadMessages: number }
@@ -261,7 +252,6 @@ left join agents a on a.id = c.assigned_agent_id
 where c.company_id = $1 and c.person_id = any($2::uuid[]) and c.archived_at is null
 order by c.last_activity_at desc, c.id desc limit 200`;
 
-/** The open (not archived) chats of these persons, most recent first. */
 export async function personChats(db: Queryable, companyId: string, personIds: string[]): Promise<PersonChatRow[]> {
   const { rows } = await db.query<PersonChatRow>({ name: 'person_chats', text: PERSON_CHATS_SQL, values: [companyId, personIds] });
   return rows;

@@ -52,10 +52,7 @@ function personView(p: PersonDetail | undefined) {
   };
 }
 
-/**
- * The fields every chat view has (list records and details), for both channels. WhatsApp adds its number and
- * contact fields and `ai_attendance`; Instagram its account and the contact's handle and avatar (decision 0061).
- */
+/** Shared by list records and details; each channel adds its own fields (decision 0061). */
 export function chatSummaryView(c: ChatRead, l: ChatLookups, now = new Date()) {
   const expires = sessionExpiresAt(c);
   const whatsapp = c.channelType === 'WHATSAPP';
@@ -164,7 +161,6 @@ const copilotView = (a: StoredCopilotAction) => ({
   executed_at: iso(a.executedAt),
 });
 
-/** GET /chats/{id}: the summary plus flow sessions, pending copilot actions and the assignable agents. */
 export function chatDetailView(c: ChatRead, l: ChatLookups, x: DetailExtras, now = new Date()) {
   const base = chatSummaryView(c, l, now);
   const whatsappOnly = c.channelType === 'WHATSAPP' ? { whatsapp_flow_sessions: x.flowSessions.map(flowView) } : {};

@@ -2,11 +2,7 @@ import type { EventPayloads } from '@svc/platform/events/payloads';
 import type { MessageView } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 
-/**
- * associated_leads and associated_deals of a chat's person ({id, title, status}), asked of crm before the
- * transaction that records the event: a chat without a person has none (empty arrays), and a failed call to crm
- * omits both fields (spec, Chat payloads).
- */
+/** Asked of crm before the transaction; a failed call omits both fields (spec, Chat payloads). */
 export async function associatedRecords(people: CrmPeople, companyId: string, personId: string | null) {
   if (!personId) return { associated_leads: [], associated_deals: [] };
   try {

@@ -1,10 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * An `x-idempotency-key` of a chat write (decision 0188), per company: `processing` while its request runs, then
- * `done` with the answer replayed to every later request with the key, or `unknown` when the request failed after
- * the provider may have received the message (the server never sends it again).
- */
+/** Decision 0188: `unknown` when the provider may have received the message; the server never sends it again. */
 export const ChatIdempotencyKey = defineEntity({
   name: 'ChatIdempotencyKey',
   tableName: 'idempotency_keys',

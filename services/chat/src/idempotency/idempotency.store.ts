@@ -10,10 +10,9 @@ export type KeyRow = Pick<Stored<ChatIdempotencyKey>, 'operation' | 'answerStatu
   abandoned: boolean;
 };
 
-/** No chat write takes this long (the gateway gives up on its upstream before): an older attempt is dead. */
+/** The gateway gives up well before this: an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;
 
-/** The only code that reaches the idempotency keys' table. */
 export class IdempotencyStore {
   constructor(private readonly pool: () => Promise<Pool>) {}
 
@@ -39,7 +38,6 @@ export class IdempotencyStore {
     return rows[0];
   }
 
-  /** Settles a key still processing: `done` with its answer, or `unknown`. */
   async finish(companyId: string, key: string, status: 'done' | 'unknown', answerStatus: number | null, answer: unknown): Promise<void> {
     await (await this.pool()).query({
       name: 'chat_idem_finish',

@@ -7,12 +7,7 @@ export interface Answer {
   body: unknown;
 }
 
-/**
- * `x-idempotency-key` on the chat writes (decision 0188), with the semantics of POST /leads: the first request with
- * a key runs; a later one answers its answer without running again, or 409 while it runs. A request that failed
- * before `reached()` (validation, an unknown chat) frees its key; one that failed after it, when the provider may
- * have received the message, leaves the key `unknown`, answered 409 so that the client looks before sending again.
- */
+/** Decision 0188: a failure after `reached()` leaves the key `unknown` (409) so the client looks before resending. */
 export class IdempotentWrites {
   private readonly store: IdempotencyStore;
 

@@ -10,11 +10,7 @@ import { messageView, usersOf } from '../messages/message.view.js';
 import type { InboundMessage } from '../providers/provider.js';
 import type { ChatInbound } from './inbound.sink.js';
 
-/**
- * POST /admin/v1/companies/{cid}/chats/{id}/inbound: a message from the chat's contact, delivered exactly as the
- * provider's webhook delivers one (the same InboundSink). `wamid` lets a caller repeat a delivery; `from.profile_name`
- * is the contact's profile name as WhatsApp sends it; `from_me` makes it an echo of the business's own phone.
- */
+/** Delivered exactly as the provider's webhook delivers one (the same InboundSink); `wamid` lets a caller repeat it. */
 export const adminInboundBody = z.strictObject({
   type: z.string().min(1).max(30),
   body_text: z.string().max(4096).optional(),
@@ -71,7 +67,6 @@ export async function deliverInbound(d: InboundAdminDeps, companyId: string, cha
   return messageView(m, await d.chats.people.users(companyId, usersOf(m, new Set())));
 }
 
-/** The inbound row of the management API, on the admin router the service mounts. */
 export function inboundAdminRoutes(r: Router, d: InboundAdminDeps): Router {
   r.post('/companies/:cid/chats/:id/inbound', async (req, res) => {
     res.status(201).json(await deliverInbound(d, req.params.cid, req.params.id, parse(adminInboundBody, req.body)));

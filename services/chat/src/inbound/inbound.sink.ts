@@ -20,15 +20,11 @@ const MEDIA_TYPES = new Set(['image', 'audio', 'video', 'document', 'sticker']);
 /** Types that never fire chat.message_received: reactions and edits. */
 const SILENT_TYPES = new Set(['reaction', 'edit', 'message_edit']);
 
-/**
- * How far a message's status has come: a late callback never takes it back (read stays read after a delayed
- * delivered), and failed is final.
- */
+/** A late callback never moves a status back, and failed is final. */
 const STATUS_RANK: Record<string, number> = { processing: 0, delivery_unknown: 0, sent: 1, delivered: 2, read: 3, failed: 4 };
 /** A callback's status applies over a status ranked below this: failed only over a message not yet delivered. */
 const TARGET_RANK: Record<InboundStatus['status'], number> = { sent: 1, delivered: 2, read: 3, failed: 2 };
 
-/** The number or account a callback is for. */
 type Account = NonNullable<Awaited<ReturnType<typeof accountByProviderId>>>;
 
 export interface InboundDeps {
@@ -40,11 +36,7 @@ export interface InboundDeps {
   files: ScheduledFileStore;
 }
 
-/**
- * The chat service's side of the provider webhook (and of the admin API's inbound route, the same code path):
- * stores messages once per provider id, moves statuses forward, keeps chats' unread counts and windows, cancels
- * scheduled sends that wait for the contact's silence, and fires chat.message_received (decision 0064).
- */
+/** Provider webhook side (decision 0064): stores messages once per provider id and moves statuses only forward. */
 export class ChatInbound implements InboundSink {
   constructor(private readonly d: InboundDeps) {}
 
@@ -162,12 +154,7 @@ export class ChatInbound implements InboundSink {
     );
   }
 
-  /**
-   * A provider's status callback moves a message the company sent forward (never back; a failed message stays
-   * failed) and fires chat.message_status_updated in the same transaction, so statuses reach subscribers once each
-   * and in the order they were taken (decision 0179). The row is locked before its status is compared, so two
-   * callbacks of one message racing each other fire one event per step.
-   */
+  /** Fires chat.message_status_updated in the same transaction, with the row locked, so each step reaches subscribers once and in order (decision 0179). */
   private async status(e: InboundStatus): Promise<void> {
     const pool = await this.d.pool();
     const account = await accountByProviderId(pool, e.channel, e.accountId);

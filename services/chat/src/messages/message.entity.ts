@@ -1,9 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A message of a chat. `id` is ours; `wamid` is the provider's message id (WhatsApp or Instagram), unique per chat,
- * which makes a repeated provider callback a no-op. Chronological order is (created_at, id).
- */
+/** `wamid` is unique per chat, so a repeated provider callback is a no-op; order is (created_at, id). */
 export const Message = defineEntity({
   name: 'Message',
   tableName: 'messages',

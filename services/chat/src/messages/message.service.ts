@@ -4,7 +4,7 @@ import type { ListMessagesQuery } from './message.schema.js';
 import { listMessages } from './message.store.js';
 import { messageView, usersOf } from './message.view.js';
 
-/** GET /chats/{id}/messages, once the chat's route has found the chat in the company. */
+/** Called once the chat's route has found the chat in the company. */
 export class MessageService {
   constructor(
     private readonly pool: () => Promise<Pool>,

@@ -24,7 +24,6 @@ export const messageJson = (m: string) => `(${MESSAGE.json(m, undefined, { jsonb
     select jsonb_agg(${REACTION.json('r', REACTION_SHOWN, { jsonb: true })} order by r.created_at, r.id)
     from message_reactions r where r.message_id = ${m}.id), '[]'::jsonb)))`;
 
-/** What a new message is written with; the rest starts empty. */
 export type NewMessage = Pick<
   Stored<Message>,
   | 'id'
@@ -75,10 +74,7 @@ const NEW_MESSAGE = [
 
 const INSERT_SQL = MESSAGE.insertSome([...NEW_MESSAGE, 'updatedAt'], 'on conflict (chat_id, wamid) do nothing');
 
-/**
- * Inserts a message; with a wamid already stored in the chat (a repeated provider callback) nothing is written and
- * false comes back.
- */
+/** False when the wamid is already stored in the chat (a repeated provider callback). */
 export async function insertMessage(db: Queryable, m: NewMessage): Promise<boolean> {
   const { rowCount } = await db.query({
     name: 'messages_insert',
@@ -161,11 +157,7 @@ export async function replaceContactReaction(
 /** A status callback's change, and the status it replaced. */
 export type StatusMoved = Pick<Stored<Message>, 'id' | 'chatId' | 'companyId'> & { previousStatus: string };
 
-/**
- * Moves the status of a message the company sent on the account forward: applied only over a status ranked below
- * `rankBelow` (`ranks` orders them). The row is locked before its status is compared, so two callbacks of one
- * message racing each other move it one step each.
- */
+/** Applied only over a status ranked below `rankBelow`; the row is locked first so racing callbacks move it one step each. */
 export async function moveStatus(
   db: Queryable,
   ranks: Record<string, number>,
@@ -194,7 +186,6 @@ export interface MessagePage {
   quoted: Map<string, { message: MessageRead; page: number }>;
 }
 
-/** A page of a chat's messages in chronological order (created_at, id), ascending or descending. */
 export async function listMessages(db: Queryable, companyId: string, chatId: string, q: ListMessagesQuery): Promise<MessagePage> {
   const take = q.take ?? 20;
   const desc = (q.order ?? 'desc') === 'desc';

@@ -42,7 +42,7 @@ export class ChatCreation {
     private readonly sender: MessageSender,
   ) {}
 
-  /** Creates the chat of the contact on the number or reuses it, then sends the template (synchronously, like a send). */
+  /** Synchronous, like a send. */
   async create(actor: ChatActor, b: CreateChatBody, reached: () => void = () => undefined) {
     const pool = await this.pool();
     if (!(await hasAccount(pool, actor.companyId, 'WHATSAPP', b.phone_id)))

@@ -15,10 +15,7 @@ export interface OutboundRouteDeps {
   idempotent: IdempotentWrites;
 }
 
-/**
- * POST /chats, which sends the chat's first template, and POST /chats/{id}/messages: JSON, or multipart read as it
- * arrives and each file streamed on to the provider (`ApiRouter.stream` leaves a multipart body unread for this handler).
- */
+/** Multipart is read as it arrives, each file streamed on to the provider. */
 export function outboundRoutes(r: ApiRouter, d: OutboundRouteDeps): ApiRouter {
   const { sender, creation, idempotent } = d;
   return r

@@ -13,12 +13,7 @@ interface Multipart {
   drain(): void;
 }
 
-/**
- * A multipart body read as it arrives by the platform's reader (decision 0170): fields first, then each file handed on
- * as a stream the moment it starts, never buffered. Fields sent after a file are not seen (the README says to send
- * fields first). A refusal (the reader's 400s, among them the multipart text rule of decision 0135) rejects `fields`
- * when it comes before the first file, else ends `files` with it.
- */
+/** Read as it arrives (decision 0170): files are never buffered; fields sent after a file are not seen. */
 export function readMultipart(req: IncomingMessage): Multipart {
   const fields: Record<string, string> = {};
   const queue: IncomingFile[] = [];

@@ -79,11 +79,7 @@ function announcing(provider: ChatProvider, reached: () => void): ChatProvider {
   return announced;
 }
 
-/**
- * POST /chats/{id}/messages (spec, the seven rules): text, a template, or files, sent synchronously to the provider.
- * Each message is stored as `processing` before the provider is called and settled with its answer in the same
- * transaction as the chat's update and chat.message_sent, so a crash in between leaves a visible record.
- */
+/** Each message is stored `processing` before the provider call, so a crash in between leaves a visible record. */
 export class MessageSender {
   constructor(private readonly d: SendDeps) {}
 
@@ -311,10 +307,7 @@ export class MessageSender {
     return id;
   }
 
-  /**
-   * The users a send's messages show: the key's user, who is also the user of its agent. Asked of crm once per send,
-   * while the provider is called, not inside the settle transaction.
-   */
+  /** Asked of crm while the provider is called, not inside the settle transaction. */
   private actorUsers(actor: ChatActor): Promise<Map<string, UserSummary>> {
     let users = this.usersByActor.get(actor);
     if (!users) {

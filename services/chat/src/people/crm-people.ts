@@ -3,7 +3,7 @@ import { callUnary } from '@svc/platform/grpc/server';
 import { type PersonContactDetail, type PersonDetail, type PersonRecord, PersonServiceClient } from '@svc/proto/crm/v1/persons';
 import { RecordServiceClient, RecordType, type UserSummary } from '@svc/proto/crm/v1/records';
 
-/** Deadline of every call to crm (ms): a chat answer never waits on crm longer than this. */
+/** Milliseconds: a chat answer never waits on crm longer. */
 const DEADLINE_MS = 2000;
 
 export interface UserView {
@@ -15,10 +15,7 @@ export interface UserView {
 export const userView = (u: UserSummary | undefined, id: string): UserView =>
   u ? { id: u.id, name: u.name, avatar: u.avatar ?? null } : { id, name: '', avatar: null };
 
-/**
- * What chat reads of crm over gRPC (persons, contacts, users, a person's leads and deals). Persons and users live in
- * crm; chat keeps only their ids.
- */
+/** Persons and users live in crm; chat keeps only their ids. */
 export class CrmPeople {
   private readonly persons: PersonServiceClient;
   private readonly records: RecordServiceClient;

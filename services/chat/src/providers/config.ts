@@ -1,11 +1,7 @@
 import { env } from '@svc/platform/config';
 import { z } from 'zod';
 
-/**
- * Provider settings, parsed with the rest of the chat service's environment (spread this shape into its config
- * schema). Credentials are optional: a number whose provider is `sandbox` needs none, and a number configured
- * for a provider without credentials is refused when used, naming the missing variable.
- */
+/** Credentials are optional: a `sandbox` number needs none; a number on an unconfigured provider is refused when used. */
 export const providerConfigShape = {
   /** Graph base URL with its version; tests point it at a fake Graph server on loopback. */
   WHATSAPP_GRAPH_URL: env.httpUrl.default('https://graph.facebook.com/v23.0'),

@@ -3,11 +3,7 @@ import { Agent, type Dispatcher, request, errors as undiciErrors } from 'undici'
 import { FileSourceError } from './multipart.js';
 import { ProviderError } from './provider.js';
 
-/**
- * One HTTP client for Meta's Graph API (WhatsApp Cloud and Instagram Messaging speak the same error format).
- * Every failure becomes a ProviderError: Graph's own error object gives `rejected` with its code, anything
- * without a Graph answer gives `unreachable`.
- */
+/** One Graph client: a Graph error object is `rejected` with its code, no Graph answer is `unreachable`. */
 export interface GraphClientOptions {
   /** Base URL including the version segment, e.g. https://graph.facebook.com/v23.0. */
   baseUrl: string;
@@ -18,7 +14,6 @@ export interface GraphClientOptions {
 
 export interface GraphCall {
   method: 'GET' | 'POST' | 'DELETE';
-  /** Path under the base URL, starting with '/'. */
   path: string;
   query?: Record<string, string | number | undefined>;
   json?: unknown;
@@ -68,7 +63,6 @@ export class GraphClient {
     return url.toString();
   }
 
-  /** Calls Graph and returns its JSON answer; a Graph error or a non-JSON answer is a ProviderError. */
   async call<T>(call: GraphCall): Promise<T> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.options.accessToken}`, ...call.headers };
     let body: string | Readable | undefined = call.body;

@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ProviderError } from './provider.js';
 
-/**
- * A multipart/form-data body whose file part is read from a stream as the socket takes it: the file is never
- * held whole (a 100 MB attachment costs the chunks in flight, not 100 MB). With a known size the total length
- * is exact (Content-Length); without one the body is sent chunked.
- */
+/** The file part streams as the socket takes it, never held whole; without a known size the body is chunked. */
 export interface StreamedFile {
   field: string;
   stream: Readable;

@@ -1,18 +1,12 @@
 import type { Readable } from 'node:stream';
 import { AppError, invalidFields } from '@svc/platform/errors';
 
-/**
- * The messaging-provider layer the chat service calls. A provider object is bound to one account (a WhatsApp
- * number's phone_number_id or an Instagram account id): the chat service asks the registry for the provider of
- * the chat's number and calls it with the contact's id. Every operation either resolves with its normalized
- * result or rejects with a ProviderError; nothing else escapes.
- */
+/** One provider object per account; every operation resolves normalized or rejects with a ProviderError. */
 
 /** Configured per WhatsApp number / Instagram account (`provider` column), see docs/chat-providers.md. */
 export type ProviderName = 'sandbox' | 'whatsapp_cloud' | 'instagram_messaging';
 export type Channel = 'WHATSAPP' | 'INSTAGRAM';
 
-/** What the chat service knows about the number or account it sends from. */
 export interface ProviderAccount {
   provider: ProviderName;
   channel: Channel;
@@ -29,10 +23,7 @@ export interface ProviderRegistry {
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
-/**
- * Media to send. A stream is uploaded to the provider as it is read, never held whole in memory; `size` is
- * optional (unknown-length streams are sent chunked). Instagram takes media only by URL.
- */
+/** A stream is uploaded as read, never held whole; Instagram takes media only by URL. */
 export type MediaSource =
   | { from: 'url'; url: string }
   | { from: 'stream'; stream: Readable; mimeType: string; fileName: string; size?: number }
@@ -93,10 +84,7 @@ export interface ChatProvider {
   sendMedia(input: SendCommon & { kind: MediaKind; media: MediaSource; caption?: string }): Promise<SendResult>;
   /** WhatsApp marks the given inbound message (and all before it) read; Instagram sends mark_seen to `to`. */
   markRead(input: { to: string; messageId?: string }): Promise<void>;
-  /**
-   * WhatsApp shows typing for up to 25 s and needs the inbound message being answered (`messageId`), and has no
-   * way to hide it early: isTyping=false sends nothing. Instagram sends typing_on / typing_off to `to`.
-   */
+  /** WhatsApp needs the inbound `messageId` and cannot hide typing early: isTyping=false sends nothing. */
   setTyping(input: { to: string; isTyping: boolean; messageId?: string }): Promise<void>;
   /** Neither Graph API deletes a business-sent message: both refuse with 'unsupported'; the sandbox accepts. */
   deleteMessage(input: { to: string; messageId: string }): Promise<void>;
@@ -105,12 +93,7 @@ export interface ChatProvider {
   listTemplates(input: { category?: TemplateCategory; limit?: number; after?: string; before?: string }): Promise<TemplatePage>;
 }
 
-/**
- * Why an operation failed. `unsupported`: the provider has no such operation (or not for this input);
- * `rejected`: the provider answered with an error (Graph's code and subcode kept); `unreachable`: no usable
- * answer (network, timeout, 5xx). `outcomeUnknown` is true when the request may have been acted on anyway
- * (timeout after sending, 5xx): a send failed that way is `delivery_unknown`, not `failed`.
- */
+/** `outcomeUnknown`: the request may have acted anyway, so a send failed that way is `delivery_unknown`. */
 export type ProviderFailure = 'unsupported' | 'rejected' | 'unreachable';
 
 export interface ProviderErrorDetail {
@@ -134,11 +117,7 @@ export class ProviderError extends Error {
 
 export const isProviderError = (e: unknown): e is ProviderError => e instanceof ProviderError;
 
-/**
- * How the HTTP API reports a provider failure (spec Errors): a refusal or an operation the provider lacks is
- * 400, a failure to talk to the provider is 500. Sends do not use this: a failed send is a record with
- * status failed (or delivery_unknown) and error_code / error_message from the ProviderError.
- */
+/** Refusals are 400, failing to reach the provider is 500; sends record failures instead (spec Errors). */
 export function providerErrorToAppError(e: ProviderError): AppError {
   if (e.failure === 'unreachable') return new AppError('internal', `messaging provider unreachable: ${e.message}`);
   const message = e.failure === 'unsupported' ? e.message : `messaging provider refused: ${e.message}`;
@@ -146,9 +125,7 @@ export function providerErrorToAppError(e: ProviderError): AppError {
   return invalidFields([{ field: 'provider', message }], message, { provider_error_code: e.detail.code });
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Inbound: the webhook routes parse provider callbacks into these and hand them to the chat service's sink.
-// ---------------------------------------------------------------------------------------------------------------
+// Inbound: webhook routes parse provider callbacks into these for the chat service's sink.
 
 export interface MediaRef {
   /** WhatsApp media id (download through the provider). */
@@ -174,7 +151,6 @@ export interface InboundMessage {
   fromMe: boolean;
   /** The provider's type, kept as sent (text, image, reaction, interactive, button, ..., unsupported). */
   type: string;
-  /** Text body, caption, button text or interactive reply title. */
   text?: string;
   media?: MediaRef;
   /** The message this one quotes (WhatsApp context.id, Instagram reply_to.mid). */
@@ -186,7 +162,6 @@ export interface InboundMessage {
   isHistory: boolean;
   history?: { phase: number; chunkOrder: number; progress: number };
   timestamp: Date;
-  /** The provider's message object as received, for content_payload. */
   payload: Record<string, unknown>;
 }
 
@@ -205,11 +180,7 @@ export interface InboundStatus {
 
 export type InboundEvent = InboundMessage | InboundStatus;
 
-/**
- * Implemented by the chat service. Called once per callback with its events in the provider's order; the
- * webhook answers 200 only after it resolves, and 500 when it throws, so the provider sends the callback again.
- * Providers repeat callbacks: it must absorb a providerMessageId (and a status for it) it has already stored.
- */
+/** The webhook answers 200 only after it resolves, so a throw makes the provider resend; repeats must be absorbed. */
 export interface InboundSink {
   receive(events: InboundEvent[]): Promise<void>;
 }

@@ -6,10 +6,7 @@ import { type ChatProvider, type ProviderAccount, ProviderError, type ProviderRe
 import { SandboxProvider } from './sandbox.js';
 import { WhatsAppCloudProvider } from './whatsapp/client.js';
 
-/**
- * Chooses the provider of each number or account by its `provider` setting. Graph clients are made once per
- * channel; a provider whose credentials are not configured is an operator's mistake, reported when used.
- */
+/** A provider without configured credentials is an operator's mistake, reported when used. */
 export function createProviderRegistry(config: ProviderConfig, options: { dispatcher?: Dispatcher } = {}): ProviderRegistry {
   const sandbox = { WHATSAPP: new SandboxProvider('WHATSAPP'), INSTAGRAM: new SandboxProvider('INSTAGRAM') };
   let whatsapp: GraphClient | undefined;

@@ -13,12 +13,7 @@ import {
   type TemplatePage,
 } from './provider.js';
 
-/**
- * The provider of numbers and accounts configured `sandbox` (the default of `npm start`): no credentials, no
- * network. Sends succeed with a fresh provider id, deletes are accepted, streamed media is read to its end (so
- * the caller's upload completes as it would against Graph). Templates come from the catalog below; a template
- * outside it is refused with Graph's own code 132001, so template failures can be tried without Meta.
- */
+/** No credentials, no network; an unknown template is refused with Graph's own code so failures can be tried without Meta. */
 export const SANDBOX_TEMPLATES: { name: string; language: string; category: TemplateCategory; body: string }[] = [
   { name: 'hello_world', language: 'en_US', category: 'UTILITY', body: 'Hello World' },
   { name: 'order_update', language: 'en_US', category: 'UTILITY', body: 'Your order {{1}} is {{2}}.' },

@@ -1,13 +1,7 @@
 import { invalidField } from '@svc/platform/errors';
 import type { MediaSource, TemplateComponent, TemplateParameter } from './provider.js';
 
-/**
- * The spec's `template_fields` ([{component, type, value, index, button_index, card_index}]) turned into the
- * provider's template components. `index` is the placeholder number ({{1}} is 1): parameters are sent in its
- * order. HEADER takes TEXT or media by URL (IMAGE, VIDEO, DOCUMENT); BODY takes TEXT; BUTTON takes PAYLOAD
- * (quick reply) or TEXT (the variable part of a URL button) and needs button_index; card_index puts the field
- * on that card of a carousel template. Errors name the field, e.g. `template_fields[1].type: ...`.
- */
+/** `index` is the placeholder number ({{1}} is 1), sent in its order; errors name the field, e.g. `template_fields[1].type`. */
 export interface TemplateField {
   component: string;
   type?: string;

@@ -8,18 +8,12 @@ import { instagramCallback, instagramEvents } from './instagram/inbound.js';
 import type { InboundEvent, InboundSink } from './provider.js';
 import { whatsappCallback, whatsappEvents } from './whatsapp/inbound.js';
 
-/**
- * The messaging providers' webhook: `GET|POST /providers/whatsapp/webhook` and `/providers/instagram/webhook`,
- * reached through the gateway without an integration key. GET is Meta's verification handshake (hub.mode,
- * hub.verify_token, hub.challenge). POST is a callback: its X-Hub-Signature-256 (`sha256=` HMAC of the raw body
- * with the app secret) is checked over the bytes as received before anything is parsed, then its events go to
- * the sink; 200 only once the sink has them, so a failure makes Meta send the callback again.
- */
+/** Reached without an integration key: X-Hub-Signature-256 is checked over the raw bytes before parsing; 200 only once the sink has the events. */
 export interface ProviderWebhookOptions {
   config: ProviderConfig;
   sink: InboundSink;
   logger: Logger;
-  /** Largest callback accepted, in bytes (Meta batches up to 1000 updates in one). */
+  /** Bytes; Meta batches many updates in one callback. */
   bodyLimit?: number;
 }
 

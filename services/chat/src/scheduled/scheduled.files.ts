@@ -4,10 +4,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
-/**
- * Where the files of a scheduled message wait until the scheduler sends them (decision 0067). The bytes are streamed
- * in and out, never held whole; a key is the attachment's id.
- */
+/** Decision 0067: bytes are streamed in and out, never held whole. */
 export interface ScheduledFileStore {
   /** Writes the stream under `key` and resolves with its size; nothing is left under `key` when it fails. */
   put(key: string, stream: Readable, guard?: (bytes: number) => void): Promise<number>;
@@ -20,10 +17,7 @@ export interface ScheduledFileStore {
 
 const KEY = /^[0-9a-f-]{36}$/;
 
-/**
- * A folder of the chat service's own (`SCHEDULED_FILES_DIR`). A file is written under a temporary name and renamed
- * when complete, so a key is either whole or absent. Every replica running the scheduler must see the same folder.
- */
+/** Written under a temporary name and renamed, so a key is whole or absent; every scheduler replica must share the folder. */
 export class DirFileStore implements ScheduledFileStore {
   constructor(private readonly dir: string) {}
 

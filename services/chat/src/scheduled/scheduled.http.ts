@@ -8,10 +8,7 @@ import { cancelScheduled, listScheduled, scheduleMessage } from './scheduled.con
 import { scheduleBody } from './scheduled.schema.js';
 import type { ScheduledService } from './scheduled.service.js';
 
-/**
- * The scheduled messages of a chat. POST takes JSON, or multipart whose files are streamed to the scheduled file
- * store as they arrive (decision 0067), never buffered whole.
- */
+/** Multipart files are streamed to the file store as they arrive (decision 0067). */
 export function scheduledRoutes(r: ApiRouter, scheduled: ScheduledService, idempotent: IdempotentWrites): ApiRouter {
   return r
     .stream(scheduleMessage, async (req, res, { params, body: json, headers }) => {

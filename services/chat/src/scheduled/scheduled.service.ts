@@ -20,10 +20,7 @@ export class ScheduledService {
     private readonly files: ScheduledFileStore,
   ) {}
 
-  /**
-   * Checks the body, streams each file of a multipart body to the file store (decision 0067), then writes the
-   * PENDING row; files already stored are removed when anything fails.
-   */
+  /** Stored files are removed when anything fails. */
   async schedule(
     actor: ChatActor,
     chatId: string,

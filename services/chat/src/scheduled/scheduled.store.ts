@@ -86,10 +86,7 @@ export async function scheduledOfChat(
   return { total: Number(count.rows[0]!.n), rows: [] };
 }
 
-/**
- * The contact wrote: pending sends of the chat that asked to wait for silence are canceled with cancel_reason
- * CHAT_INTERACTION (the spec leaves the value open; decision 0063).
- */
+/** cancel_reason CHAT_INTERACTION: the spec leaves the value open (decision 0063). */
 export async function cancelOnInbound(db: Queryable, chatId: string, at: Date): Promise<string[]> {
   const { rows } = await db.query<Pick<StoredScheduled, 'attachments'>>({
     name: 'scheduled_cancel_on_inbound',
@@ -113,10 +110,7 @@ export async function closeStale(db: Queryable, before: Date): Promise<string[]>
   return rows.flatMap(attachmentIds);
 }
 
-/**
- * Claims up to `batch` due PENDING rows by moving them to PROCESSING in one statement; `skip locked`, so two
- * replicas never claim the same row and never wait on each other.
- */
+/** `skip locked`: two replicas never claim the same row nor wait on each other. */
 export async function claimDue(db: Queryable, now: Date, batch: number): Promise<StoredScheduled[]> {
   const { rows } = await db.query<StoredScheduled>({
     name: 'scheduled_claim',
@@ -128,7 +122,6 @@ export async function claimDue(db: Queryable, now: Date, batch: number): Promise
   return rows;
 }
 
-/** The keys of the files that PENDING or PROCESSING rows name. */
 export async function liveFileIds(db: Queryable): Promise<Set<string>> {
   const { rows } = await db.query<Pick<StoredScheduled, 'id'>>({
     name: 'scheduled_live_files',

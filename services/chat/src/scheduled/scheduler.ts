@@ -19,12 +19,7 @@ export interface SchedulerOptions {
   graceMs: number;
 }
 
-/**
- * Sends due scheduled messages exactly once however many replicas run (decision 0063): a replica claims due PENDING
- * rows by moving them to PROCESSING in one statement (`for update skip locked`, so two replicas never claim the same
- * row and never wait on each other), sends them, and settles each as SENT or FAILED. A crash after the claim leaves
- * the row PROCESSING; the sweep closes it as FAILED rather than risk a second send.
- */
+/** Exactly once across replicas (decision 0063): a crash after the claim leaves PROCESSING, which the sweep fails rather than resend. */
 export class Scheduler {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -57,7 +52,6 @@ export class Scheduler {
     await this.running;
   }
 
-  /** One pass: close stale claims, then claim and send what is due. */
   async tick(now = new Date()): Promise<number> {
     const pool = await this.pool();
     await this.o.files.remove(await closeStale(pool, new Date(now.getTime() - this.o.staleMs)));
@@ -67,10 +61,7 @@ export class Scheduler {
     return rows.length;
   }
 
-  /**
-   * Files left by a replica that died between storing them and writing their row (or before removing them): none
-   * of a live row, and older than an upload can take, so an upload in progress is never swept.
-   */
+  /** Older than an upload can take, so an upload in progress is never swept. */
   private async sweep(pool: Pool, now: Date): Promise<void> {
     this.sweptAt = now.getTime();
     await this.o.files.sweep(await liveFileIds(pool), new Date(now.getTime() - this.o.graceMs));

@@ -41,10 +41,7 @@ export const CustomFieldOption = defineEntity({
 });
 export type CustomFieldOption = InferEntity<typeof CustomFieldOption>;
 
-/**
- * One answer of a custom field on a record (a lead; deals later): a value, or an option (one row per option of a
- * multiselect). `recordId` is the lead's id; the field says which entity it belongs to.
- */
+/** One row per option of a multiselect; the field says which entity `recordId` belongs to. */
 export const CustomFieldValue = defineEntity({
   name: 'CustomFieldValue',
   tableName: 'custom_field_values',

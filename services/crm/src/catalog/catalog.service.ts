@@ -102,10 +102,7 @@ export const listCustomFieldsQuery = z.strictObject({
   cursor: z.string().max(200).optional(),
 });
 
-/**
- * GET /custom-fields: the company's fields, by entity, in creation order, with their options; `cursor` (the last
- * field's `(created_at, id)`) replaces `skip`.
- */
+/** `cursor` (the last field's `(created_at, id)`) replaces `skip`. */
 export async function listCustomFields(pool: Pool, companyId: string, q: z.infer<typeof listCustomFieldsQuery>) {
   const after = q.cursor ? decodeCursor(q.cursor) : null;
   const take = q.take ?? 100;
@@ -167,7 +164,6 @@ export async function createNamedItem(
   return { id: item.id, name: item.name };
 }
 
-/** The company's items of one kind, oldest first. */
 export async function listNamedItems(pool: Pool, companyId: string, kind: (typeof NAMED_KINDS)[keyof typeof NAMED_KINDS]) {
   await requireCompany(pool, companyId);
   const items = await store.namedItems(pool, companyId, kind);

@@ -1,7 +1,4 @@
-/**
- * Custom field answers (spec "Custom field answer"): which stored values an answer becomes, per field type. Pure:
- * the caller reads the fields and writes the rows.
- */
+/** Custom field answers, pure: the caller reads the fields and writes the rows. */
 import { invalidField } from '@svc/platform/errors';
 import { v7 as uuidv7 } from 'uuid';
 import type { CustomField, CustomFieldOption, CustomFieldValue } from './catalog.entity.js';
@@ -27,10 +24,7 @@ export interface AnswerPlan {
 const NUMBER = /^-?\d+(\.\d+)?$/;
 const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-/**
- * The rows an answer stores. `path` names the answer in errors (`custom_fields[2]`; empty: its fields alone). An unknown field (or one of
- * another entity or company) is a 400; so is a file field when `allowFiles` is false (lead creation).
- */
+/** An unknown or foreign field is a 400; so is a file field when `allowFiles` is false. */
 export function planAnswer(
   fields: Map<string, FieldDefinition>,
   answer: AnswerInput,

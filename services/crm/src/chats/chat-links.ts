@@ -4,14 +4,10 @@ import type { Logger } from '@svc/platform/logging';
 import { ChatLinkServiceClient, type PersonChat } from '@svc/proto/chat/v1/chat';
 import type { ChatSource } from '../sales/sales.chats.js';
 
-/** crm waits at most this long for chat (ms); past it the chat fields are empty, the detail or the event goes on. */
+/** Milliseconds; past it the chat fields are empty and the read or event goes on. */
 const DEADLINE_MS = 500;
 
-/**
- * The chats of persons, asked of the chat service over gRPC (chat.v1.ChatLinkService) for the chat fields of the lead
- * and deal details and of their events. When chat is not configured (CHAT_GRPC_URL unset), fails or does not answer in
- * time, the answer is no chats rather than a failed read or a missing event (decisions 0066, 0130).
- */
+/** Unset, failing or late chat answers no chats rather than failing a read or an event (decisions 0066, 0130). */
 export class ChatLinks implements ChatSource {
   private readonly client: ChatLinkServiceClient | null;
 

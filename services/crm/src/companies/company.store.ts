@@ -3,8 +3,6 @@ import { run, statement } from '@svc/platform/db/native';
 import type { Db } from '../db.js';
 import { Company, IntegrationKey, User } from './company.entity.js';
 
-/** Companies, their users and integration keys. */
-
 const COMPANIES = tableOf(Company);
 const USERS = tableOf(User);
 const KEYS = tableOf(IntegrationKey);

@@ -4,21 +4,12 @@ import type { ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
 import { resolveKey } from './company.store.js';
 
-/**
- * Connections of the key look-ups' own pool. A look-up is one indexed statement, asked at most once per key and
- * cache period by each gateway: two connections serve thousands of keys.
- */
+/** A look-up is one indexed statement per key and cache period: a small pool suffices. */
 const KEY_POOL_MAX = 2;
 
 const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
 
-/**
- * The gateway's key look-ups (crm.v1.CrmService/ResolveKey), on a small pool of their own (decision 0145). Every
- * request the gateway admits waits for this look-up when its key's cache entry is stale, and all the requests of
- * a key share one look-up: on the service's pool it queued behind the requests crm was already serving, and under
- * an overload that filled the pool it missed the gateway's 2 s deadline, which refused every request of the key
- * waiting for it (503) while the ones already admitted were still being answered.
- */
+/** Own pool (decision 0145), so look-ups do not queue behind crm's other requests and miss the gateway deadline. */
 export class KeyLookups {
   private readonly pool: Pool;
 

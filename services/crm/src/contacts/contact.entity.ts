@@ -18,11 +18,7 @@ export type Person = InferEntity<typeof Person>;
 /** Contact types of the spec's Person object. */
 export const CONTACT_TYPES = { email: 1, phone: 2, website: 3, other: 4 } as const;
 
-/**
- * How contacts compare for deduplication, in SQL: e-mails without case, phones by their digits, others trimmed
- * (`normalizedContact` is the same in TypeScript). `prefix` is the table alias with its dot, or ''. The index
- * `person_contacts_normalized_idx` is built on this very expression, so the duplicate search is an index look-up.
- */
+/** Dedup comparison in SQL (as `normalizedContact` in TypeScript); `person_contacts_normalized_idx` is built on this exact expression. */
 export const normalizedContactSql = (prefix = '') =>
   `(case when ${prefix}type = ${CONTACT_TYPES.email} then lower(trim(${prefix}value)) when ${prefix}type = ${CONTACT_TYPES.phone} then regexp_replace(${prefix}value, '\\D', '', 'g') else trim(${prefix}value) end)`;
 

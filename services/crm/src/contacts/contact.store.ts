@@ -81,13 +81,7 @@ export class ContactStore {
     );
   }
 
-  /**
-   * The person of a Person object (spec rule 4): with avoid_duplicate and duplicate_check_types, the oldest person
-   * of the company holding one of the sent contacts of those types is reused and gets the sent contacts it lacks;
-   * otherwise a new person (name required). Deduplications that send a contact in common are serialized (a lock per
-   * company and normalized contact, on every contact sent, since a found person gains the ones it lacks): two
-   * requests with the same e-mail make one person; requests with different contacts do not wait for each other.
-   */
+  /** Spec rule 4. A lock per company and normalized contact serializes deduplications sharing a contact, so the same e-mail makes one person. */
   async resolvePerson(client: PoolClient, companyId: string, input: PersonRequest, path: string, at: Date): Promise<PersonWithContacts> {
     const sent = dedupeContacts(input.contacts ?? []);
     const types = new Set(input.duplicate_check_types ?? []);
@@ -134,10 +128,7 @@ export class ContactStore {
     return { person, contacts, created: true };
   }
 
-  /**
-   * The id of the person `resolvePerson` would reuse for `input`, read without its locks (null: none, or no
-   * deduplication asked): what a transaction about to resolve it may link, which it may still find otherwise.
-   */
+  /** Read without locks: the transaction that resolves it may still find another. */
   async candidate(db: Pool | PoolClient, companyId: string, input: PersonRequest): Promise<string | null> {
     const types = new Set(input.duplicate_check_types ?? []);
     if (!input.avoid_duplicate || !types.size) return null;
@@ -147,7 +138,6 @@ export class ContactStore {
     return row?.found.person.id ?? null;
   }
 
-  /** Adds a contact to a person unless it already holds it (compared as deduplication does). */
   async addContact(client: PoolClient, holder: PersonWithContacts, type: number, value: string): Promise<PersonWithContacts> {
     const norm = normalizedContact(type, value);
     if (holder.contacts.some((c) => c.type === type && normalizedContact(c.type, c.value) === norm)) return holder;

@@ -3,10 +3,7 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 /** Contract `status` (our codes, decision 0081). */
 export const ContractStatus = { ACTIVE: 1, CANCELED: 2, COMPLETED: 3 } as const;
 
-/**
- * A contract with a customer: a period (`start_date`, optional `end_date`; whole days, stored as midnight UTC), a
- * value, and links to the deal it came from, the delivery it covers and the customer (organization or person).
- */
+/** Periods are whole days, stored as midnight UTC. */
 export const Contract = defineEntity({
   name: 'Contract',
   tableName: 'contracts',

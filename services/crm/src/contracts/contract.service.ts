@@ -24,10 +24,7 @@ import * as store from './contract.store.js';
 
 type Action = 'change' | 'cancel' | 'renew' | 'complete';
 
-/**
- * The state machine (decision 0081): which action each status allows. An active contract allows everything; a
- * completed one can only be renewed (which makes it active again); a canceled one is final.
- */
+/** Decision 0081: a completed contract can only be renewed, a canceled one is final. */
 const ALLOWED: Record<number, Action[]> = {
   [ContractStatus.ACTIVE]: ['change', 'cancel', 'renew', 'complete'],
   [ContractStatus.COMPLETED]: ['renew'],
@@ -53,11 +50,7 @@ const same = (a: unknown, b: unknown) =>
   a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
 const dateOf = (d: string) => new Date(`${d}T00:00:00.000Z`);
 
-/**
- * Contracts (decision 0081), created and changed by the admin API's dedicated actions. Each action writes the
- * contract and its events in one transaction: its own event (`contract.canceled`, `.renewed`, `.completed`) and
- * `contract.updated` with the fields that changed, as deals do.
- */
+/** Decision 0081: each action writes the contract and its events in one transaction. */
 export class Contracts {
   constructor(
     private readonly pool: PoolOf,
@@ -72,7 +65,6 @@ export class Contracts {
     return contractSnapshot(pool, c);
   }
 
-  /** `contract.created` with `{contract, created_by}`. */
   async create(companyId: string, body: CreateContractBody): Promise<ContractSnapshot> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -167,10 +159,7 @@ export class Contracts {
     });
   }
 
-  /**
-   * `contract.renewed` `{contract, renewed_by, renewed_at, previous_end_date, new_end_date, previous_value, new_value,
-   * renewal_count}`: the period ends later (and the value may change); a completed contract becomes active again.
-   */
+  /** A completed contract becomes active again. */
   async renew(companyId: string, ref: string, body: z.infer<typeof renewContractBody>): Promise<ContractSnapshot> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -214,7 +203,6 @@ export class Contracts {
     });
   }
 
-  /** `contract.completed` `{contract, completed_by, completed_at}`. */
   async complete(companyId: string, ref: string, body: z.infer<typeof completeContractBody>): Promise<ContractSnapshot> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -230,11 +218,7 @@ export class Contracts {
     });
   }
 
-  /**
-   * Runs `action` on the locked contract when its status allows it (409 otherwise), then writes the action's event
-   * (when it has one) and `contract.updated` with the changed fields, each with `changes` between the snapshots
-   * before and after (decision 0178); nothing changed, nothing written.
-   */
+  /** 409 when the status forbids the action; nothing changed, nothing written (decision 0178). */
   private async act(
     companyId: string,
     ref: string,

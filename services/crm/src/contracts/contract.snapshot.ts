@@ -14,11 +14,7 @@ export const CONTRACT_CHANGE_RULES: ChangeRules = { ignore: ['updated_at'] };
 
 export type ContractSnapshot = Awaited<ReturnType<typeof contractSnapshot>>;
 
-/**
- * ContractSnapshot (the spec leaves contract payloads open; decision 0081, docs/webhooks/contract-events.md): the
- * contract's own fields, its links as summaries (`deal` and `delivery` `{id, code, title, status}`, `organization`
- * `{id, name, logo}`, `person` `{id, name}`) and its users as UserSummary, and every renewal in order.
- */
+/** The spec leaves contract payloads open (decision 0081, docs/webhooks/contract-events.md). */
 export async function contractSnapshot(db: Db, c: Contract) {
   const renewals = await renewalsOf(db, c.companyId, c.id);
   // One after the other: `db` may be a transaction's client.

@@ -6,11 +6,7 @@ export const CustomerType = { PERSON: 1, ORGANIZATION: 2 } as const;
 /** Customer `status` (the spec's integer; its values are ours, decision 0165). */
 export const CustomerStatus = { ACTIVE: 1, INACTIVE: 2 } as const;
 
-/**
- * A customer: a person or an organization of the company that bought, made one by winning a deal or created
- * through the admin API (decision 0165). Exactly one of `personId` and `organizationId` is set, matching `type`;
- * each person and each organization is at most one customer of its company (the unique pairs below, NULLs apart).
- */
+/** Decision 0165: exactly one of `personId` and `organizationId`, matching `type`; one customer per party. */
 export const Customer = defineEntity({
   name: 'Customer',
   tableName: 'customers',

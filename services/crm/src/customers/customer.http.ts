@@ -4,7 +4,7 @@ import { adminRouter, companyParam } from '../sales/sales.http.js';
 import { createCustomerBody, listCustomersQuery } from './customer.schema.js';
 import type { Customers } from './customer.service.js';
 
-/** The customer routes of the management API (admin-api.md, decision 0165). */
+/** Decision 0165. */
 export function customerAdminRoutes(customers: Customers): Router {
   const r = adminRouter();
   const cid = (v: string | undefined) => companyParam(String(v));

@@ -5,10 +5,7 @@ const uuid = z.uuid('must be a UUID');
 const code = (values: number[]) =>
   z.coerce.number({ message: `must be ${values.join(' or ')}` }).refine((v) => values.includes(v), `must be ${values.join(' or ')}`);
 
-/**
- * POST /admin/v1/companies/{cid}/customers: the person or the organization that is the customer (exactly one), and
- * optionally its status (1 active, 2 inactive; decision 0165).
- */
+/** Exactly one party; status 1 active, 2 inactive (decision 0165). */
 export const createCustomerBody = z
   .strictObject({
     person_id: uuid.optional(),
@@ -23,7 +20,6 @@ export const createCustomerBody = z
   });
 export type CreateCustomerBody = z.infer<typeof createCustomerBody>;
 
-/** GET /admin/v1/companies/{cid}/customers: filters and `skip`/`take` or `cursor` paging. */
 export const listCustomersQuery = z.strictObject({
   type: code([1, 2]).optional(),
   status: code([1, 2]).optional(),

@@ -8,15 +8,11 @@ import { CustomerStatus, CustomerType } from './customer.entity.js';
 import type { CreateCustomerBody, ListCustomersQuery } from './customer.schema.js';
 import * as store from './customer.store.js';
 
-/**
- * Customers (decision 0165): found or made when a deal is won, and through the admin API. One per person and one per
- * organization of a company; finding one that exists is the answer to a second win or a second creation.
- */
+/** Decision 0165: one customer per person and per organization; a second win or creation finds it. */
 
-/** The person or the organization a customer is. */
 export type Party = { personId: string; organizationId?: undefined } | { organizationId: string; personId?: undefined };
 
-/** The customer as the admin API answers it; tasks show `{id, code, type, status, person, organization}` of it. */
+/** Tasks show `{id, code, type, status, person, organization}` of it. */
 export interface CustomerJson {
   id: string;
   code: number;
@@ -43,11 +39,7 @@ const json = (c: store.CustomerWithParty): CustomerJson => ({
 
 const partyOf = (p: Party): store.Party => ({ personId: p.personId ?? null, organizationId: p.organizationId ?? null });
 
-/**
- * Finds the customer of `party` in `companyId`, or makes it (the next code), in the caller's transaction. `status`,
- * when given, is the status of either (a win passes active: a customer who buys again is active again); else a new
- * one is active and a found one keeps its own. The party must exist in the company (the caller checked it).
- */
+/** In the caller's transaction. A win passes active: a customer who buys again is active again. The caller checked the party. */
 export async function findOrCreateCustomer(
   client: PoolClient,
   companyId: string,
@@ -76,10 +68,7 @@ export async function findOrCreateCustomer(
   return { id, created: true };
 }
 
-/**
- * Who winning a deal makes a customer: its organization (a sale to a company), else its main person, else its first
- * person; null when the deal has neither (decision 0165).
- */
+/** The organization (a sale to a company), else the main person, else the first (decision 0165). */
 export function customerPartyOf(
   deal: { organizationId?: string | null },
   rel: { participants: { participant: { main: boolean }; person: { id: string } }[] },
@@ -92,7 +81,6 @@ export function customerPartyOf(
 export class Customers {
   constructor(private readonly pool: PoolOf) {}
 
-  /** The customer `ref` (UUID or code) of the company, else 404. */
   async get(companyId: string, ref: string): Promise<CustomerJson> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -103,7 +91,6 @@ export class Customers {
     return json(found);
   }
 
-  /** `{total, records, next_cursor}`: the company's customers, newest first, `skip`/`take` or `cursor` paging. */
   async list(companyId: string, q: ListCustomersQuery): Promise<{ total: number; records: CustomerJson[]; next_cursor: string | null }> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -125,10 +112,7 @@ export class Customers {
     };
   }
 
-  /**
-   * POST: the customer of the person or organization sent, made when it has none (`created`: 201) or the one it
-   * has (200), as a win finds it. The party must be the company's: else a 400 naming its field.
-   */
+  /** 201 when made, 200 when the party already is one; a foreign party is a 400 naming its field. */
   async create(companyId: string, body: CreateCustomerBody): Promise<{ created: boolean; customer: CustomerJson }> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);

@@ -11,7 +11,6 @@ const ORGANIZATIONS = tableOf(Organization);
 const PERSON_BRIEF = ['id', 'name'] as const;
 const ORGANIZATION_BRIEF = ['id', 'name', 'legalName'] as const;
 
-/** A customer with the person or organization it is. */
 export type CustomerWithParty = Customer & {
   person: Pick<Person, (typeof PERSON_BRIEF)[number]> | null;
   organization: Pick<Organization, (typeof ORGANIZATION_BRIEF)[number]> | null;
@@ -69,7 +68,7 @@ export interface Party {
   organizationId: string | null;
 }
 
-/** Holds the party's find-or-create until the transaction ends (the party's id spelt in lower case). */
+/** Held until the transaction ends; the id is lower-cased so one lock per party. */
 export async function lockParty(db: Db, companyId: string, partyId: string): Promise<void> {
   await run(db, LOCK_PARTY, [companyId, partyId]);
 }
@@ -79,12 +78,10 @@ export async function customerIdOf(db: Db, companyId: string, party: Party): Pro
   return row?.id ?? null;
 }
 
-/** Sets a customer's status unless it has it already. */
 export async function setStatus(db: Db, companyId: string, id: string, status: number, at: Date): Promise<void> {
   await run(db, SET_STATUS, [companyId, id, status, at]);
 }
 
-/** Inserts a customer with the next code of the company. */
 export async function insertCustomer(db: Db, c: Omit<Customer, 'code' | 'updatedAt'>): Promise<void> {
   await run(db, INSERT, [c.id, c.companyId, c.type, c.status, c.personId ?? null, c.organizationId ?? null, c.createdAt]);
 }
@@ -94,7 +91,6 @@ export async function partyExists(db: Db, companyId: string, party: Party): Prom
   return row?.found ?? false;
 }
 
-/** The customer of this id or code. */
 export async function findCustomer(db: Db, companyId: string, ref: { id: string } | { code: number }): Promise<CustomerWithParty | null> {
   const [row] = 'id' in ref ? await run(db, BY_ID, [companyId, ref.id]) : await run(db, BY_CODE, [companyId, ref.code]);
   return row ? CUSTOMERS.hydrate<CustomerWithParty>(row) : null;
@@ -105,13 +101,12 @@ export interface CustomerFilter {
   status: number | null;
   personId: string | null;
   organizationId: string | null;
-  /** The last code of the previous page. */
   beforeCode: number | null;
   skip: number;
   take: number;
 }
 
-/** A page of the company's customers, newest first, one more than `take` when more follow, and the filter's total. */
+/** One more than `take` when more follow. */
 export async function customerPage(db: Db, companyId: string, f: CustomerFilter) {
   const [row] = await run<{ total: number; records: Record<string, unknown>[] }>(db, LIST, [
     companyId,

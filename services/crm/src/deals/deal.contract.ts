@@ -5,7 +5,7 @@ import { batchAnswer, batchBody } from '../sales/sales.batch.js';
 import { creationAnswer, dealDetailSchema, dealListRecordSchema, updateAnswer } from '../sales/sales.responses.js';
 import { createDealBody, listDealsQuery, updateDealBody } from './deal.schema.js';
 
-/** The external deal routes' contracts (decision 0100). */
+/** Decision 0100. */
 const tags = ['Deals'];
 const ref = z.object({
   ref: z.string().meta({ description: 'The deal’s UUID, its numeric per-company code, or `ext:` and its external_id.' }),

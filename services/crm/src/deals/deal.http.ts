@@ -9,7 +9,7 @@ import { createDeal, createDealsBatch, getDeal, updateDeal } from './deal.contra
 import { createDealBody, dealWinBody, leadWinBody, updateDealBody } from './deal.schema.js';
 import type { Deals } from './deal.service.js';
 
-/** The external deal routes (served without Express, decision 0014), described by their contracts (decision 0100). */
+/** Served without Express (decision 0014). */
 export function dealRoutes(deals: Deals): ApiRouter {
   return apiRouter()
     .route(createDeal, async (req, res, { body, headers }) => {
@@ -33,7 +33,6 @@ export function dealRoutes(deals: Deals): ApiRouter {
     });
 }
 
-/** The CRM's dedicated deal actions of the management API (admin-api.md); each answers the DealSnapshot. */
 export function dealAdminRoutes(deals: Deals): Router {
   const r = adminRouter();
   r.post('/companies/:cid/deals/:id/win', async (req, res) => {

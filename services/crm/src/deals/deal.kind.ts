@@ -7,10 +7,7 @@ import type { CreateDealBody, UpdateDealBody } from './deal.schema.js';
 import { type DealRelations, type DealSnapshot, dealSnapshot } from './deal.snapshot.js';
 import type { DealStore } from './deal.store.js';
 
-/**
- * What deals add to the shared operations (decisions 0050–0052): value, expected close date and temperature; the
- * lead a deal came from; gain reasons, cleared when a deal is no longer won; a customer for a deal won by PUT.
- */
+/** What deals add to the shared operations (decisions 0050–0052). */
 export function dealKind(store: DealStore): RecordKind<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
   return {
     kind: 'deal',
@@ -25,15 +22,9 @@ export function dealKind(store: DealStore): RecordKind<Deal, DealRelations, Deal
       leadId: null,
     }),
     newRelations: (shared) => ({ ...shared, gainReasons: [], lead: null }),
-    /** DealCreatedPayload: `{deal}` (the creation adds `custom_fields_changed` when it has answers). */
     createdPayload: (snapshot) => ({ deal: snapshot }),
 
-    /**
-     * PUT's deal fields: `value`, `expected_close_date`, `temperature` (null clears) and `status` (decision 0052). A
-     * new status sets its date (won_date or lost_date, now) and clears the other; the loss reasons and description are
-     * cleared (a PUT names none), and the gain reasons and won description unless the deal is now won. It fires only
-     * deal.updated (spec), never won or lost.
-     */
+    /** Decision 0052: PUT fires only deal.updated (spec), never won or lost. */
     async updateOwnFields(tx, deal, body, before) {
       if (body.value !== undefined) deal.value = body.value;
       if (body.expected_close_date !== undefined)
@@ -52,7 +43,6 @@ export function dealKind(store: DealStore): RecordKind<Deal, DealRelations, Deal
       await store.sales.replaceReasons(tx, store.sales.setLossReasons, deal.companyId, deal.id, []);
     },
 
-    /** A deal won by PUT (status 2) makes its customer as the admin API's win does, from the persons the PUT left it. */
     async updated(tx, deal, before) {
       if (deal.status !== SalesStatus.won || before.record.status === SalesStatus.won) return;
       const main = await store.mainPersonOf(tx, deal);

@@ -3,7 +3,6 @@ import { description, userId, uuids } from '../sales/sales.http.js';
 import { dateTimeParam, numberParam, salesListQueryShape } from '../sales/sales.list.js';
 import { createSalesFields, organizationConflict, updateConflicts, updateSalesFields } from '../sales/sales.schema.js';
 
-/** The fields a deal has beyond a lead's, on create and on update (spec: value, expected_close_date, temperature). */
 export const dealFields = {
   value: z.number({ message: 'must be a number' }).nonnegative('must not be negative').max(999_999_999_999.99).nullable().optional(),
   expected_close_date: z.iso
@@ -20,11 +19,10 @@ export const dealFields = {
     .optional(),
 };
 
-/** POST /deals: the body of POST /leads plus `value`, `expected_close_date` and `temperature` (spec). */
 export const createDealBody = createSalesFields.extend(dealFields).superRefine(organizationConflict);
 export type CreateDealBody = z.infer<typeof createDealBody>;
 
-/** PUT /deals/{id} (decision 0052): the body of PUT /leads plus the deal's own fields and `status`. */
+/** Decision 0052. */
 export const updateDealBody = updateSalesFields
   .extend({
     ...dealFields,
@@ -34,17 +32,17 @@ export const updateDealBody = updateSalesFields
   .superRefine(updateConflicts);
 export type UpdateDealBody = z.infer<typeof updateDealBody>;
 
-/** The admin API's lead win (decision 0057): with `deal`, a deal is created from the lead (the creation's title and value rules). */
+/** Decision 0057: with `deal`, a deal is created from the lead. */
 export const leadWinBody = z.strictObject({
   user_id: userId,
   deal: z.strictObject({ title: createSalesFields.shape.title, value: dealFields.value }).optional(),
 });
 export type WonLeadDeal = NonNullable<z.infer<typeof leadWinBody>['deal']>;
 
-/** The admin API's deal win (decision 0056): gain reasons in the order sent, and a description. */
+/** Decision 0056: gain reasons keep the order sent. */
 export const dealWinBody = z.strictObject({ user_id: userId, gain_reason_ids: uuids.optional(), description });
 
-/** GET /deals query. Unknown parameters (only_new, lead_source_id among them) are a 400. */
+/** Unknown parameters (only_new, lead_source_id among them) are a 400. */
 export const listDealsQuery = z.strictObject({
   ...salesListQueryShape,
   deal_source_id: z.uuid('must be a UUID').optional(),

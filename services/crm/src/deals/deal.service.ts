@@ -26,10 +26,7 @@ import { DealStore } from './deal.store.js';
 
 export type LoadedDeal = Loaded<Deal, DealRelations>;
 
-/**
- * crm's deal operations (decisions 0050–0052): the ones deals share with leads, each through the collaborator that
- * holds it, on the deal tables; and the deal's own: the detail, the win with its customer, a lead won into a deal.
- */
+/** Decisions 0050–0052. */
 export class Deals implements SalesService<Deal, DealRelations, DealSnapshot, CreateDealBody, UpdateDealBody> {
   readonly kind = 'deal' as const;
   readonly logger: Logger;
@@ -63,22 +60,15 @@ export class Deals implements SalesService<Deal, DealRelations, DealSnapshot, Cr
     return this.own.snapshot(record, rel);
   }
 
-  /** POST /deals (sales.creation.ts). */
   create(actor: Actor, body: CreateDealBody, headerKey?: string) {
     return this.creation.create(actor, body, headerKey);
   }
 
-  /** PUT /deals/{id} (sales.update.ts). */
   update(actor: Actor, ref: string, body: UpdateDealBody) {
     return this.updates.update(actor, ref, body);
   }
 
-  /**
-   * The admin API's win (decision 0056): deal.won with the gain reasons in the order sent (the first is
-   * `gain_reason`), the description (`won_reason_description`) and `customer_id`: the customer the deal's
-   * organization, else its main person, is, found or made in the win's transaction (decision 0165); null when the
-   * deal has neither.
-   */
+  /** Decision 0056; the customer is found or made in the win's transaction (decision 0165). */
   async win(companyId: string, ref: string, userId: string, gainReasonIds: string[], description: string | null) {
     const target = await this.actions.target(companyId, ref, userId);
     const reasons = await this.actions.reasons(companyId, 'gain_reason', gainReasonIds, 'gain_reason_ids');
@@ -104,13 +94,7 @@ export class Deals implements SalesService<Deal, DealRelations, DealSnapshot, Cr
     });
   }
 
-  /**
-   * The admin API's lead win with `deal` (decision 0057): the lead is won and, in the same transaction, a deal is
-   * created from it: first stage of the primary pipeline, the lead's responsible (the master user when that one is
-   * inactive or archived), the acting user as creator, the lead's visibility, effective consent, effective origin
-   * and organization, the `value` sent. deal.created fires with it; lead.won carries its DealSnapshot. Without
-   * `deal`, the lead's plain win.
-   */
+  /** Decision 0057: the lead is won and the deal created in one transaction; lead.won carries its DealSnapshot. */
   winLead(companyId: string, ref: string, userId: string, body: WonLeadDeal | undefined) {
     if (!body) return this.leads.win(companyId, ref, userId);
     return this.leads.win(companyId, ref, userId, async (tx, { record: lead, rel: leadRel }, by) => {
@@ -151,10 +135,7 @@ export class Deals implements SalesService<Deal, DealRelations, DealSnapshot, Cr
     });
   }
 
-  /**
-   * GET /deals/{id} (UUID or code): the deal detail; visibility as for leads. No views are recorded for deals. The chat
-   * fields are asked of chat for its persons when the key has crm/chats.read (`canReadChats`), as the lead detail's.
-   */
+  /** No views are recorded for deals. */
   async detail(actor: Actor, given: string, canReadChats = false) {
     const ref = await this.refs.resolve(actor.companyId, given);
     const r = ref && refOf(ref);

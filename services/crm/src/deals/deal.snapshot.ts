@@ -5,7 +5,6 @@ import type { SalesRelations } from '../sales/sales.snapshot.js';
 import { namedSummary } from '../sales/sales.summaries.js';
 import type { Deal } from './deal.entity.js';
 
-/** What a deal's snapshot shows besides its columns: the lead's relations plus its gain reasons and the lead it came from. */
 export interface DealRelations extends SalesRelations {
   gainReasons: NamedItem[];
   lead: { id: string; code: number; title: string } | null;
@@ -13,12 +12,7 @@ export interface DealRelations extends SalesRelations {
 
 export type DealSnapshot = ReturnType<typeof dealSnapshot>;
 
-/**
- * DealSnapshot (spec "Deal payloads"): the LeadSnapshot fields with `deal_source` for lead_source and `lead` for
- * deals, plus crm_gain_reason(s) (GainReasonSummary: the first and all, in the order the win gave them),
- * won_reason_description, expected_close_date and temperature. Built on leadSnapshot, so the shared fields cannot
- * drift.
- */
+/** DealSnapshot (spec "Deal payloads"), built on leadSnapshot so the shared fields cannot drift. */
 export function dealSnapshot(deal: Deal, rel: DealRelations) {
   const { lead_source, deals: _deals, ...shared } = leadSnapshot(deal, rel);
   return {

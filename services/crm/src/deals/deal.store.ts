@@ -12,7 +12,6 @@ import type { DealRelations } from './deal.snapshot.js';
 
 type Json = Record<string, unknown>;
 
-/** What a deal's snapshot shows beyond the shared relations: the lead it came from and its gain reasons. */
 const leadAndGainReasons: OwnColumns<DealRelations> = {
   select: (alias, s) => `,
       (select json_build_object('id', x.id, 'code', x.code, 'title', x.title) from leads x
@@ -25,21 +24,15 @@ const leadAndGainReasons: OwnColumns<DealRelations> = {
   }),
 };
 
-/**
- * The deal store (decisions 0050, 0051, 0056): the statements deals share with leads (`sales`), the lead a deal came
- * from and its gain reasons in its snapshot, the detail, the list (decision 0046) and the deal's main person.
- */
+/** Decisions 0046, 0050, 0051, 0056. */
 export class DealStore {
-  /** The statements deals share with leads, on the deal tables. */
   readonly sales: SalesStore<Deal, DealRelations>;
-  /** GET deal by id ($2) or code ($2) of company $1 when user $3 may see it: the deal, its relations and detail extras. */
   readonly detailById: Statement;
   readonly detailByCode: Statement;
-  /** $1 company, $2 deal, $3 rows of deal_gain_reasons: replace the deal's gain reasons (decision 0056). */
+  /** Decision 0056. */
   private readonly setGainReasons: Statement;
   /** The deal's main person, else its first. */
   private readonly mainPerson: Statement;
-  /** GET /deals: the lead list's filters plus the deal's own (deal_source_id, value and expected_close_date ranges). */
   private readonly listed: SalesList<ListDealsQuery>;
 
   constructor(orm: MikroORM) {
@@ -73,24 +66,20 @@ export class DealStore {
     ]);
   }
 
-  /** The detail row of deal `ref` (its id, or its code when `byId` is false) when `userId` may see it. */
   async detail(db: Db, companyId: string, ref: string | number, byId: boolean, userId: string): Promise<Json | undefined> {
     const [row] = await run(db, byId ? this.detailById : this.detailByCode, [companyId, ref, userId]);
     return row;
   }
 
-  /** Replaces the deal's gain reasons with `reasons`, in their order. */
   replaceGainReasons(tx: PoolClient, deal: Pick<Deal, 'id' | 'companyId'>, reasons: NamedItem[]): Promise<void> {
     return this.sales.replaceReasons(tx, this.setGainReasons, deal.companyId, deal.id, reasons);
   }
 
-  /** The deal's main person, else its first; null without persons. */
   async mainPersonOf(db: Db, deal: Pick<Deal, 'id' | 'companyId'>): Promise<string | null> {
     const [row] = await run<{ person_id: string }>(db, this.mainPerson, [deal.companyId, deal.id]);
     return row?.person_id ?? null;
   }
 
-  /** One page of GET /deals for `actor`, each row made a record by `toRecord`. */
   list<T>(db: Pool, actor: { companyId: string; userId: string }, q: ListDealsQuery, toRecord: (row: Json) => T): Promise<ListPage<T>> {
     return this.listed.page(db, actor, q, toRecord);
   }

@@ -1,9 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A delivery pipeline: the post-sale projects' own funnel, kept apart from the sales pipelines so leads and deals
- * never land in a delivery stage nor deliveries in a sales one (decision 0080).
- */
+/** Kept apart from sales pipelines so records never land in the wrong kind of stage (decision 0080). */
 export const DeliveryPipeline = defineEntity({
   name: 'DeliveryPipeline',
   tableName: 'delivery_pipelines',
@@ -33,7 +30,6 @@ export type DeliveryStage = InferEntity<typeof DeliveryStage>;
 /** Delivery `status` (the spec's integer; its values are ours, decision 0080). */
 export const DeliveryStatus = { NOT_STARTED: 1, IN_PROGRESS: 2, DELIVERED: 3, CANCELLED: 4 } as const;
 
-/** A delivery: a post-sale project, usually of a won deal, moving through the stages of a delivery pipeline. */
 export const Delivery = defineEntity({
   name: 'Delivery',
   tableName: 'deliveries',

@@ -43,11 +43,7 @@ const COMPARED = [
 const same = (a: unknown, b: unknown) =>
   a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
 
-/**
- * Deliveries (decision 0080): post-sale projects in the company's delivery pipelines, created and changed by the
- * admin API's dedicated actions. Every change and its `delivery.*` events are written in one transaction through
- * the outbox; a delivered delivery is final, a cancelled one can be reopened by PATCH.
- */
+/** Decision 0080: changes and their events share one transaction; delivered is final, cancelled can reopen. */
 export class Deliveries {
   constructor(
     private readonly pool: PoolOf,
@@ -92,7 +88,6 @@ export class Deliveries {
     return deliverySnapshot(pool, d);
   }
 
-  /** `{total, records, next_cursor}` of the company's deliveries, newest first (`skip`/`take` paging). */
   async list(companyId: string, skip: number, take: number) {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -100,7 +95,6 @@ export class Deliveries {
     return { total, records: await deliverySnapshots(pool, companyId, records), next_cursor: null };
   }
 
-  /** `delivery.created` with `{delivery, created_by}`. */
   async create(companyId: string, body: CreateDeliveryBody): Promise<DeliverySnapshot> {
     const pool = await this.pool();
     await requireCompany(pool, companyId);
@@ -264,11 +258,7 @@ function checkPlannedDates(start: Date | null, end: Date | null): void {
   if (start && end && end < start) throw invalidField('planned_end_date', 'must not be before planned_start_date');
 }
 
-/**
- * The PATCH rules on the delivery as it will be stored (decision 0080): status 2 starts it (`started_at` now unless
- * sent), 1 takes it back to not started, 4 cancels it (`cancelled_at` now, `cancellation_reason`); 1 or 2 on a
- * cancelled delivery reopens it. A delivered delivery's status never changes (409).
- */
+/** Decision 0080: a delivered delivery's status never changes (409); 1 or 2 reopens a cancelled one. */
 function applyUpdate(d: Delivery, body: UpdateDeliveryBody): void {
   if (body.title !== undefined) d.title = body.title;
   if (body.description !== undefined) d.description = body.description;

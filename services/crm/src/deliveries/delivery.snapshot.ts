@@ -11,14 +11,7 @@ export const DELIVERY_CHANGE_RULES: ChangeRules = { ignore: ['updated_at'] };
 
 export type DeliverySnapshot = Awaited<ReturnType<typeof deliverySnapshots>>[number];
 
-/**
- * DeliverySnapshot: every field the spec lists (id, code, title, description, status, planned_start_date,
- * planned_end_date, started_at, delivered_at, cancelled_at, cancellation_reason, created_at, updated_at, company_id,
- * pipeline_id), then what it leaves open, shaped as LeadSnapshot shapes it (decision 0080): `stage_id` and `stage`
- * (StageSummary of the delivery pipeline), `responsible`, `created_by` and `completed_by` (UserSummary), `deal`
- * (`{id, code, title, status}`), `organization` (`{id, name, logo}`) and `person` (`{id, name}`). Documented in
- * docs/webhooks/delivery-events.md.
- */
+/** The spec's fields, then what it leaves open shaped as LeadSnapshot (decision 0080, docs/webhooks/delivery-events.md). */
 export async function deliverySnapshots(db: Db, companyId: string, deliveries: Delivery[]) {
   const { stages, pipelines } = await stagesAndPipelines(db, companyId, [...new Set(deliveries.map((d) => d.stageId))]);
   const links = await linkSummaries(db, companyId, {

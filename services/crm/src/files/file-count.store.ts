@@ -5,8 +5,7 @@ import { RecordFileCount } from './file-count.entity.js';
 
 const COUNTS = tableOf(RecordFileCount);
 
-// An upsert that keeps the count of the highest version: a repeated or late call changes nothing (so it bumps no
-// lead detail version either).
+// Keeps the highest version: a repeated or late call changes nothing, so bumps no detail version.
 const SET_COUNT = statement(
   'crm_set_record_file_count',
   `${COUNTS.insert()}
@@ -16,7 +15,6 @@ const SET_COUNT = statement(
    returning 1`,
 );
 
-/** Stores a record's file count unless a count of a higher version is stored; whether it was stored. */
 export async function setFileCount(db: Db, count: RecordFileCount): Promise<boolean> {
   return (await run(db, SET_COUNT, COUNTS.values(count))).length > 0;
 }

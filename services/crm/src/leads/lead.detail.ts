@@ -8,17 +8,16 @@ import type { DetailCheckRow, LeadStore } from './lead.store.js';
 
 type Json = Record<string, unknown>;
 
-/** A lead detail as JSON text, all but its parts that depend on the time or the count of the read. */
+/** A lead detail as JSON text without its time- and count-dependent parts. */
 interface CachedDetail {
   id: string;
   /** leads.detail_version and the company's detail_catalog_versions.version it was read at. */
   version: number;
   catalogVersion: number;
-  /** The JSON up to (without) `stage_durations`, and from `associations_count` to the end. */
   head: string;
   tail: string;
   stagePeriods: SalesDetailExtras['stagePeriods'];
-  /** The lead's persons, whose chats the chat fields show (asked of chat per read, never cached). */
+  /** The lead's persons: chat fields are asked of chat per read, never cached. */
   persons: LeadPerson[];
 }
 
@@ -27,34 +26,26 @@ export interface LeadPerson {
   name: string;
 }
 
-/** The JSON members of the chat fields (`"has_channel_chat":...`) for the persons of a lead, per read. */
 export type ChatFieldsOf = (persons: LeadPerson[]) => Promise<string>;
 
-/** The chat fields when the key may not read chats, or the lead has no person (spec: flags false, lists empty). */
+/** Chat fields when the key may not read chats or the lead has no person (spec: flags false, lists empty). */
 export const NO_CHAT_FIELDS = '"has_channel_chat":false,"channel_chats":[],"has_whatsapp_chat":false,"whatsapp_chats":[]';
 
-/** Where the chat fields go in a cached detail's text (no JSON text contains it: it is not valid JSON). */
+/** Marks where chat fields go in a cached text; not valid JSON, so no JSON text contains it. */
 const CHAT_MARK = '\u0000chat-fields\u0000';
-/** Where `associations_count.tasks` goes in a cached detail's text: the tasks service is asked at each read. */
 const TASKS_MARK = JSON.stringify('\u0000tasks\u0000');
 
-/** What a cached detail holds, at most: two bytes per character of its texts, and its stage periods and persons. */
 const approximateBytes = (d: CachedDetail, key: string) =>
   2 * (d.head.length + d.tail.length + key.length) + 128 * (d.stagePeriods.length + d.persons.length);
 
 interface Check {
   companyId: string;
-  /** The lead's id, or its code. */
   ref: string;
   byId: boolean;
   userId: string;
 }
 
-/**
- * Runs `work` on batches of the items added under one key: one batch per key at a time; items added meanwhile wait
- * and go together in the next one (a key under load is one statement for many requests; alone, a request goes at
- * once, after the current turn of the event loop). Different keys run independently.
- */
+/** Batches the items added under one key, one batch per key at a time, so a hot key is one statement for many requests. */
 export class KeyedBatcher<I, O> {
   private readonly keys = new Map<string, { queue: Waiting<I, O>[]; busy: boolean }>();
 
@@ -105,14 +96,7 @@ interface Waiting<I, O> {
   reject: (err: unknown) => void;
 }
 
-/**
- * GET lead detail with a cache of assembled details (decision 0015). A detail is cached per company and reference
- * (id or code) with the lead's `detail_version` and the company's catalog version; Postgres triggers bump those on
- * every change of anything the detail shows, so a cached detail is used only while both are unchanged, in every crm
- * process. A read of a cached detail is one small statement, batched with concurrent reads: the visibility check,
- * the view recorded and counted, the versions; a stale one is read again without recording a second view; an
- * uncached one is the full statement with its view.
- */
+/** GET lead detail, cached per company and reference and checked against trigger-bumped versions (decision 0015). */
 export class LeadDetails {
   private readonly cache: LRUCache<string, CachedDetail>;
   private readonly loading = new Map<string, Promise<CachedDetail | null>>();
@@ -122,12 +106,10 @@ export class LeadDetails {
 
   constructor(
     private readonly store: LeadStore,
-    /** The parts of a detail read by the detail statements (SalesDetails.parts). */
     private readonly parts: (row: Json) => DetailParts<Lead>,
     options: { maxBytes?: number; idleMs?: number } = {},
   ) {
-    // Bounded in bytes, not entries: a detail's size varies with its lead. Details not read for `idleMs` are dropped,
-    // so leads read once (a creation read back) do not fill it (decision 0223).
+    // Bounded in bytes, not entries; idle details are dropped so leads read once do not fill it (decision 0223).
     this.idleMs = options.idleMs ?? 60_000;
     this.cache = new LRUCache({
       maxSize: options.maxBytes ?? 16 * 2 ** 20,
@@ -138,10 +120,7 @@ export class LeadDetails {
     this.checks = new KeyedBatcher((_key, items) => this.check(items));
   }
 
-  /**
-   * The JSON of the detail of lead `ref` (uuid or code) as `userId` of `companyId` sees it, its view recorded; null
-   * when the lead does not exist in the company or the user may not see it.
-   */
+  /** Null when the lead is absent from the company or hidden from the user. */
   async read(
     companyId: string,
     userId: string,
@@ -180,12 +159,11 @@ export class LeadDetails {
     return { id: detail.id, text: this.body(detail, Number(row._nowUs), row.viewsCount), persons: detail.persons };
   }
 
-  /** How many details are held and their approximate bytes. */
   held(): { entries: number; bytes: number } {
     return { entries: this.cache.size, bytes: this.cache.calculatedSize };
   }
 
-  /** Forgets every cached detail (tests). */
+  /** Tests only. */
   clear(): void {
     this.cache.clear();
   }
@@ -197,7 +175,7 @@ export class LeadDetails {
     return { id: detail.id, text: this.body(detail, Number(row._nowUs), row._viewsCount as number), persons: detail.persons };
   }
 
-  /** Reads a stale detail again (concurrent reloads of one key share one statement). */
+  /** Concurrent reloads of one key share one statement. */
   private reload(key: string, companyId: string, id: string): Promise<CachedDetail | null> {
     let p = this.loading.get(key);
     if (!p) {
@@ -210,7 +188,6 @@ export class LeadDetails {
     return p;
   }
 
-  /** The reads of one lead (one key): the same company and reference. */
   private async check(items: Check[]): Promise<(DetailCheckRow | undefined)[]> {
     const [{ companyId, ref, byId }] = items as [Check];
     const rows = await this.store.checkDetail(
@@ -242,7 +219,7 @@ export class LeadDetails {
     };
     const held = this.cache.get(key);
     if (!held || held.version < detail.version || held.catalogVersion < detail.catalogVersion) this.cache.set(key, detail);
-    // lru-cache drops an expired entry only when it is read: the ones never read again go here, at most twice per period.
+    // lru-cache drops an expired entry only when read: the ones never read again go here.
     if (performance.now() - this.purgedAt > this.idleMs / 2) {
       this.purgedAt = performance.now();
       this.cache.purgeStale();

@@ -6,16 +6,9 @@ export const Lead = defineEntity({
   tableName: 'leads',
   properties: {
     ...salesRecordProperties(),
-    /**
-     * GET lead calls counted so far; the views still in lead_view_queue are added when read (decision 0012), so
-     * concurrent GETs of one lead never queue on this row.
-     */
+    /** Views still in lead_view_queue are added when read (decision 0012), so concurrent GETs never queue on this row. */
     viewsCount: p.integer().default(0),
-    /**
-     * Bumped by Postgres triggers whenever anything the lead's detail shows changes (its own columns other than
-     * views_count, and every lead-specific table the detail reads; decision 0015), so a cached detail is checked
-     * against it. Never written by crm's code.
-     */
+    /** Bumped only by Postgres triggers when anything the detail shows changes (decision 0015). */
     detailVersion: p.integer().default(0),
   },
   uniques: [{ name: 'leads_company_code_unique', properties: ['companyId', 'code'] }],
@@ -27,7 +20,6 @@ export const Lead = defineEntity({
 });
 export type Lead = InferEntity<typeof Lead>;
 
-/** One row per view of a lead by a user (GET lead records a view; rows arrive here through lead_view_queue). */
 export const LeadView = defineEntity({
   name: 'LeadView',
   tableName: 'lead_views',
@@ -41,13 +33,9 @@ export const LeadView = defineEntity({
   indexes: [{ name: 'lead_views_user_lead_idx', properties: ['userId', 'leadId'] }],
 });
 
-/** The lead's relation tables (lead_tags, lead_participants, ...), defined once for leads and deals. */
 export const LeadRelationEntities = salesRelationEntities('lead');
 
-/**
- * An idempotency key of POST /leads, per company. `processing` from the reservation until the creation (lead,
- * followers, note) ends; then `done` (replays answer the same lead) or `failed` (the key stays consumed: 409).
- */
+/** An idempotency key of POST /leads per company; a `failed` key stays consumed (409). */
 export const LeadIdempotencyKey = defineEntity({
   name: 'LeadIdempotencyKey',
   tableName: 'lead_idempotency_keys',
@@ -67,10 +55,7 @@ export const LeadIdempotencyKey = defineEntity({
 });
 export type LeadIdempotencyKey = InferEntity<typeof LeadIdempotencyKey>;
 
-/**
- * Views recorded by GET lead and not yet counted in leads.views_count: insert-only for GETs; the view folder
- * moves them to lead_views and adds them to the counter in one statement (decision 0012).
- */
+/** Views not yet counted in views_count, folded into lead_views in one statement (decision 0012). */
 export const LeadViewQueued = defineEntity({
   name: 'LeadViewQueued',
   tableName: 'lead_view_queue',
@@ -83,11 +68,7 @@ export const LeadViewQueued = defineEntity({
   },
 });
 
-/**
- * Per company, bumped by Postgres triggers whenever a row of the shared catalog that lead details show changes
- * (pipelines, stages, users, tags, custom fields and options, named items, lead sources, organizations; decision
- * 0015). A cached detail is current only while both its lead's detail_version and this version are unchanged.
- */
+/** Per company, bumped by triggers when shared catalog rows shown in lead details change (decision 0015). */
 export const DetailCatalogVersion = defineEntity({
   name: 'DetailCatalogVersion',
   tableName: 'detail_catalog_versions',

@@ -35,7 +35,7 @@ export function leadRoutes(leads: Leads): ApiRouter {
     });
 }
 
-/** The CRM's dedicated lead actions of the management API (admin-api.md); each answers the LeadSnapshot. `win` is deals' (deal.http.ts). */
+/** Dedicated lead actions of the management API; each answers the LeadSnapshot. `win` is in deal.http.ts. */
 export function leadAdminRoutes(leads: Leads): Router {
   const r = adminRouter();
   salesActionRoutes(r, leads);

@@ -4,7 +4,6 @@ import type { Lead } from './lead.entity.js';
 import type { CreateLeadBody, UpdateLeadBody } from './lead.schema.js';
 import { type LeadSnapshot, leadSnapshot } from './lead.snapshot.js';
 
-/** What leads add to the shared operations: their snapshot, their view counters, the qualification in lead.created. */
 export const leadKind: RecordKind<Lead, SalesRelations, LeadSnapshot, CreateLeadBody, UpdateLeadBody> = {
   kind: 'lead',
   label: 'Lead',

@@ -2,15 +2,13 @@ import { z } from 'zod';
 import { salesListQueryShape } from '../sales/sales.list.js';
 import { createSalesFields, organizationConflict, updateConflicts, updateSalesFields } from '../sales/sales.schema.js';
 
-/** POST /leads: the shared creation body (sales.schema.ts). */
 export const createLeadBody = createSalesFields.superRefine(organizationConflict);
 export type CreateLeadBody = z.infer<typeof createLeadBody>;
 
-/** PUT /leads/{id}: the shared update body. */
 export const updateLeadBody = updateSalesFields.superRefine(updateConflicts);
 export type UpdateLeadBody = z.infer<typeof updateLeadBody>;
 
-/** GET /leads query (decision 0045). Unknown parameters are a 400 like unknown body fields. */
+/** GET /leads query (decision 0045); unknown parameters are a 400. */
 export const listLeadsQuery = z.strictObject({
   ...salesListQueryShape,
   lead_source_id: z.uuid('must be a UUID').optional(),

@@ -27,10 +27,6 @@ export type LoadedLead = Loaded<Lead, SalesRelations>;
 
 type Json = Record<string, unknown>;
 
-/**
- * crm's lead operations: the ones leads share with deals, each through the collaborator that holds it (creation,
- * updates, actions, refs, changes, details), and the lead's own: the cached detail with its views, the list, win.
- */
 export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, CreateLeadBody, UpdateLeadBody> {
   readonly kind = 'lead' as const;
   readonly logger: Logger;
@@ -41,7 +37,6 @@ export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, C
   readonly updates: SalesUpdate<Lead, SalesRelations, LeadSnapshot, UpdateLeadBody>;
   readonly actions: SalesActions<Lead, SalesRelations, LeadSnapshot>;
   readonly details: SalesDetails<Lead, SalesRelations, LeadSnapshot>;
-  /** The assembled details, cached and checked against versions (decision 0015). */
   readonly cache: LeadDetails;
   readonly views: LeadViewFolder;
 
@@ -63,21 +58,15 @@ export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, C
     return leadSnapshot(record, rel);
   }
 
-  /** POST /leads (sales.creation.ts). */
   create(actor: Actor, body: CreateLeadBody, headerKey?: string) {
     return this.creation.create(actor, body, headerKey);
   }
 
-  /** PUT /leads/{id} (sales.update.ts). */
   update(actor: Actor, ref: string, body: UpdateLeadBody) {
     return this.updates.update(actor, ref, body);
   }
 
-  /**
-   * GET /leads/{id}: the lead detail as JSON text; each call records a view by the key creator and counts it
-   * (LeadDetails: a cache of assembled details checked against versions, decision 0015). `canReadChats`: the key has
-   * crm/chats.read; without it the chat fields are false and empty (spec, Lead detail).
-   */
+  /** Each call records a view (decision 0015); without crm/chats.read the chat fields are false and empty. */
   async detailJson(actor: Actor, given: string, canReadChats = false): Promise<string> {
     const ref = await this.refs.resolve(actor.companyId, given);
     if (!ref || !refOf(ref)) throw notFound('Lead');
@@ -88,7 +77,7 @@ export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, C
     return (await this.cache.read(actor.companyId, actor.userId, ref, chatFields, tasksOf)) ?? this.refs.refuse(actor, ref);
   }
 
-  /** GET /leads: the leads the key creator may see, newest first, with filters and paging (decision 0045); no chat fields. */
+  /** GET /leads (decision 0045); no chat fields. */
   async list(actor: Actor, q: ListLeadsQuery) {
     return this.store.list(await this.store.sales.pool, actor, q, (row) => {
       const { record, rel } = this.store.sales.select.fromRow(row);
@@ -96,10 +85,7 @@ export class Leads implements SalesService<Lead, SalesRelations, LeadSnapshot, C
     });
   }
 
-  /**
-   * The admin API's win: lead.won (and lead.updated). `makeDeal` (a win with `deal`) creates the deal in the same
-   * transaction, its deal.created with it, and lead.won carries its DealSnapshot (decision 0057); else `deal` is null.
-   */
+  /** With `makeDeal` the deal is created in the same transaction and lead.won carries it (decision 0057). */
   async win(companyId: string, ref: string, userId: string, makeDeal?: (tx: PoolClient, lead: LoadedLead, by: User) => Promise<Json>) {
     return this.actions.close(await this.actions.target(companyId, ref, userId), {
       won: true,

@@ -16,7 +16,6 @@ import type { ListLeadsQuery } from './lead.schema.js';
 
 type Json = Record<string, unknown>;
 
-/** What a cached lead detail's check returns for one read (decision 0015). */
 export interface DetailCheckRow {
   n: number;
   id: string;
@@ -26,10 +25,7 @@ export interface DetailCheckRow {
   _nowUs: string;
 }
 
-/**
- * The deals that came from a lead (decision 0057), oldest first, with their stage, pipeline and responsible: read
- * through the columns leads and deals share, so leads need not know the deal entity.
- */
+/** A lead's deals (decision 0057), read through shared columns so leads need not know the deal entity. */
 function dealsOfLead(orm: MikroORM): OwnColumns<SalesRelations> {
   const deal = new EntityColumns(orm, Lead, SALES_RECORD_PROPERTIES);
   return {
@@ -55,44 +51,24 @@ function dealsOfLead(orm: MikroORM): OwnColumns<SalesRelations> {
   };
 }
 
-/**
- * The lead store: the statements leads share with deals (`sales`) plus the detail that records a view, the view
- * folding (decision 0012) and the list (decision 0045), as named statements (decision 0010).
- */
+/** Named statements (decision 0010): the shared sales ones plus the detail, view folding (0012) and list (0045). */
 export class LeadStore {
-  /** The statements leads share with deals, on the lead tables. */
   readonly sales: SalesStore<Lead, SalesRelations>;
-  /**
-   * GET lead by id ($2) or code ($2) when viewer $4 may see it (lead.visibility.ts): records the view ($3 view id),
-   * returns the lead, its relations, its views (`_viewsCount`) and the versions its cached copy is checked against
-   * (decision 0015). No row: absent or hidden (`access` tells which, off the hot path).
-   */
+  /** $2 is the id or code, $3 the view id, $4 the viewer; no row means absent or hidden (`access` tells which). */
   readonly detailById: Statement;
   readonly detailByCode: Statement;
-  /** The detail of lead $2 of company $1 without recording a view (a cached detail found stale). */
   readonly detailOf: Statement;
-  /**
-   * GET of a cached detail, for the reads of one lead waiting together (decision 0015): $1 company, $2 lead id or
-   * null, $3 its code when $2 is null, $4 view ids, $5 viewers (one each per read). For each read `n` (1-based)
-   * whose viewer may see the lead: its view recorded, the lead's detail_version and its company's catalog version
-   * (to check the cached detail), its views_count and the database's time (for stage durations).
-   */
+  /** For the reads of one lead waiting together (decision 0015): $4 view ids and $5 viewers, one each per read. */
   readonly detailCheck: Statement;
-  /**
-   * Folds up to $1 queued views (the oldest; rows another replica is folding are skipped): moves them to lead_views
-   * and adds them to their leads' views_count, in one statement, so any reader sees each view exactly once.
-   */
+  /** Skips rows another replica is folding; moves and counts in one statement so each view is seen exactly once. */
   readonly foldViewsStatement: Statement;
-  /** GET /leads (sales.list.store.ts): the shared filters, the effective origin and only_new. */
   private readonly listed: SalesList<ListLeadsQuery>;
 
   constructor(orm: MikroORM) {
     this.sales = new SalesStore<Lead, SalesRelations>(orm, 'lead', Lead, LeadRelationEntities, dealsOfLead(orm));
     const select = this.sales.select;
 
-    // A read records its views in lead_views and adds them to leads.views_count in its own statement (decision 0015:
-    // crm sends one statement per lead at a time, for all the reads of that lead waiting, so reads of one lead do not
-    // queue on its row); views still in lead_view_queue (queued by the GETs of decision 0012) are counted too.
+    // Reads of one lead record their views in one statement so they do not queue on its row (decision 0015).
     const catalogVersion = (alias: string) =>
       `coalesce((select dv.version from detail_catalog_versions dv where dv.company_id = ${alias}.company_id), 0) as "_catalogVersion"`;
     const queued = (alias: string) => `(select count(*) from lead_view_queue q where q.lead_id = ${alias}.id)::int`;
@@ -114,8 +90,7 @@ export class LeadStore {
       `select ${select.relationsSelect('l', { detail: true })}, ${catalogVersion('l')} from leads l ${select.relationsJoin('l')}
        where l.company_id = $1 and l.id = $2`,
     );
-    // The reads (ordinality n) of one lead, each by its viewer: those who may see it record their views; the k views
-    // of the statement answer views_count - k + 1 ... views_count, as if the reads had run one by one.
+    // The k views of the statement answer views_count - k + 1 ... views_count, as if the reads ran one by one.
     this.detailCheck = statement(
       'crm_lead_detail_check',
       `with l as (
@@ -161,22 +136,16 @@ export class LeadStore {
     ]);
   }
 
-  /**
-   * The detail of lead `ref` (its id, or its code when `byId` is false) when `userId` may see it, its view `viewId`
-   * recorded and counted; undefined when absent or hidden.
-   */
   async detail(db: Db, companyId: string, ref: string | number, byId: boolean, viewId: string, userId: string): Promise<Json | undefined> {
     const [row] = await run(db, byId ? this.detailById : this.detailByCode, [companyId, ref, viewId, userId]);
     return row;
   }
 
-  /** The detail of lead `id`, without recording a view. */
   async detailWithoutView(db: Db, companyId: string, id: string): Promise<Json | undefined> {
     const [row] = await run(db, this.detailOf, [companyId, id]);
     return row;
   }
 
-  /** The check of a cached detail for the reads of one lead (`id`, else `code`): one row per read its viewer may see. */
   checkDetail(
     db: Db,
     companyId: string,
@@ -188,13 +157,11 @@ export class LeadStore {
     return run<DetailCheckRow & Json>(db, this.detailCheck, [companyId, id, code, viewIds, viewers]);
   }
 
-  /** Folds up to `max` queued views; returns how many. */
   async foldViews(db: Db, max: number): Promise<number> {
     const [row] = await run<{ folded: number }>(db, this.foldViewsStatement, [max]);
     return row?.folded ?? 0;
   }
 
-  /** One page of GET /leads for `actor`, each row made a record by `toRecord`. */
   list<T>(db: Pool, actor: { companyId: string; userId: string }, q: ListLeadsQuery, toRecord: (row: Json) => T): Promise<ListPage<T>> {
     return this.listed.page(db, actor, q, toRecord);
   }

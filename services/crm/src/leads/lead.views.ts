@@ -4,11 +4,7 @@ import type { LeadStore } from './lead.store.js';
 
 const BATCH = 5000;
 
-/**
- * Folds the views GET lead queues into leads.views_count (decision 0012): every `intervalMs`, and at once again
- * while full batches come back. A failed fold (a deadlock with another replica's, the database away) leaves the
- * rows queued for the next one; readers count queued views anyway, so nothing is lost or counted twice.
- */
+/** Folds queued views into views_count (decision 0012); a failed fold leaves rows queued and readers count them anyway. */
 export class LeadViewFolder {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -25,7 +21,7 @@ export class LeadViewFolder {
     this.schedule();
   }
 
-  /** Folds until the queue is empty (tests, shutdown). */
+  /** Tests and shutdown. */
   async foldAll(): Promise<void> {
     while ((await this.foldOnce()) === BATCH);
   }

@@ -4,14 +4,9 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 export const MEASUREMENT_CONSENTS = ['GRANTED', 'DENIED', 'UNSPECIFIED'] as const;
 export type MeasurementConsent = (typeof MEASUREMENT_CONSENTS)[number];
 
-/** The two kinds of record an acquisition belongs to (a lead or a deal; SalesKind seen from marketing). */
 export type AcquiredKind = 'lead' | 'deal';
 
-/**
- * One acquisition snapshot: the normalized marketing tracking a lead or a deal arrived with (exactly one of
- * `leadId` and `dealId`). The latest active one is the record's `marketing_lead_source`; its lead source is the
- * record's effective origin and its consent the fallback decision of a record without a canonical one.
- */
+/** One acquisition snapshot of a lead or a deal; the latest active one is the record's effective origin. */
 export const MarketingAcquisition = defineEntity({
   name: 'MarketingAcquisition',
   tableName: 'marketing_acquisitions',
@@ -48,7 +43,6 @@ export const MarketingAcquisition = defineEntity({
     urlConversion: p.text().nullable(),
     /** The full URL, sanitized: without GRANTED, no obref parameter and no fragment. */
     conversionUrlFull: p.text().nullable(),
-    /** The decision this acquisition carried; null when it carried none. */
     measurementConsent: p.string().length(20).nullable(),
   },
   indexes: [

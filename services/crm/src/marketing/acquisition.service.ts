@@ -4,7 +4,6 @@ import type { AcquiredKind, MarketingAcquisition, MeasurementConsent } from './a
 import type { Origin } from './origin.js';
 import type { AcquisitionDraft } from './tracking.js';
 
-/** The acquisition snapshot of a lead or a deal, to be written with it. */
 export function acquisitionOf(
   kind: AcquiredKind,
   record: { id: string; companyId: string },
@@ -45,12 +44,9 @@ export function acquisitionOf(
   };
 }
 
-/** What a lead's or a deal's responses need from its acquisitions. */
 export interface LeadMarketing {
-  /** The most recent active acquisition snapshot. */
   latest: MarketingAcquisition | null;
   /** The decision of the most recent active snapshot that has one (a snapshot without one does not shadow it). */
   latestDecision: MeasurementConsent | null;
-  /** The lead sources the snapshot and the lead name, by id. */
   leadSources: Map<string, LeadSource>;
 }

@@ -1,21 +1,14 @@
 import type { LeadSource } from '../catalog/catalog.entity.js';
 import type { MarketingAcquisition, MeasurementConsent } from './acquisition.entity.js';
 
-/** `lead_source` of the lead detail and LeadSnapshot: `{id, name, logo}`. */
 export const leadSourceSummary = (s: LeadSource | null | undefined) => (s ? { id: s.id, name: s.name, logo: s.logo } : null);
 
-/** The effective origin: the one of the most recent active acquisition, otherwise the one stored on the lead. */
 export const effectiveLeadSourceId = (
   storedLeadSourceId: string | null | undefined,
   latest: Pick<MarketingAcquisition, 'leadSourceId'> | null,
 ): string | null => latest?.leadSourceId ?? storedLeadSourceId ?? null;
 
-/**
- * `marketing_lead_source`: the latest active acquisition snapshot with exactly the contract's fields. Our
- * svc_* fields carry the contract's names (svc_campaign is `campaing_name`, spelled as in the contract); fields
- * no input feeds yet (source_url, headline, ad_body, media_type, ads_clid_id, fbc, fbp, creative id and uri)
- * are null.
- */
+/** `marketing_lead_source`: the latest active acquisition with the contract's fields (its spelling `campaing_name`). */
 export function marketingLeadSourceView(a: MarketingAcquisition | null, leadSources: Map<string, LeadSource>) {
   if (!a) return null;
   return {

@@ -1,8 +1,4 @@
-/**
- * Marketing rule 7 (PUT /leads/{id}): the fields sent correct the lead's current acquisition; omitted fields are
- * kept, null (or blank) clears. Rules 1 to 5 apply to what is sent; the URL fills only what is still missing.
- * Pure, like tracking.ts: the caller stores the result.
- */
+/** Marketing rule 7 (PUT /leads/{id}): sent fields correct the current acquisition; null or blank clears. */
 import type { MarketingAcquisition, MeasurementConsent } from './acquisition.entity.js';
 import {
   type AcquisitionDraft,
@@ -26,7 +22,6 @@ const STORED: StoredTrackingField[] = [...SVC_FIELDS, ...UTM_FIELDS, ...CLICK_ID
 
 const camel = (f: string) => f.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
-/** The stored tracking values of an acquisition, by their input names. */
 export function draftOf(a: MarketingAcquisition | null): AcquisitionDraft {
   const values = {} as TrackingValues;
   const row = (a ?? {}) as Record<string, unknown>;
@@ -42,18 +37,14 @@ export function draftOf(a: MarketingAcquisition | null): AcquisitionDraft {
 export interface Correction {
   /** The consent decision the request states (alias or URL), null when it states none. */
   decision: MeasurementConsent | null;
-  /** The corrected acquisition values, or null when nothing tracking-related was sent (rule 6). */
+  /** Null when nothing tracking-related was sent (rule 6). */
   draft: AcquisitionDraft | null;
   /** Whether an origin input (svc_code, svc_source, utm_source, or the URL) was sent: the origin is resolved again. */
   originTouched: boolean;
   sensitive: string[];
 }
 
-/**
- * The correction a PUT's marketing object makes to `current` (the latest active acquisition, or none). A consent
- * divergence between the alias and the URL is a 400 (agreedConsent). `leadConsent` sanitizes a new URL when the
- * request states no decision.
- */
+/** A consent divergence between the alias and the URL is a 400. */
 export function correctAcquisition(
   marketing: MarketingInput | null | undefined,
   current: MarketingAcquisition | null,

@@ -7,11 +7,7 @@ const text = (field: StoredTrackingField | 'url_conversion') => {
   return z.string({ message: 'must be a string' }).trim().max(max, `must be at most ${max} characters`).nullable().optional();
 };
 
-/**
- * `marketing` of POST /leads (spec "Marketing tracking object"). Strict like the rest of the body: an unknown
- * key is a 400 naming it. Values are trimmed and capped here; blank and null values pass and are ignored
- * later (rule 1). The legacy consent alias takes the exact upper-case values of the top-level field.
- */
+/** `marketing` of POST /leads: strict, trimmed and capped here; blank values are ignored later (rule 1). */
 export const marketingBody = z.strictObject({
   svc_code: text('svc_code'),
   svc_source: text('svc_source'),

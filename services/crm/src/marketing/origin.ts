@@ -6,15 +6,12 @@ import { type LeadSource, NAMED_ITEM_NAME_MAX, type NamedItem, type Tracker } fr
 import * as catalog from '../catalog/catalog.store.js';
 import { leadSourceNameFor } from './tracking.js';
 
-/** Where origins are read and created. */
 export type OriginDb = Pool;
 
 export interface OriginRequest {
   /** `crm_lead_source_id` of the body: the only manual origin. */
   crmLeadSourceId?: string | null | undefined;
-  /** The acquisition's svc_code (sent or read from the URL). */
   svcCode?: string | null | undefined;
-  /** svc_source, else utm_source, of the acquisition. */
   sourceName?: string | null | undefined;
 }
 
@@ -27,11 +24,7 @@ export interface Origin {
 /** `%`, `_` and `\` match themselves in an ILIKE pattern. */
 const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/**
- * The company's row of this name, compared without letter case (the oldest when several match), or a new one,
- * committed in its own transaction: a transaction advisory lock per company, kind and name makes concurrent
- * creations share one row.
- */
+/** Found without letter case, or created in its own transaction under an advisory lock so concurrent creations share a row. */
 function findOrCreateByName<T>(
   db: OriginDb,
   lockKey: string,
@@ -44,7 +37,6 @@ function findOrCreateByName<T>(
   });
 }
 
-/** The company's lead source of this name, or a new one (origin by svc_source / utm_source, rule 2). */
 export function findOrCreateLeadSource(db: OriginDb, companyId: string, sourceName: string): Promise<LeadSource> {
   const name = leadSourceNameFor(sourceName);
   return findOrCreateByName(
@@ -59,11 +51,7 @@ export function findOrCreateLeadSource(db: OriginDb, companyId: string, sourceNa
   );
 }
 
-/**
- * The company's conversion tool of this name (`svc_conversion_tool`, sent or read from `url_conversion`), or a new
- * one in the company's named items (kind `conversion_tool`, listed by the admin API): "a conversion tool created
- * when needed" of POST /deals, and of POST /leads alike (decision 0048). The acquisition keeps the name as sent.
- */
+/** The company's conversion tool of this name, created when needed (decision 0048). */
 export function findOrCreateConversionTool(db: OriginDb, companyId: string, toolName: string): Promise<NamedItem> {
   const name = toolName.trim().slice(0, NAMED_ITEM_NAME_MAX);
   return findOrCreateByName(
@@ -78,11 +66,7 @@ export function findOrCreateConversionTool(db: OriginDb, companyId: string, tool
   );
 }
 
-/**
- * Origin resolution (POST /leads rule 2): crm_lead_source_id when sent (a 400 when it is not one of the
- * company's); else the lead source of the active tracker svc_code names; else the source name finds or
- * creates one ("IG" in any case is Instagram); else none.
- */
+/** Origin (rule 2): crm_lead_source_id (a 400 when foreign), else the tracker's, else by source name. */
 export async function resolveOrigin(pool: OriginDb, companyId: string, request: OriginRequest): Promise<Origin> {
   let manual: LeadSource | null = null;
   if (request.crmLeadSourceId) {

@@ -1,8 +1,4 @@
-/**
- * The marketing tracking object of lead creation (spec "Marketing tracking object", rules 1 to 6) as pure
- * functions: no storage, no clock, no logging. lead.service.ts calls `prepareMarketing` before it writes
- * anything, so a consent divergence is a 400 with nothing created.
- */
+/** Marketing tracking of lead creation (spec rules 1 to 6) as pure functions, run before any write. */
 import { invalidField } from '@svc/platform/errors';
 import { MEASUREMENT_CONSENTS, type MeasurementConsent } from './acquisition.entity.js';
 
@@ -30,15 +26,11 @@ export const CLICK_ID_FIELDS = ['gclid', 'fbclid'] as const;
 export type SvcField = (typeof SVC_FIELDS)[number];
 export type UtmField = (typeof UTM_FIELDS)[number];
 export type ClickIdField = (typeof CLICK_ID_FIELDS)[number];
-/** Every text field of the input object except url_conversion. */
 export type TrackingField = SvcField | UtmField | ClickIdField;
 /** What is stored: the input's fields plus utm_medium, which only a conversion URL carries. */
 export type StoredTrackingField = TrackingField | 'utm_medium';
 
-/**
- * Longest accepted value of each field, after trimming; longer is a 400 naming the field. The source and the
- * code are bounded by the lead source name and the tracker code they may become or match.
- */
+/** Longest accepted value per field after trimming; longer is a 400 naming the field. */
 export const TRACKING_MAX_LENGTH: Record<StoredTrackingField | 'url_conversion', number> = {
   svc_code: 200,
   svc_source: 200,
@@ -89,7 +81,6 @@ export const CONSENT_PARAM = 'measurement_consent';
 /** Removed from the stored full URL unless the consent is GRANTED (rule 5). */
 export const OBREF_PARAM = 'obref';
 
-/** The marketing object as the edge schema delivers it (strings trimmed, lengths checked). */
 export type MarketingInput = Partial<Record<TrackingField | 'url_conversion' | 'measurement_consent', string | null>>;
 
 /** Rule 1: trimmed; empty, blank and null values count as not sent. */
@@ -100,11 +91,7 @@ export function cleanText(value: string | null | undefined): string | undefined 
 
 const isConsent = (v: string): v is MeasurementConsent => (MEASUREMENT_CONSENTS as readonly string[]).includes(v);
 
-/**
- * The consent a URL's measurement_consent parameter states. `null` when the parameter is absent (or only
- * blank); UNSPECIFIED when a value is unknown or the values disagree. Values are compared trimmed and in
- * upper case, so `granted` and `GRANTED&measurement_consent=granted` both read GRANTED.
- */
+/** A URL consent: null when absent, UNSPECIFIED when unknown or ambiguous; compared trimmed, upper case. */
 export function readUrlConsent(values: readonly string[]): MeasurementConsent | null {
   const given = new Set(values.map((v) => v.trim().toUpperCase()).filter((v) => v !== ''));
   if (given.size === 0) return null;
@@ -122,15 +109,12 @@ export function singleParamValue(values: readonly string[], maxLength: number): 
 }
 
 export interface ConversionUrlReading {
-  /** An absolute http or https URL that WHATWG URL parses. Anything else reads no parameter. */
   wellFormed: boolean;
-  /** Tracking values found in the query string (not in the fragment). */
   params: Partial<Record<UrlParam, string>>;
   /** The URL's own consent (rule 4): null when it carries none, UNSPECIFIED when malformed or ambiguous. */
   consent: MeasurementConsent | null;
 }
 
-/** Parses an absolute http(s) URL; null for anything else (no scheme, another scheme, unparseable text). */
 export function parseHttpUrl(text: string): URL | null {
   let url: URL;
   try {
@@ -153,7 +137,6 @@ export function readConversionUrl(text: string): ConversionUrlReading {
   return { wellFormed: true, params, consent: readUrlConsent(url.searchParams.getAll(CONSENT_PARAM)) };
 }
 
-/** The name of one `name=value` query segment, decoded like URLSearchParams does; undecodable names stay raw. */
 function segmentName(segment: string): string {
   const raw = (segment.split('=', 1)[0] ?? '').replace(/\+/g, ' ');
   try {
@@ -181,11 +164,7 @@ function splitUrlText(text: string): { base: string; query: string | null; fragm
     : { base: beforeHash.slice(0, q), query: beforeHash.slice(q + 1), fragment };
 }
 
-/**
- * conversion_url_full (rule 5): the full URL; without GRANTED the obref parameter is removed and the whole
- * fragment dropped. Credentials (`user:pass@`) are always dropped. The other parameters keep their exact
- * encoding. A malformed URL gets the same treatment on its text.
- */
+/** conversion_url_full (rule 5): credentials always dropped; without GRANTED, obref and the fragment too. */
 export function sanitizeConversionUrl(text: string, consent: MeasurementConsent): string {
   const url = parseHttpUrl(text);
   let base: string;
@@ -214,18 +193,13 @@ export function conversionPageUrl(text: string): string {
 }
 
 export interface ConsentSources {
-  /** Top-level `measurement_consent` of the body. */
   topLevel?: MeasurementConsent | undefined;
-  /** `marketing.measurement_consent`, the legacy alias. */
+  /** The legacy alias `marketing.measurement_consent`. */
   alias?: MeasurementConsent | undefined;
-  /** What url_conversion states (readConversionUrl), null when it states nothing. */
   url?: MeasurementConsent | null | undefined;
 }
 
-/**
- * The one consent decision the request makes (POST /leads rule 3), or null when it makes none. Any two
- * sources that disagree are a 400 naming the later field, before anything is written.
- */
+/** The one consent the request states (rule 3); disagreeing sources are a 400 before anything is written. */
 export function agreedConsent(sources: ConsentSources): MeasurementConsent | null {
   const { topLevel, alias, url } = sources;
   if (topLevel && alias && topLevel !== alias) {
@@ -239,13 +213,9 @@ export function agreedConsent(sources: ConsentSources): MeasurementConsent | nul
   return body ?? url ?? null;
 }
 
-/** The normalized tracking values of one acquisition (null: not sent and not found in the URL). */
 export type TrackingValues = Record<StoredTrackingField, string | null>;
 
-/**
- * Rules 1 to 3: values sent win; a utm_* value sent fills its svc_* field; the URL fills what is still
- * missing, its own svc_* parameters before its utm_* ones; utm_term fills utm_search_term.
- */
+/** Rules 1 to 3: sent values win, a sent utm_* fills its svc_*, then the URL fills the gaps. */
 export function normalizeTracking(
   sent: Partial<Record<TrackingField, string>>,
   fromUrl: Partial<Record<UrlParam, string>>,
@@ -255,7 +225,6 @@ export function normalizeTracking(
   for (const field of SVC_FIELDS) values[field] = first(sent[field]);
   for (const field of UTM_FIELDS) values[field] = first(sent[field]);
   for (const field of CLICK_ID_FIELDS) values[field] = first(sent[field], fromUrl[field]);
-  // Rule 2 on the values sent, then rule 3 fills the gaps from the URL in the same order.
   for (const [utm, svc] of Object.entries(UTM_TO_SVC) as [UtmField, SvcField][]) values[svc] ??= sent[utm] ?? null;
   values.utm_search_term ??= sent.utm_term ?? null;
   for (const field of SVC_FIELDS) {
@@ -268,7 +237,6 @@ export function normalizeTracking(
   return values;
 }
 
-/** What an acquisition snapshot stores (before the origin is resolved). */
 export interface AcquisitionDraft extends TrackingValues {
   url_conversion: string | null;
   conversion_url_full: string | null;
@@ -277,11 +245,10 @@ export interface AcquisitionDraft extends TrackingValues {
 }
 
 export interface PreparedMarketing {
-  /** The lead's canonical consent: the agreed decision, else the default GRANTED. */
   consent: MeasurementConsent;
   /** Null when the marketing object is not an acquisition (rule 6). */
   acquisition: AcquisitionDraft | null;
-  /** Strings that must never reach a log line (the conversion URL as sent and as stored). */
+  /** Never logged: the conversion URL as sent and as stored. */
   sensitive: string[];
 }
 
@@ -289,10 +256,7 @@ export interface PreparedMarketing {
 export const isAcquisition = (sent: Partial<Record<TrackingField | 'url_conversion', string>>): boolean =>
   Object.values(sent).some((v) => v !== undefined);
 
-/**
- * Everything the marketing part of POST /leads decides without storage: the lead's consent (or a 400 on a
- * divergence) and the acquisition to store, if any. Runs before any write.
- */
+/** The lead consent (or a 400 on a divergence) and the acquisition to store, decided before any write. */
 export function prepareMarketing(
   topLevel: MeasurementConsent | undefined,
   marketing: MarketingInput | null | undefined,
@@ -319,7 +283,6 @@ export function prepareMarketing(
   return { consent, acquisition, sensitive };
 }
 
-/** Origin resolution (POST /leads rule 2): the name that finds or creates the origin, svc_source first. */
 export const originSourceName = (a: Pick<TrackingValues, 'svc_source' | 'utm_source'>): string | null => a.svc_source ?? a.utm_source;
 
 /** "IG" in any letter case is the Instagram origin. */

@@ -19,10 +19,7 @@ const uuids = (ids: string[]) => ids.filter(isUuid).slice(0, MAX_IDS);
 const opt = <T>(v: T | null | undefined): T | undefined => v ?? undefined;
 const contactDetail = (c: PersonContactDetail): PersonContactDetail => ({ id: c.id, type: c.type, value: c.value, primary: c.primary });
 
-/**
- * crm.v1.PersonService: what the chat context reads of persons (proto/crm/v1/persons.proto). Every statement is
- * scoped by the company; what another company owns is simply not found.
- */
+/** Every statement is scoped by the company: another company's person is not found. */
 export class PersonLookups {
   constructor(private readonly pool: PoolOf) {}
 
@@ -64,11 +61,7 @@ export class PersonLookups {
   }
 }
 
-/**
- * The person's open (status 1), non-archived leads or deals, each updated through crm's own PUT path with the new
- * responsible, so visibility, the responsible check and lead.updated / deal.updated apply as for PUT. Records the
- * actor may not see are left as they are.
- */
+/** Each record goes through crm's PUT path, so visibility and events apply; records the actor may not see are left. */
 async function assign(
   persons: PersonLookups,
   services: { leads: Leads; deals: Deals },

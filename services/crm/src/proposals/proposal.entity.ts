@@ -1,12 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A commercial proposal of a lead or a deal (exactly one of `leadId`, `dealId`). `subtotal` and `total` are computed
- * by crm from the items and the discount on every write (proposal.rules.ts), never taken from the client. At most
- * one live proposal per lead or deal is primary (partial unique indexes of the migration). Removal is logical
- * (`deletedAt`). Read and written with SQL through the pg pool (proposal.store.ts); the entities are the schema the
- * migrations are generated from.
- */
+/** Totals are computed by crm on every write, never taken from the client; removal is logical. */
 export const Proposal = defineEntity({
   name: 'Proposal',
   tableName: 'proposals',
@@ -22,7 +16,6 @@ export const Proposal = defineEntity({
     /** 1 draft, 2 sent, 3 approved, 4 rejected (README, Codes). */
     status: p.smallint(),
     isPrimary: p.boolean(),
-    /** 'percentage' or 'amount', or null (no discount). */
     discountType: p.string().length(20).nullable(),
     discountValue: p.decimal('number').precision(14).scale(2).nullable(),
     subtotal: p.decimal('number').precision(16).scale(2),
@@ -95,7 +88,6 @@ export const ProposalAttachment = defineEntity({
     id: p.uuid().primary(),
     companyId: p.uuid(),
     proposalId: p.uuid(),
-    /** 'file' or 'document'. */
     kind: p.string().length(10),
     fileId: p.uuid().nullable(),
     documentId: p.uuid().nullable(),

@@ -16,11 +16,7 @@ import {
 import { createDocumentBody } from './proposal.schema.js';
 import type { ProposalActor, Proposals } from './proposal.service.js';
 
-/**
- * The external proposal routes (served without Express, decision 0014), described by their contracts (decision 0100).
- * Uploading a file to a proposal is the files service's route (`POST /proposals/{id}/attachments`, multipart,
- * decision 0078); attaching a library document and removing an attachment are here.
- */
+/** Served without Express (decision 0014); file uploads are the files service's route (decision 0078). */
 export function proposalRoutes(proposals: Proposals): ApiRouter {
   const actor = (req: ApiRequest): ProposalActor => {
     const identity = integrationOf(req);

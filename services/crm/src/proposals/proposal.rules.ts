@@ -21,12 +21,7 @@ const fromCents = (c: bigint) => Number(c) / 100;
 /** Rounds a/b to the nearest integer, halves away from zero (b > 0). */
 const roundDiv = (a: bigint, b: bigint) => (a >= 0n ? (2n * a + b) / (2n * b) : -((2n * -a + b) / (2n * b)));
 
-/**
- * The server's prices of a proposal, in exact integer cents: each line is quantity × unit price rounded to the cent,
- * the subtotal their sum, the total the subtotal less the discount (`percentage`: 0–100 % of the subtotal, rounded to
- * the cent; `amount`: at most the subtotal). A discount needs both its type and value; a discount type of null or a
- * value of 0 is no discount.
- */
+/** Exact integer cents; a discount needs both type and value, a null type or zero value is none. */
 export function price(items: ProposalItemInput[], discountType: 'percentage' | 'amount' | null, discountValue: number | null): Pricing {
   const priced = items.map((item, i) => {
     const quantity = BigInt(Math.round(item.quantity * 10_000));

@@ -47,12 +47,7 @@ const recordOf = (p: {
   return lead ? { kind: 'lead', id: lead } : { kind: 'deal', id: (p.crm_deal_id ?? p.deal_id) as string };
 };
 
-/**
- * Proposals of leads and deals (crm/proposals.*): prices computed here, one primary per record, status with approval
- * and rejection, archive, logical removal; attachments that are files (uploaded through the files service, which
- * registers them here over gRPC) or documents of the company's library. A proposal is visible when its lead or deal
- * is (decision 0041's rule); anything else is not found. No proposal.* events exist (spec).
- */
+/** A proposal is visible when its lead or deal is (decision 0041); no proposal.* events exist (spec). */
 export class Proposals {
   constructor(private readonly pool: PoolOf) {}
 
@@ -174,7 +169,6 @@ export class Proposals {
     return { id: visible.id };
   }
 
-  /** Attaches a document of the company's library. */
   async attachDocument(actor: ProposalActor, id: string, documentId: string): Promise<ProposalJson> {
     const visible = await this.get(actor, id);
     const doc = await readDocument(await this.pool(), actor.companyId, documentId);

@@ -8,13 +8,9 @@ import { type DealSummary, linkExists, linkedRecords, type OrganizationSummary, 
 
 export { nextCode } from './record.store.js';
 
-/**
- * What deliveries and contracts share: the acting user of an admin action, a record named by id or code, the
- * links to crm's deals, organizations and persons, and their summaries in snapshots (decisions 0080, 0081). A
- * contract's link to a delivery is `deliveries/delivery.links.ts`: records sit below deliveries (decision 0091).
- */
+/** Shared by deliveries and contracts (decisions 0080, 0081); records sit below deliveries (decision 0091). */
 
-/** The filter of record `ref` (UUID or numeric `code`) of the company; anything else names nothing (404 `label`). */
+/** Anything but a UUID or numeric `code` names nothing (404 `label`). */
 export type RecordRef = { companyId: string; id: string } | { companyId: string; code: number };
 
 export function refWhere(companyId: string, ref: string, label: string): RecordRef {
@@ -24,7 +20,6 @@ export function refWhere(companyId: string, ref: string, label: string): RecordR
   throw notFound(label);
 }
 
-/** The user acting through the admin API: a user of the company, else a 400 on `user_id`. */
 export async function actingUser(db: Db, companyId: string, userId: string): Promise<User> {
   const user = await findUser(db, companyId, userId);
   if (!user) throw invalidField('user_id', 'no such user in the company');
@@ -54,7 +49,6 @@ export async function checkLinks(db: Db, companyId: string, links: LinkIds): Pro
   if (links.person_id) await missing(linkExists(db, 'person', companyId, links.person_id), 'person_id');
 }
 
-/** The summaries a delivery or contract snapshot shows for its links. */
 export interface LinkSummaries {
   users: Map<string, UserSummary>;
   deals: Map<string, DealSummary>;
@@ -62,7 +56,6 @@ export interface LinkSummaries {
   persons: Map<string, PersonSummary>;
 }
 
-/** Loads, in four queries, the users, deals, organizations and persons a set of snapshots point at. */
 export async function linkSummaries(
   db: Db,
   companyId: string,
@@ -88,5 +81,5 @@ export async function linkSummaries(
   };
 }
 
-/** The summary of `id` in `map`, or null (no link, or a record removed since). */
+/** Null: no link, or a record removed since. */
 export const summaryOf = <T>(map: Map<string, T>, id: string | null | undefined): T | null => (id ? (map.get(id) ?? null) : null);

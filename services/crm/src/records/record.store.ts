@@ -6,8 +6,6 @@ import { Organization, Person } from '../contacts/contact.entity.js';
 import type { Db } from '../db.js';
 import { Deal } from '../deals/deal.entity.js';
 
-/** What deliveries and contracts read of crm's other records: codes, link checks and the summaries of links. */
-
 const DEALS = tableOf(Deal);
 const ORGANIZATIONS = tableOf(Organization);
 const PERSONS = tableOf(Person);
@@ -35,7 +33,7 @@ const DEALS_BY_IDS = byIds('deals', 'd', DEALS.select('d', DEAL_SUMMARY), 'deal'
 const ORGANIZATIONS_BY_IDS = byIds('organizations', 'o', ORGANIZATIONS.select('o', ORGANIZATION_SUMMARY), 'organization');
 const PERSONS_BY_IDS = byIds('persons', 'p', PERSONS.select('p', PERSON_SUMMARY), 'person');
 
-/** The next `code` of a per-company sequence, taken in the caller's transaction (no gaps: it rolls back with it). */
+/** In the caller's transaction, so it rolls back with it (no gaps). */
 export async function nextCode(db: Db, companyId: string, entity: string): Promise<number> {
   const st = nextCodes.get(entity) ?? NEXT_CODE(entity);
   nextCodes.set(entity, st);
@@ -43,13 +41,11 @@ export async function nextCode(db: Db, companyId: string, entity: string): Promi
   return Number(row?.value);
 }
 
-/** Whether the company has the deal, organization or person `id`. */
 export async function linkExists(db: Db, kind: keyof typeof EXISTS, companyId: string, id: string): Promise<boolean> {
   const [row] = await run<{ found: boolean }>(db, EXISTS[kind], [companyId, id]);
   return row?.found ?? false;
 }
 
-/** The users, deals, organizations and persons of these ids, in four statements. */
 export async function linkedRecords(
   db: Db,
   companyId: string,

@@ -13,28 +13,22 @@ import type { SalesRelations } from './sales.snapshot.js';
 import type { Loaded, SalesStore } from './sales.store.js';
 import { namedSummary, tagSummary, type UserSummary, userSummary } from './sales.summaries.js';
 
-/** The record an admin action closes, of company `companyId`, and the acting user. */
 export interface CloseTarget {
   companyId: string;
   id: string;
   by: User;
 }
 
-/** How a record closes: won or lost, its loss reasons, what else runs in the transaction, and the event it fires. */
 export interface Closing<R, Rel, S, X> {
   won: boolean;
   lossReasons: NamedItem[];
   lossDescription: string | null;
-  /** Runs in the close's transaction (a deal created with a won lead); its result reaches `event`. */
+  /** Runs in the close's transaction (a deal created with a won lead). */
   also?: ((tx: PoolClient, record: R, before: Loaded<R, Rel>, by: User) => Promise<X>) | undefined;
-  /** The `<kind>.won` or `<kind>.lost` it fires. */
   event: (closed: { snapshot: S; at: string; by: UserSummary | null }, extra: X | undefined) => PendingEvent;
 }
 
-/**
- * The CRM's dedicated actions (admin API) leads and deals share: lose, close (each kind's win builds on it), move,
- * tags, custom fields and quality. Each fires its event (and `<kind>.updated`) in the change's transaction.
- */
+/** Admin actions leads and deals share; each fires its events in the change's transaction. */
 export class SalesActions<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }> {
   constructor(
     private readonly store: SalesStore<R, Rel>,
@@ -43,7 +37,7 @@ export class SalesActions<R extends SalesRecord, Rel extends SalesRelations, S e
     private readonly changes: SalesChanges<R, Rel, S>,
   ) {}
 
-  /** The admin API's lose: `<kind>.lost` (and `<kind>.updated`) with the loss reasons in the order sent. */
+  /** Loss reasons keep the order sent. */
   async lose(companyId: string, ref: string, userId: string, reasonIds: string[], description: string | null) {
     const target = await this.target(companyId, ref, userId);
     const reasons = await this.reasons(companyId, 'loss_reason', reasonIds, 'loss_reason_ids');
@@ -62,11 +56,6 @@ export class SalesActions<R extends SalesRecord, Rel extends SalesRelations, S e
     });
   }
 
-  /**
-   * Closes a record as won (won_date now, lost_date, loss reasons and their description cleared) or lost (lost_date
-   * now, won_date cleared, the loss reasons and description given), and fires `<kind>.won` / `<kind>.lost` with the
-   * payload `event` builds. The kind's `closing` adds what its record holds besides.
-   */
   async close<X>({ companyId, id, by }: CloseTarget, outcome: Closing<R, Rel, S, X>): Promise<Loaded<R, Rel>> {
     const now = new Date();
     let extra: X | undefined;
@@ -176,13 +165,13 @@ export class SalesActions<R extends SalesRecord, Rel extends SalesRelations, S e
     });
   }
 
-  /** The record `ref` of the company (404 otherwise) and the acting user `userId` (400 when not the company's). */
+  /** 404 for a foreign record, 400 for a foreign user. */
   async target(companyId: string, ref: string, userId: string): Promise<CloseTarget> {
     const id = await this.refs.requireOf(companyId, ref);
     return { companyId, id, by: await this.actingUser(companyId, userId) };
   }
 
-  /** The company's reasons of `kind` named by `ids`, in that order; an unknown one is a 400 naming `field[i]`. */
+  /** An unknown reason is a 400 naming `field[i]`. */
   async reasons(companyId: string, kind: 'loss_reason' | 'gain_reason', ids: string[], field: string): Promise<NamedItem[]> {
     if (!ids.length) return [];
     const found = await this.store.findNamedItems(await this.store.pool, companyId, kind, ids);
@@ -193,7 +182,6 @@ export class SalesActions<R extends SalesRecord, Rel extends SalesRelations, S e
     });
   }
 
-  /** The user acting through the admin API: a user of the company, else a 400 on `user_id`. */
   private async actingUser(companyId: string, userId: string): Promise<User> {
     const reads = await this.store.readCreation(await this.store.pool, companyId, null, userId, userId);
     const user = reads.users.find((u) => u.id === userId);

@@ -3,19 +3,12 @@ import type { Logger } from '@svc/platform/logging';
 import type { ServiceContext } from '@svc/platform/service';
 import pg from 'pg';
 
-/**
- * The liveness of this crm process's creation attempts (decision 0111). The process holds a Postgres session
- * advisory lock (ATTEMPT_LOCK_CLASS, its `id`) on a connection of its own for as long as it lives; an idempotency
- * key records the id of the process whose attempt reserved it. Postgres drops the lock when the session ends, so
- * as soon as that process is gone (a kill -9 included), the lock is not held and the key's attempt cannot be
- * alive any more: replays answer it as failed instead of "still processing".
- */
+/** Process liveness (decision 0111): a session advisory lock Postgres drops when the process dies, so its keys read as failed. */
 export const ATTEMPT_LOCK_CLASS = 0x6372_6d6b; // 'crmk'
 
 const RECONNECT_MS = 1000;
 
 export class AttemptOwner {
-  /** The second key of this process's lock; recorded on the keys its attempts reserve. */
   readonly id: number;
   private client: pg.Client | undefined;
   private stopped = false;
@@ -31,7 +24,6 @@ export class AttemptOwner {
     this.acquired = this.connect();
   }
 
-  /** Resolves once the lock is held (at once after the first time). */
   ready(): Promise<void> {
     return this.acquired;
   }
@@ -46,7 +38,7 @@ export class AttemptOwner {
           ATTEMPT_LOCK_CLASS,
           this.id,
         ]);
-        // Another live process drew the same id (one chance in 2^31): its attempts are not ours to vouch for.
+        // Another live process drew the same id: its attempts are not ours to vouch for.
         if (!rows[0]?.locked) throw new Error(`attempt lock ${this.id} is held by another process`);
         client.on('error', (err) => {
           this.logger.warn({ err: err.message }, 'attempt owner connection lost; reconnecting');
@@ -79,7 +71,7 @@ export class AttemptOwner {
 
 const owners = new WeakMap<ServiceContext, AttemptOwner>();
 
-/** The attempt owner of a crm process (one per service context, shared by leads and deals). */
+/** One per service context, shared by leads and deals. */
 export function attemptOwnerOf(ctx: ServiceContext): AttemptOwner {
   let owner = owners.get(ctx);
   if (!owner) {

@@ -10,16 +10,13 @@ import { personReceipt } from './sales.responses.js';
 import type { CreateSalesBody, UpdateSalesBody } from './sales.schema.js';
 import type { SalesRelations } from './sales.snapshot.js';
 
-/** The most items one batch takes (decision 0181). */
+/** Decision 0181. */
 export const BATCH_MAX_ITEMS = 100;
 
 const BATCH_MODES = ['create', 'upsert'] as const;
 type BatchMode = (typeof BATCH_MODES)[number];
 
-/**
- * POST /leads/batch and POST /deals/batch. Only the envelope is checked here (a whole-batch 400); each item is
- * checked on its own by the single creation's schema, so one bad item fails alone.
- */
+/** Only the envelope is checked here; each item is checked alone so one bad item fails alone. */
 export const batchBody = (kind: string) =>
   z.strictObject({
     mode: z
@@ -56,17 +53,11 @@ export const batchResult = z
 export const batchAnswer = z.object({ results: z.array(batchResult) }).meta({ id: 'BatchResponse' });
 export type BatchResult = z.infer<typeof batchResult>;
 
-/** The 409 of an external id another record holds (SalesRefs.externalIdTaken). */
 const isExternalIdConflict = (err: unknown) => err instanceof AppError && err.kind === 'conflict' && err.message.startsWith('external_id:');
 
-/** The fields of a creation body that an update does not take: an upsert item that updates may not send them. */
 const CREATION_ONLY = ['followers', 'note', 'measurement_consent'] as const;
 
-/**
- * The update body of an upsert item (a creation body) that names a live record: the fields both bodies share as
- * they are, persons_id as persons to link (none removed), `tags` only where the kind's update takes them; the
- * idempotency key only ever guards a creation.
- */
+/** An upsert item naming a live record: persons are linked, none removed; the idempotency key only guards a creation. */
 export function updateOfItem(body: CreateSalesBody & { tags?: string[] | undefined }, tagsTaken: boolean, kind: string) {
   const { idempotency_key: _key, persons_id, tags, followers: _f, note: _n, measurement_consent: _m, ...shared } = body;
   if (tags !== undefined && !tagsTaken) throw invalidField('tags', `not taken when an upsert updates an existing ${kind}`);
@@ -80,17 +71,10 @@ export function updateOfItem(body: CreateSalesBody & { tags?: string[] | undefin
 interface BatchSchemas<CB, UB> {
   create: z.ZodType<CB, unknown>;
   update: z.ZodType<UB, unknown>;
-  /** The update body of an item that names a live record (its creation body, already checked). */
   toUpdate: (body: CB) => Record<string, unknown>;
 }
 
-/**
- * Runs a batch (decision 0181): the items one after the other in their order, each through the single routes'
- * own `create` or `update`, so every rule, idempotency key and event is theirs, and each in its own
- * transaction, so an item's failure undoes nothing of another's. A later item sees what an earlier one wrote: the
- * same external_id twice creates once (then 409 in create mode, an update in upsert mode), the same person twice
- * with avoid_duplicate is created once and then found.
- */
+/** Items run in order, each in its own transaction through the single routes, so rules, keys and events are theirs (decision 0181). */
 export async function runBatch<
   R extends SalesRecord,
   Rel extends SalesRelations,

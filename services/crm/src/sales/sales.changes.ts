@@ -13,30 +13,22 @@ import type { SalesRelations } from './sales.snapshot.js';
 import type { Loaded, SalesStore } from './sales.store.js';
 import { type CustomFieldChange, customFieldsWithAnswers, type RemovedCustomField, stageSummary } from './sales.summaries.js';
 
-/** What a change knows of the chats of its record's persons (decision 0130). */
+/** Decision 0130. */
 export interface ChangeChats {
-  /** The chats asked for before the transaction (`chatsBefore`); without it, `change` asks for the record's persons. */
   prefetch?: Promise<ChatPrefetch>;
-  /** The persons the change's work created: none of them can have a chat yet. */
+  /** Persons the change created: none can have a chat yet. */
   created: Set<string>;
 }
 
-/** An event of a change, typed by its key (the catalog's payload types). */
 export type PendingEvent = NewEvent;
 
-/**
- * How a change's `changes` compares lead and deal snapshots (decision 0178): updated_at moves with every change,
- * proposals and chats are not the record's own (a change never changes them); answers per custom field id.
- */
+/** Decision 0178: updated_at, proposals and chats are ignored; answers compared per custom field id. */
 export const SALES_CHANGE_RULES: ChangeRules = {
   ignore: ['updated_at', 'proposals', ...CHAT_FIELD_KEYS],
   byId: { custom_fields: 'field_id' },
 };
 
-/**
- * The one way a lead or deal changes (decisions 0043, 0044): its snapshots before and after, `<kind>.updated` and the
- * events derived from the two. PUT, the admin actions and the followers of a creation all go through `change`.
- */
+/** The one way a lead or deal changes (decisions 0043, 0044): PUT, admin actions and creation followers all go through it. */
 export class SalesChanges<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }> {
   constructor(
     private readonly ctx: Pick<ServiceContext, 'outbox' | 'logger'>,
@@ -46,14 +38,7 @@ export class SalesChanges<R extends SalesRecord, Rel extends SalesRelations, S e
     private readonly sources: SalesSources,
   ) {}
 
-  /**
-   * One change of a record in a transaction: its row is locked and its snapshot read, `work` writes, the snapshot is
-   * read again. When it differs (updated_at aside), updated_at moves and the events are written in the same
-   * transaction: the ones `events` derives, and `<kind>.updated` with the new snapshot, each with `changes`, the
-   * fields the two snapshots differ in (decision 0178). The snapshot after carries the proposals (read in the
-   * transaction) and the chats of the persons (asked of chat before it: `chats.prefetch`, else for the record's
-   * persons; decision 0130).
-   */
+  /** Locks the row; when the snapshot differs (updated_at aside), moves updated_at and writes the events in the same transaction. */
   async change(
     companyId: string,
     recordId: string,
@@ -91,21 +76,12 @@ export class SalesChanges<R extends SalesRecord, Rel extends SalesRelations, S e
     });
   }
 
-  /**
-   * A snapshot as compared for "did anything change": updated_at aside, and without the proposals and chats (a change
-   * of a record never changes them; the read before it does not hold them).
-   */
   private comparable({ record, rel }: Loaded<R, Rel>): string {
     const { updated_at: _u, ...rest } = this.kind.snapshot(record, { ...rel, proposals: [], chats: [] });
     return JSON.stringify(rest);
   }
 
-  /**
-   * The chats of the persons a change or a creation may show, asked of chat before its transaction (decision 0130):
-   * record `recordId`'s persons (one small read; null for a creation), the persons a request names (`named`, as sent)
-   * and the one a deduplicating `person` would reuse (read without locks). No persons, no call; without a chat service,
-   * nothing at all. Never rejects: what it could not ask, the transaction asks.
-   */
+  /** Asked of chat before the transaction (decision 0130). Never rejects: what it could not ask, the transaction asks. */
   chatsBefore(companyId: string, recordId: string | null, named: string[] = [], person?: PersonRequest | null): Promise<ChatPrefetch> {
     const source = this.sources.chats;
     if (!source) return Promise.resolve(ChatPrefetch.none);
@@ -128,11 +104,6 @@ export class SalesChanges<R extends SalesRecord, Rel extends SalesRelations, S e
   }
 }
 
-/**
- * The events a change fires besides `<kind>.updated`, read off the two snapshots: stage_changed on a stage move,
- * custom_field_updated / custom_field_removed on answers created, changed or removed, quality_updated when the
- * qualification is created or changed.
- */
 export function derivedEvents(
   kind: SalesKind,
   before: Loaded<SalesRecord, SalesRelations>,

@@ -7,7 +7,6 @@ const usersForChats = statement(
   'select id, name, avatar from users where company_id = $1 and id = any($2::uuid[])',
 );
 
-/** The summaries of these users of the company (the responsibles of the chats a record's details and events show). */
 export function chatResponsibles(db: Pool | PoolClient, companyId: string, ids: string[]): Promise<UserSummary[]> {
   return run<UserSummary>(db, usersForChats, [companyId, ids]);
 }

@@ -1,9 +1,4 @@
-/**
- * The chat fields of leads and deals (has_channel_chat, channel_chats, has_whatsapp_chat, whatsapp_chats): the chats of
- * the record's persons live in the chat service, which crm asks over gRPC (chat.v1.ChatLinkService, decision 0066);
- * the names and avatars of their responsible users are crm's. The details show the HTTP routes' shape
- * (`whatsapp_chats` an alias of `channel_chats`); events carry the webhook's own (decision 0130).
- */
+/** Chat fields of leads and deals: chats live in the chat service, asked over gRPC (decisions 0066, 0130). */
 
 import type { Logger } from '@svc/platform/logging';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
@@ -11,27 +6,20 @@ import type { Pool, PoolClient } from 'pg';
 import { chatResponsibles } from './sales.chats.store.js';
 import type { UserSummary } from './sales.summaries.js';
 
-/** Where the chats of persons come from: the chat service's client (chats/chat-links.ts), set at start in service.ts. */
 export interface ChatSource {
-  /**
-   * The not archived chats of these persons of the company, newest activity first. Never rejects: when chat fails or
-   * misses its deadline the answer is [] (and a warning is logged), so a read or an event never waits on chat's health.
-   */
+  /** Never rejects: a failure or missed deadline answers [], so a read never waits on chat's health. */
   personChats(companyId: string, personIds: string[]): Promise<PersonChat[]>;
 }
 
-/** A chat of one of a record's persons, with crm's summary of its responsible user. */
 export interface LinkedChat extends PersonChat {
   responsible: UserSummary | null;
 }
 
-/** A record's person as the chat summaries name it. */
 interface NamedPerson {
   id: string;
   name: string | null;
 }
 
-/** `chats` with their responsible users' summaries, read from crm's users on `db`. */
 export async function withResponsibles(db: Pool | PoolClient, companyId: string, chats: PersonChat[]): Promise<LinkedChat[]> {
   const ids = [...new Set(chats.flatMap((c) => (c.responsible_user_id ? [c.responsible_user_id] : [])))];
   const users = new Map<string, UserSummary>();
@@ -39,7 +27,7 @@ export async function withResponsibles(db: Pool | PoolClient, companyId: string,
   return chats.map((c) => ({ ...c, responsible: c.responsible_user_id ? (users.get(c.responsible_user_id) ?? null) : null }));
 }
 
-/** The chats of `personIds` as LinkedChats: one call to chat, then crm's users on `db` (nothing asked without persons). */
+/** Nothing is asked without persons. */
 export async function linkedChats(
   source: ChatSource,
   db: Pool | PoolClient,
@@ -50,7 +38,6 @@ export async function linkedChats(
   return withResponsibles(db, companyId, await source.personChats(companyId, personIds));
 }
 
-/** The spec's chat summary (Lead detail, `channel_chats`). */
 export const channelChatSummary = (c: LinkedChat, personName: string | null) => ({
   chat_id: c.chat_id,
   title: c.title,
@@ -68,10 +55,7 @@ export const channelChatSummary = (c: LinkedChat, personName: string | null) => 
 });
 export type ChannelChatSummary = ReturnType<typeof channelChatSummary>;
 
-/**
- * The webhook's own snapshot of an open WhatsApp chat (spec, Lead payloads: "with chat_id and a nested phone_number"),
- * its fields taken from the spec's WhatsApp chat detail; `phone_number` is the company's number the chat is on.
- */
+/** The webhook's snapshot of an open WhatsApp chat; `phone_number` is the company's number. */
 export const webhookWhatsappChat = (
   c: LinkedChat & { whatsapp_number: NonNullable<PersonChat['whatsapp_number']> },
   personName: string | null,
@@ -95,19 +79,17 @@ export const webhookWhatsappChat = (
 });
 export type WebhookWhatsappChat = ReturnType<typeof webhookWhatsappChat>;
 
-/** Open: a WhatsApp chat not archived (chat answers no archived one) and not RESOLVED (OPEN or SNOOZED). */
 const isOpenWhatsapp = (c: LinkedChat): c is LinkedChat & { whatsapp_number: NonNullable<PersonChat['whatsapp_number']> } =>
   c.channel_type === 'WHATSAPP' && c.status !== 'RESOLVED' && c.whatsapp_number !== undefined;
 
 const namesOf = (persons: NamedPerson[]) => new Map(persons.map((p) => [p.id, p.name]));
 
-/** `chats` of `persons` only (a person no longer linked to the record shows none), in chat's order. */
+/** A person no longer linked shows none; chat's order is kept. */
 const ofPersons = (chats: LinkedChat[], persons: NamedPerson[]) => {
   const names = namesOf(persons);
   return chats.filter((c) => names.has(c.person_id)).map((c) => ({ chat: c, name: names.get(c.person_id) ?? null }));
 };
 
-/** The chat fields of lead and deal events: the multichannel summaries, and the open WhatsApp chats in the webhook's shape. */
 export function eventChatFields(chats: LinkedChat[], persons: NamedPerson[]) {
   const own = ofPersons(chats, persons);
   const whatsapp = own.flatMap(({ chat, name }) => (isOpenWhatsapp(chat) ? [webhookWhatsappChat(chat, name)] : []));
@@ -120,24 +102,17 @@ export function eventChatFields(chats: LinkedChat[], persons: NamedPerson[]) {
 }
 export type EventChatFields = ReturnType<typeof eventChatFields>;
 
-/** The chat fields of the details: the summaries, and `whatsapp_*` as their alias (spec, Lead detail). */
 export function detailChatFields(chats: LinkedChat[], persons: NamedPerson[]) {
   const summaries = ofPersons(chats, persons).map(({ chat, name }) => channelChatSummary(chat, name));
   const has = summaries.length > 0;
   return { has_channel_chat: has, channel_chats: summaries, has_whatsapp_chat: has, whatsapp_chats: summaries };
 }
 
-/** The keys of the chat fields (left out of the list records, which do not ask chat). */
+/** Left out of list records, which do not ask chat. */
 export const CHAT_FIELD_KEYS = ['has_channel_chat', 'channel_chats', 'has_whatsapp_chat', 'whatsapp_chats'] as const;
 export type ChatFieldKey = (typeof CHAT_FIELD_KEYS)[number];
 
-/**
- * The chats of a record's persons for the snapshot its events carry (decision 0130), asked of chat before the
- * transaction that writes the events, for the persons known then. In the transaction, `of` answers for the record's
- * persons after the change: a person linked there that was neither asked about nor created by the change (a person
- * a deduplication found inside the transaction, when another request created it since) is the one case that asks chat
- * inside the transaction, again for all the persons so that the list keeps chat's order.
- */
+/** Asked before the transaction (decision 0130); only a person found inside it by deduplication makes chat be asked inside. */
 export class ChatPrefetch {
   private constructor(
     private readonly source: ChatSource | null,
@@ -146,13 +121,9 @@ export class ChatPrefetch {
     private readonly chats: LinkedChat[],
   ) {}
 
-  /** Nothing to ask: no chat service, or a record without persons. */
   static readonly none = new ChatPrefetch(null, '', new Set(), []);
 
-  /**
-   * Asks chat for the chats of `personIds` (duplicates ignored; none: no call) and crm's users on `pool`. A failure of
-   * crm's read is logged and leaves the persons unasked, so the transaction asks again.
-   */
+  /** A failure of crm's read leaves the persons unasked, so the transaction asks again. */
   static async start(source: ChatSource | null, pool: Pool, companyId: string, personIds: string[], logger: Logger): Promise<ChatPrefetch> {
     const ids = [...new Set(personIds)];
     if (!source || !ids.length) return new ChatPrefetch(source, companyId, new Set(), []);
@@ -164,7 +135,6 @@ export class ChatPrefetch {
     }
   }
 
-  /** The chats of `personIds` (the record's, after the change); `created` are persons the change itself created. */
   async of(db: PoolClient, personIds: string[], created: ReadonlySet<string> = new Set()): Promise<LinkedChat[]> {
     if (!this.source || !personIds.length) return [];
     const unknown = personIds.some((id) => !this.asked.has(id) && !created.has(id));

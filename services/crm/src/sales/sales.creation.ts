@@ -35,10 +35,8 @@ import { type CustomFieldChange, customFieldsWithAnswers } from './sales.summari
 
 type Json = Record<string, unknown>;
 
-/** The fields of a creation that only a richer creation (extra writes in a transaction) handles. */
 const RICH_FIELDS = ['tags', 'persons_id', 'person', 'organization_id', 'organization', 'custom_fields', 'followers', 'note'] as const;
 
-/** What a creation holds: the kind's store and rules, its refs (external ids), its changes (followers, note) and origins. */
 export interface CreationParts<
   R extends SalesRecord,
   Rel extends SalesRelations,
@@ -54,10 +52,7 @@ export interface CreationParts<
   origins: OriginSource;
 }
 
-/**
- * Creation (POST /leads, POST /deals; decisions 0040, 0042): the whole path of a new record, top to bottom, calling the
- * store for reads and writes, the rules for checks, the kind for what differs, and `changes` for what comes after.
- */
+/** Creation of leads and deals (decisions 0040, 0042). */
 export class SalesCreation<
   R extends SalesRecord,
   Rel extends SalesRelations,
@@ -66,13 +61,7 @@ export class SalesCreation<
 > {
   constructor(private readonly parts: CreationParts<R, Rel, S, CB>) {}
 
-  /**
-   * POST /leads and POST /deals. The marketing object and the consent are settled first, without storage (a
-   * divergence is a 400 with nothing written, before idempotency has anything to reserve). Then the idempotency
-   * key (the header wins over the body field) is reserved; a title-only creation is one read statement and one
-   * write statement (decision 0010), a richer one runs its extra writes in a transaction ending with that same
-   * write statement (decision 0040).
-   */
+  /** Marketing and consent are settled before the idempotency key is reserved, so a divergence writes nothing. */
   async create(actor: Actor, body: CB, headerKey?: string): Promise<CreationAnswer> {
     const { ctx, store, refs } = this.parts;
     const marketing = prepareMarketing(body.measurement_consent, body.marketing);
@@ -88,7 +77,6 @@ export class SalesCreation<
     }
   }
 
-  /** `settle`: the idempotency key's, called last in the creation's transaction (a keyed creation always has one). */
   private async createRecord(actor: Actor, body: CB, marketing: PreparedMarketing, settle: SettleKey | null): Promise<CreationAnswer> {
     const { store, kind, changes, origins } = this.parts;
     // The chats of the persons it names are asked of chat while the references are read, before the transaction.
@@ -182,10 +170,7 @@ export class SalesCreation<
     };
   }
 
-  /**
-   * Writes a new record with its acquisition and its `<kind>.created` (`payload`, whose record code the statement
-   * fills in) in the one creation statement (decision 0010), and sets the record's code.
-   */
+  /** One creation statement with the acquisition and `<kind>.created` (decision 0010). */
   async insertRecord(db: Db, record: R, acquisition: MarketingAcquisition | null, payload: Json): Promise<void> {
     const { ctx, store } = this.parts;
     record.code = await store.insertRecord(db, record, acquisition ? [acquisition] : [], {
@@ -196,10 +181,6 @@ export class SalesCreation<
     ctx.outbox.wake(db);
   }
 
-  /**
-   * The creation's extra rows (persons, organization, participants, tags, answers), written before the record. Returns
-   * the persons it created.
-   */
   private async writeRelations(
     tx: PoolClient,
     record: R,
@@ -226,8 +207,7 @@ export class SalesCreation<
       rel.participants.map((p) => p.participant),
     );
     const tagIds = [...new Set(body.tags ?? [])];
-    // The order the snapshot reads them in: one creation's tags share created_at, so by name (code points, collate
-    // "C" there), then id.
+    // The snapshot's order: tags of one creation share created_at, so by name (collate "C"), then id.
     const byCodePoints = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
     rel.tags = references.tags
       .filter((t) => tagIds.includes(t.id))
@@ -258,11 +238,7 @@ export class SalesCreation<
     ]);
   }
 
-  /**
-   * Followers and note, saved after the record (spec rule 6), checked before it (checkFollowers): what still fails
-   * here is an error answer naming the record, which stays created (and the idempotency key consumed). Duplicate
-   * users count once. The record's followers change its snapshot, so `<kind>.updated` is written with them.
-   */
+  /** Spec rule 6: a failure here still leaves the record created and the idempotency key consumed. */
   private async afterCreation(actor: Actor, record: R, body: CB) {
     const { ctx, store, kind, changes } = this.parts;
     const users = new Set<string>();

@@ -6,22 +6,15 @@ import type { SalesStore } from './sales.store.js';
 
 type Json = Record<string, unknown>;
 
-/** A record's detail less what depends on the time of the read. */
 export interface DetailParts<R> {
   record: R;
-  /** The snapshot and `pipeline_stages`. */
   head: Json;
   stagePeriods: SalesDetailExtras['stagePeriods'];
-  /** The database's time of the statement that read it, in microseconds since the epoch. */
+  /** Microseconds since the epoch, database time. */
   nowUs: number;
   associations: Record<string, number>;
 }
 
-/**
- * The detail of a lead or deal (GET /leads/{id}, GET /deals/{id}) from a row of `relationsSelect(alias, { detail: true
- * })`: the kind's snapshot with `pipeline_stages`, `stage_durations`, `associations_count`, and the fields other
- * services keep (chats, task counts), asked at each read.
- */
 export class SalesDetails<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }> {
   constructor(
     private readonly store: SalesStore<R, Rel>,
@@ -29,12 +22,7 @@ export class SalesDetails<R extends SalesRecord, Rel extends SalesRelations, S e
     private readonly sources: SalesSources,
   ) {}
 
-  /**
-   * The detail in the parts a cached lead detail keeps apart (decision 0015): `head`, the snapshot plus
-   * `pipeline_stages`; the stage periods `stage_durations` is computed from at the time of a read; `associations_count`
-   * of what crm keeps (docs/leads.md): `tasks` is asked of the tasks service at each read (`tasksOf`), `activities`
-   * has no source.
-   */
+  /** Split so a cached lead detail keeps time-dependent parts apart (decision 0015); task counts are asked per read. */
   parts(row: Json): DetailParts<R> {
     const { record, rel } = this.store.select.fromRow(row);
     const extras = this.store.select.detailExtrasFromRow(row);
@@ -60,16 +48,12 @@ export class SalesDetails<R extends SalesRecord, Rel extends SalesRelations, S e
     };
   }
 
-  /** The detail at the time of the statement that read it. */
   of(row: Json) {
     const { head, stagePeriods, nowUs, associations } = this.parts(row);
     return { ...head, stage_durations: stageDurationsAt(stagePeriods, nowUs), associations_count: associations };
   }
 
-  /**
-   * The chat fields of a detail (spec, Lead detail; `whatsapp_*` the alias of the summaries), asked of chat for
-   * `persons` (none: no call). The caller asks only for a key with crm/chats.read.
-   */
+  /** The caller asks only for a key with crm/chats.read. */
   async chatFields(companyId: string, persons: { id: string; name: string | null }[]) {
     const ids = persons.map((p) => p.id);
     const source = this.sources.chats;
@@ -77,7 +61,7 @@ export class SalesDetails<R extends SalesRecord, Rel extends SalesRelations, S e
     return detailChatFields(chats, persons);
   }
 
-  /** `associations_count.tasks` of record `id`: asked of tasks at each read (0 without a source, or when it fails). */
+  /** 0 without a source or when tasks fails. */
   tasksOf(companyId: string, id: string): Promise<number> {
     return this.sources.tasks ? this.sources.tasks.recordTasks(companyId, this.kind.kind, id) : Promise.resolve(0);
   }

@@ -13,10 +13,7 @@ import {
   userSummary,
 } from './sales.responses.js';
 
-/**
- * The lead.* and deal.* webhook payloads as schemas (docs/webhooks/lead-events.md, deal-events.md), for the webhooks
- * section of the OpenAPI document (decision 0100); the contract test checks every delivery its receivers get.
- */
+/** Webhook payload schemas for the OpenAPI document (decision 0100). */
 const dateTime = z.string().meta({ format: 'date-time' });
 const quality = {
   previous_quality: z.number().int().nullable(),

@@ -8,14 +8,10 @@ import type { SalesService } from './sales.parts.js';
 import { customFieldAnswer, idempotencyKey } from './sales.schema.js';
 import type { SalesRelations } from './sales.snapshot.js';
 
-/** The `x-idempotency-key` header of a creation (decision 0042). */
 export const headerKey = z.object({ 'x-idempotency-key': idempotencyKey().optional() });
 
-/** The acting user of an admin action: `user_id` of its body. */
 export const userId = z.uuid('must be a UUID');
-/** The ids of named items (loss or gain reasons) an action names. */
 export const uuids = z.array(z.uuid('must be a UUID')).max(50);
-/** The free text of a win or a loss. */
 export const description = z.string().trim().max(2000).nullable().optional();
 const loseBody = z.strictObject({ user_id: userId, loss_reason_ids: uuids.optional(), description });
 const moveBody = z.strictObject({ user_id: userId, stage_id: z.uuid('must be a UUID') });
@@ -28,7 +24,7 @@ const qualityBody = z.strictObject({
 });
 const userQuery = z.object({ user_id: userId });
 
-/** A router of the management API: the admin token is required on every route. */
+/** The admin token is required on every route. */
 export function adminRouter(): Router {
   const r = Router();
   r.use((req, _res, next) => {
@@ -38,13 +34,9 @@ export function adminRouter(): Router {
   return r;
 }
 
-/** `{cid}` of an admin path: not a UUID is a 404 (no such company). */
+/** Not a UUID is a 404 (no such company). */
 export const companyParam = (cid: string) => requireUuid(cid, 'Company');
 
-/**
- * The dedicated actions leads and deals share (admin-api.md), under `/companies/{cid}/<kind>s/{id}/…`: lose, move,
- * tags, custom fields and quality. Each answers the record's snapshot. `win` differs per kind.
- */
 export function salesActionRoutes<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }>(
   r: Router,
   records: SalesService<R, Rel, S, never, never>,

@@ -4,16 +4,12 @@ import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 import type { AttemptOwner } from './sales.attempts.store.js';
 import type { KeyStore } from './sales.keys.store.js';
 
-/** How a creation resolved one of its persons (decision 0182). */
 export interface PersonReceipt {
   id: string;
   match: 'created' | 'email' | 'phone' | 'website' | 'other' | 'id';
 }
 
-/**
- * What POST /leads and POST /deals answer (spec "Lead and deal creation response"), plus the receipts of the persons
- * the creation linked (`person`: the main one; `persons`: all, when more than one), kept with the key for replays.
- */
+/** Person receipts are kept with the key so replays answer them too. */
 export interface CreationAnswer {
   id: string;
   code: number;
@@ -23,12 +19,7 @@ export interface CreationAnswer {
   persons?: PersonReceipt[];
 }
 
-/**
- * Settles the key in the creation's own transaction: `done` with the record, committed or rolled
- * back with it, so no crash or lost liveness session between the two can leave a key failed while its record
- * exists. It runs last in the transaction: a replay that declared the attempt dead before it makes the creation
- * roll back (409, the key stays failed); one that comes after it waits for the commit and finds the key done.
- */
+/** Settled last in the creation's transaction, so no crash can leave a key failed while its record exists. */
 export type SettleKey = (
   client: PoolClient,
   record: { id: string; title: string },
@@ -37,13 +28,7 @@ export type SettleKey = (
 
 const FAILED_MESSAGE = 'idempotency key: a creation with this key failed after starting; the key stays consumed, use a new one';
 
-/**
- * Spec rule 5: `create` runs once per (company, key). The key is reserved in autocommit (one concurrent caller
- * wins) under this process's attempt owner; the others answer the finished creation, or 409 while it runs or once
- * it failed (the key stays consumed), including once its attempt died with its process (decision 0111). `create`
- * calls `settle` in its transaction; a creation that fails marks the key failed afterwards (only while still
- * processing: a settled key stays done).
- */
+/** Spec rule 5: runs once per (company, key); others get the finished creation or 409 (decision 0111). */
 export async function createOnce(
   pool: Pool,
   keys: KeyStore,
@@ -71,7 +56,6 @@ export async function createOnce(
   }
 }
 
-/** The answer to a key already used: the finished creation's record, else 409 (still processing, or failed). */
 async function replay(pool: Pool, keys: KeyStore, companyId: string, key: string, again = true): Promise<CreationAnswer> {
   const row = await keys.lookup(pool, companyId, key);
   if (row?.status === 'done' && row.id && row.code !== null) {

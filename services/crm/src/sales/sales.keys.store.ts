@@ -3,10 +3,9 @@ import type { Pool, PoolClient } from 'pg';
 import type { MeasurementConsent } from '../marketing/acquisition.entity.js';
 import { ATTEMPT_LOCK_CLASS } from './sales.attempts.store.js';
 
-/** No creation takes this long (the gateway gives up on its upstream well before): an older attempt is dead. */
+/** The gateway gives up well before this: an older attempt is dead. */
 const ATTEMPT_MAX_SECONDS = 120;
 
-/** A key as a replay finds it: its status, whether its attempt is dead, and the record of a finished creation. */
 export interface KeyState {
   status: string;
   abandoned: boolean;
@@ -17,11 +16,7 @@ export interface KeyState {
   persons: Record<string, unknown> | null;
 }
 
-/**
- * The idempotency keys of one kind's creation (decision 0042): `keys` (company_id, key, status, <fk>, title,
- * created_at, finished_at, attempt_owner) of records in `records`; `consent` is the SQL of a record's (alias r)
- * effective consent.
- */
+/** Idempotency keys of one kind's creation (decision 0042). */
 export class KeyStore {
   private readonly reserveKey: Statement;
   private readonly keyLookup: Statement;
@@ -34,8 +29,7 @@ export class KeyStore {
       `insert into ${keys} (company_id, key, status, created_at, attempt_owner) values ($1, $2, 'processing', now(), $3)
        on conflict do nothing returning key`,
     );
-    // A processing key is abandoned when it is too old or when the process that reserved it no longer holds its
-    // advisory lock (decision 0111).
+    // Abandoned when too old or when its process lost the advisory lock (decision 0111).
     this.keyLookup = statement(
       `crm_${name}_key_lookup`,
       `select k.status, r.id, r.code, k.title, ${consent} as consent, k.persons,
@@ -61,7 +55,6 @@ export class KeyStore {
     );
   }
 
-  /** Reserves the key for attempt owner `owner` (AttemptOwner.id); true when this call reserved it. */
   async reserve(db: Pool | PoolClient, companyId: string, key: string, owner: number): Promise<boolean> {
     return (await run(db, this.reserveKey, [companyId, key, owner])).length > 0;
   }
@@ -71,10 +64,7 @@ export class KeyStore {
     return row;
   }
 
-  /**
-   * Marks a key still processing `done` (with its record, title and person receipts) or `failed`; true when it was
-   * still processing.
-   */
+  /** True when it was still processing. */
   async finish(
     db: Pool | PoolClient,
     companyId: string,
@@ -93,7 +83,6 @@ export class KeyStore {
     return rows.length > 0;
   }
 
-  /** A processing key whose attempt is dead becomes failed; true when it was still processing. */
   async abandon(db: Pool | PoolClient, companyId: string, key: string): Promise<boolean> {
     return (await run(db, this.abandonKey, [companyId, key])).length > 0;
   }

@@ -1,10 +1,4 @@
-/**
- * The list of leads and the list of deals (GET /leads, GET /deals; decisions 0045, 0046): one statement per list
- * with every filter as a nullable parameter (`$n is null or …`), so it is prepared once like the other hot
- * statements; the visibility predicate is part of it, so hidden records are neither listed nor counted. Records
- * come newest first (`created_at desc, id desc`) as their kind's snapshot select (SalesSelect.relationsSelect); the
- * cursor is the last record's `(created_at, id)`.
- */
+/** One prepared statement per list with nullable filters (decisions 0045, 0046); visibility is in it, so hidden records are not counted. */
 import { run, type Statement, statement } from '@svc/platform/db/native';
 import { invalidField, isUuid } from '@svc/platform/errors';
 import type { Pool } from 'pg';
@@ -12,18 +6,15 @@ import type { SalesListQuery } from './sales.list.js';
 
 type Json = Record<string, unknown>;
 
-/** The viewer (the key creator) as the list statement's parameter. */
 export const VIEWER = '$2';
 
-/** One filter: its parameter's SQL type, its value in the parsed query (null or undefined: not filtering) and its condition. */
 export interface ListFilter<Q> {
   type: 'uuid' | 'int' | 'numeric' | 'timestamptz' | 'text' | 'boolean';
   value: (q: Q) => unknown;
-  /** SQL truth value on the record, `p` being the typed parameter. */
   where: (p: string) => string;
 }
 
-/** `from`/`to` (inclusive) of a column, as two filters. */
+/** Inclusive. */
 export function rangeFilters<Q>(
   column: string,
   type: 'timestamptz' | 'numeric',
@@ -36,14 +27,9 @@ export function rangeFilters<Q>(
   ];
 }
 
-/** The listed record's alias in the list statement. */
 const R = 'r';
 
-/**
- * The filters of every sales-record list, on records of `sql`'s kind: stage, pipeline, responsible, status, tag,
- * person (a participant), created and updated ranges, and `search`: a substring, without letter case (`%` and `_`
- * match themselves), of the title, or of the name or a contact value of one of its persons.
- */
+/** `search` matches without letter case, `%` and `_` literal, on title or a person's name or contact. */
 export function salesRecordFilters(sql: ListedKind): ListFilter<SalesListQuery>[] {
   const { kind, fk } = sql;
   const persons = (p: string) => `exists (
@@ -87,7 +73,6 @@ export function salesRecordFilters(sql: ListedKind): ListFilter<SalesListQuery>[
   ];
 }
 
-/** The effective origin (`lead_source` / `deal_source`: the latest active acquisition's, else the record's) is `value`. */
 export function originFilter<Q>(sql: ListedKind, value: (q: Q) => unknown): ListFilter<Q> {
   return {
     type: 'uuid',
@@ -98,10 +83,8 @@ export function originFilter<Q>(sql: ListedKind, value: (q: Q) => unknown): List
   };
 }
 
-/** A column of the listed record (for a kind's own filters). */
 export const listed = (column: string) => `${R}.${column}`;
 
-/** What a list needs of a kind's select (SalesSelect): its table, relation names, snapshot select and visibility. */
 export interface ListedKind {
   kind: string;
   table: string;
@@ -117,10 +100,7 @@ export interface ListPage<R> {
   next_cursor: string | null;
 }
 
-/**
- * A list statement: $1 company, $2 viewer, then one parameter per filter in their order, then the cursor
- * (created_at, id), skip and take (one more row is read to tell whether a next page exists).
- */
+/** One more row than `take` is read to tell whether a next page exists. */
 export class SalesList<Q extends SalesListQuery> {
   readonly statement: Statement;
 
@@ -148,10 +128,7 @@ export class SalesList<Q extends SalesListQuery> {
     );
   }
 
-  /**
-   * One page for `actor`: each row (the `select` of the listed table) becomes a record through `toRecord`. The
-   * cursor keeps the row's `created_at` as Postgres wrote it (microseconds), before `toRecord` makes it a Date.
-   */
+  /** The cursor keeps `created_at` as Postgres wrote it (microseconds), before it becomes a Date. */
   async page<R>(db: Pool, actor: { companyId: string; userId: string }, q: Q, toRecord: (row: Json) => R): Promise<ListPage<R>> {
     const take = q.take ?? 20;
     const cursor = q.cursor ? decodeCursor(q.cursor) : null;

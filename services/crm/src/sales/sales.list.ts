@@ -8,7 +8,7 @@ export const numberParam = z
   .regex(/^-?\d{1,15}(\.\d{1,6})?$/, 'must be a decimal number')
   .transform(Number);
 
-/** The query parameters every sales-record list takes; each list adds its own (strictObject: unknown ones are a 400). */
+/** strictObject: unknown parameters are a 400. */
 export const salesListQueryShape = {
   stage_id: uuid.optional(),
   tag_id: uuid.optional(),

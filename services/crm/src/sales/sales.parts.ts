@@ -14,13 +14,11 @@ import type { SalesRelations } from './sales.snapshot.js';
 import type { Loaded, SalesStore } from './sales.store.js';
 import { SalesUpdate } from './sales.update.js';
 
-/** What the sales core needs from outside crm's sales folders, handed over by service.ts at start. */
 export interface SalesDeps {
   origins: OriginSource;
   sources: SalesSources;
 }
 
-/** The collaborators a kind holds: each one concern of the operations leads and deals share. */
 export interface SalesParts<
   R extends SalesRecord,
   Rel extends SalesRelations,
@@ -28,9 +26,7 @@ export interface SalesParts<
   CB extends CreateSalesBody,
   UB extends UpdateSalesBody,
 > {
-  /** How requests name records: ids, codes, external ids, visibility. */
   refs: SalesRefs;
-  /** The one way a record changes, with its events. */
   changes: SalesChanges<R, Rel, S>;
   creation: SalesCreation<R, Rel, S, CB>;
   updates: SalesUpdate<R, Rel, S, UB>;

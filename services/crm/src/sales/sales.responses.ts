@@ -1,18 +1,13 @@
 import { z } from 'zod';
 import { MEASUREMENT_CONSENTS } from '../marketing/acquisition.entity.js';
 
-/**
- * The response and event shapes of leads and deals as schemas (decision 0100): the OpenAPI document and the contract
- * test read them. Built after sales.summaries.ts and sales.snapshot.ts, which produce these shapes; the contract test
- * fails when the two drift.
- */
+/** Response and event schemas (decision 0100); the contract test fails when they drift from the builders. */
 const uuid = z.string().meta({ format: 'uuid' });
 
 // The proposal summary keeps the proposal routes' own field descriptions (their schemas extend it).
 const summaryId = z.string();
 const summaryAt = z.string().meta({ description: 'ISO 8601 date-time (UTC)' });
 
-/** The spec's "Proposal summary": what the lead and deal details list. */
 export const proposalSummarySchema = z
   .object({
     id: summaryId,
@@ -134,7 +129,6 @@ const valuation = z
   })
   .meta({ id: 'OpportunityValuation' });
 
-/** The fields LeadSnapshot and DealSnapshot share (lead.snapshot.ts). */
 const sharedSnapshot = {
   id: uuid,
   code: z.number().int(),
@@ -177,7 +171,6 @@ const sharedSnapshot = {
   followers: z.array(follower),
 };
 
-/** The spec's chat summary (Lead detail `channel_chats`; in events too). */
 const channelChatSummary = z
   .object({
     chat_id: uuid,
@@ -196,7 +189,6 @@ const channelChatSummary = z
   })
   .meta({ id: 'ChannelChatSummary' });
 
-/** The webhook's own snapshot of an open WhatsApp chat (spec, Lead payloads), in lead and deal events. */
 const webhookWhatsappChat = z
   .object({
     chat_id: uuid,
@@ -215,14 +207,12 @@ const webhookWhatsappChat = z
   })
   .meta({ id: 'WebhookWhatsappChat' });
 
-/** The chat fields as events carry them: the multichannel summaries, and the open WhatsApp chats in the webhook's shape. */
 const eventChats = {
   has_channel_chat: z.boolean(),
   channel_chats: z.array(channelChatSummary),
   has_whatsapp_chat: z.boolean(),
   whatsapp_chats: z.array(webhookWhatsappChat),
 };
-/** The chat fields as the details show them: `whatsapp_*` the alias of the two others (spec, Lead detail). */
 const detailChats = { ...eventChats, whatsapp_chats: z.array(channelChatSummary) };
 
 const leadOwn = { lead_source: leadSourceSummary.nullable(), deals: z.array(dealSummary) };
@@ -236,11 +226,10 @@ const dealOwn = {
   temperature: z.number().int().nullable(),
 };
 
-/** The LeadSnapshot of events (and the management API's answers). */
 export const leadSnapshotSchema = z.object({ ...sharedSnapshot, ...eventChats, ...leadOwn }).meta({ id: 'LeadSnapshot' });
 export const dealSnapshotSchema = z.object({ ...sharedSnapshot, ...eventChats, ...dealOwn }).meta({ id: 'DealSnapshot' });
 
-/** A record of GET /leads and GET /deals: the snapshot without the chat fields (lists do not ask chat; decision 0130). */
+/** Lists do not ask chat (decision 0130). */
 export const leadListRecordSchema = z.object({ ...sharedSnapshot, ...leadOwn }).meta({ id: 'LeadListRecord' });
 export const dealListRecordSchema = z.object({ ...sharedSnapshot, ...dealOwn }).meta({ id: 'DealListRecord' });
 
@@ -266,7 +255,6 @@ export const leadDetailSchema = z
   .meta({ id: 'LeadDetail' });
 export const dealDetailSchema = z.object({ ...sharedSnapshot, ...detailChats, ...dealOwn, ...detailExtras }).meta({ id: 'DealDetail' });
 
-/** How a creation resolved one of its persons (decision 0182). */
 export const personReceipt = z
   .object({
     id: uuid,

@@ -1,7 +1,4 @@
-/**
- * The rules of leads and deals as pure functions: the data they judge is read by the store and passed in, and
- * each rule that fails is a 400 naming its field.
- */
+/** Pure rules: the store reads the data, each failing rule is a 400 naming its field. */
 import { invalidField, invalidFields, isUuid } from '@svc/platform/errors';
 import { codeOf } from '@svc/platform/numbers';
 import { v7 as uuidv7 } from 'uuid';
@@ -24,14 +21,13 @@ export interface Actor {
   userId: string;
 }
 
-/** `ref` (a UUID or a code) as the reference of a by-id or by-code read, or null when it can name no record. */
 export function refOf(ref: string): RecordRef | null {
   if (isUuid(ref)) return { byId: true, value: ref };
   const code = codeOf(ref);
   return code === null ? null : { byId: false, value: code };
 }
 
-/** Whether the record already holds exactly the answers a plan writes (rewriting them would change only their ids). */
+/** Rewriting the same answers would change only their ids. */
 export function holdsAnswers(before: Loaded<SalesRecord, SalesRelations>, plan: AnswerPlan): boolean {
   const key = (optionId: string | null | undefined, value: string | null | undefined) => `${optionId ?? ''}\u0000${value ?? ''}`;
   const held = before.rel.customFields
@@ -56,13 +52,9 @@ export function requireQualityReason(pipeline: Pipeline | undefined, rating: num
   }
 }
 
-/** The columns a new lead or deal shares (salesRecordProperties). */
 export type NewSalesRecord = ReturnType<typeof newSalesRecord>;
 
-/**
- * The shared columns of a new record: open, in the checked stage, with the checked responsible; its code comes
- * from the company's sequence in the write statement.
- */
+/** The code comes from the company's sequence in the write statement. */
 export function newSalesRecord(
   actor: Actor,
   body: Pick<CreateSalesBody, 'title' | 'visibility' | 'quality_rating' | 'quality_reason' | 'external_id'>,
@@ -99,13 +91,8 @@ export function newSalesRecord(
   };
 }
 
-/** What a creation sends for its checks: the fields its reads depend on. */
 type CreationFields = Pick<CreateSalesBody, 'stage_id' | 'responsible_id' | 'quality_rating' | 'quality_reason' | 'custom_fields'>;
 
-/**
- * The checks every creation makes before it writes, on its reads (the stage, the users and the required custom
- * fields, read for `responsibleId`: the one sent, else the key creator).
- */
 export function creationBasics(found: CreateReads, actor: Actor, body: CreationFields, responsibleId: string) {
   const { stage, pipeline } = stageOf(found, body.stage_id);
   const { user: responsible, handedOver } = responsibleOf(found, responsibleId);
@@ -123,7 +110,6 @@ export function creationBasics(found: CreateReads, actor: Actor, body: CreationF
   return { stage, pipeline, responsible, handedOver, creator, requested: found.users.find((u) => u.id === responsibleId), responsibleId };
 }
 
-/** The stage sent (400 when it is not the company's), else the first stage of the primary pipeline. */
 export function stageOf(reads: CreateReads, stageId: string | undefined) {
   const { stage, pipeline } = reads;
   if (stage && pipeline) return { stage, pipeline };
@@ -132,10 +118,7 @@ export function stageOf(reads: CreateReads, stageId: string | undefined) {
   throw invalidField('stage_id', 'the primary pipeline has no stages; send stage_id');
 }
 
-/**
- * The responsible user: the one sent, else the key creator (400 when not the company's). An inactive or
- * archived user hands the record to the account's master user (`handedOver`: an automatic note says so).
- */
+/** An inactive or archived responsible hands the record to the master user, with an automatic note. */
 export function responsibleOf(reads: CreateReads, id: string): { user: User; handedOver: boolean } {
   const user = reads.users.find((u) => u.id === id);
   if (!user) throw invalidField('responsible_id', 'no such user in the company');
@@ -145,7 +128,7 @@ export function responsibleOf(reads: CreateReads, id: string): { user: User; han
   return { user: master, handedOver: true };
 }
 
-/** The followers a creation names must be users and follower roles of the company: a 400 before anything is written. */
+/** Checked before anything is written. */
 export function checkFollowers(refs: RichReads, followers: readonly { user_id: string; role_id?: string | null | undefined }[]): void {
   followers.forEach((f, i) => {
     if (!refs.users.some((u) => u.id === f.user_id)) throw invalidField(`followers[${i}].user_id`, 'unknown user');
@@ -169,7 +152,6 @@ export function checkReferences(
   return planAnswers(refs, body.custom_fields ?? [], record, false);
 }
 
-/** The plans of `answers` (named `custom_fields[i]` in errors, or by their own fields when `path` gives ''). */
 export function planAnswers(
   refs: Pick<RichReads, 'fields'>,
   answers: AnswerInput[],
@@ -189,10 +171,7 @@ const MATCHES: Record<number, PersonReceipt['match']> = {
   [CONTACT_TYPES.other]: 'other',
 };
 
-/**
- * The receipts of a creation's persons (decision 0182), main person first: created, found by a contact of the
- * Person object, or named by persons_id.
- */
+/** Decision 0182: main person first. */
 export function personReceipts(participants: PersonWithContacts[]): { person?: PersonReceipt; persons?: PersonReceipt[] } {
   const receipts = participants.map(
     (p): PersonReceipt => ({

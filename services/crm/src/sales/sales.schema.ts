@@ -9,7 +9,7 @@ const qualityRating = z.number().int().min(1, 'must be an integer from 1 to 5').
 const qualityReason = z.string().trim().max(2000, 'must be at most 2000 characters');
 const visibility = z.union([z.literal(0), z.literal(1)], { message: 'must be 0 or 1' });
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
-/** The integrator's own id of a record (decision 0180); kept as sent, `ext:<id>` names the record. */
+/** Decision 0180: kept as sent; `ext:<id>` names the record. */
 const externalId = z.string().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
 
 /** The Person object of lead create and update (spec "Person object"); contacts go in `contacts`, never phone/email. */
@@ -24,7 +24,6 @@ export const personInput = z.strictObject({
 });
 export type PersonInput = z.infer<typeof personInput>;
 
-/** The Organization object (input): name, legal_name, document, industry, description, phone, email, site. */
 export const organizationInput = createOrganizationBody.omit({ logo: true });
 
 /** A custom field answer: `{id, value, option_id, option_ids}`; an answer with none of them clears the field (update). */
@@ -38,16 +37,12 @@ export type CustomFieldAnswerInput = z.infer<typeof customFieldAnswer>;
 
 const uniqueIds = <T>(items: T[], id: (t: T) => string) => new Set(items.map(id)).size === items.length;
 
-/** The `custom_fields` of a create or update body: each field answered at most once. */
 const customFieldAnswers = z
   .array(customFieldAnswer)
   .max(500)
   .refine((a) => uniqueIds(a, (x) => x.id), 'must not answer a field twice');
 
-/**
- * The creation body leads and deals share (POST /leads as it is; POST /deals extends it). Strict: a field the
- * contract forbids (top-level phone, email, lead_source) or does not know is a 400 naming it, never silently dropped.
- */
+/** Strict: a forbidden or unknown field is a 400 naming it, never silently dropped. */
 export const createSalesFields = z.strictObject({
   title,
   stage_id: uuid.optional(),
@@ -62,7 +57,7 @@ export const createSalesFields = z.strictObject({
   organization: organizationInput.nullable().optional(),
   custom_fields: customFieldAnswers.optional(),
   measurement_consent: z.enum(MEASUREMENT_CONSENTS, { message: 'must be GRANTED, DENIED or UNSPECIFIED' }).optional(),
-  /** The marketing tracking object; null is the same as not sending it. */
+  /** null is the same as not sending it. */
   marketing: marketingBody.nullable().optional(),
   /** The only manual origin: a lead source of the company (else 400). */
   crm_lead_source_id: uuid.nullable().optional(),
@@ -91,7 +86,7 @@ export function idempotencyKey() {
   return z.string().trim().min(1, 'must be 1 to 255 characters').max(255, 'must be 1 to 255 characters');
 }
 
-/** The update body leads and deals share: PUT /leads/{id} (spec; title required, omitted fields keep their value). */
+/** Title required; omitted fields keep their value. */
 export const updateSalesFields = z.strictObject({
   title,
   stage_id: uuid.optional(),
@@ -120,7 +115,6 @@ export const updateSalesFields = z.strictObject({
   external_id: externalId.nullable().optional(),
 });
 
-/** An update's conflicting pairs: organization_id with organization, crm_lead_source_id with lead_source. */
 export function updateConflicts(
   b: {
     organization_id?: string | null | undefined;

@@ -19,18 +19,16 @@ import { proposalDates, proposalSummariesOf } from './sales.proposals.js';
 import type { SalesDetailExtras, SalesRelations } from './sales.snapshot.js';
 import { salesRecordVisibleSql } from './sales.visibility.js';
 
-/** What the create statement's reads return: the stage and pipeline to use, and the users involved. */
 export interface CreateReads {
   stage: Stage | null;
   pipeline: Pipeline | null;
   hasPrimary: boolean;
   users: User[];
   masterUserId: string | null;
-  /** The company's required custom fields of the record's kind (a creation without answers to them is a 400). */
+  /** A creation without answers to them is a 400. */
   requiredFields: { id: string; name: string }[];
 }
 
-/** The references a richer creation or an update names, read in one statement (RichReads). */
 export interface RichReads {
   tags: Tag[];
   persons: { person: Person; contacts: PersonContact[] }[];
@@ -40,34 +38,25 @@ export interface RichReads {
   roles: NamedItem[];
 }
 
-/** The relation tables `SalesStore.insert` writes: the kind's own (`<kind>_tags`, ...) and the custom field answers. */
 export type RelationTable = 'tags' | 'participants' | 'followers' | 'notes' | 'answers';
 
 type Json = Record<string, unknown>;
 
-/** The database's time of the statement in whole microseconds since the epoch (stage durations are computed at it). */
+/** Whole microseconds since the epoch: stage durations are computed at it. */
 export const NOW_US = '(extract(epoch from now()) * 1000000)::int8';
 
-/**
- * What a kind reads beyond the relations leads and deals share: `select` adds items to a record's select list (a
- * leading comma, then the items), `read` turns them into the kind's relations.
- */
+/** `select` adds items after a leading comma; `read` turns them into the kind's relations. */
 export interface OwnColumns<Rel extends SalesRelations> {
   select(alias: string, columns: SharedColumns): string;
   read(row: Json, shared: SalesRelations, columns: SharedColumns): Rel;
 }
 
-/** What a kind's own columns may build on: the columns and readers both kinds share. */
 export type SharedColumns = Pick<
   SalesSelect<SalesRecord, SalesRelations>,
   'stage' | 'pipeline' | 'user' | 'reasonsSelect' | 'namedFromRows'
 >;
 
-/**
- * What the statements of one kind of sales record read with (the kind's store builds its statements on it): the
- * columns of every table they touch, from the entity definitions (EntityColumns), the select lists of a record with
- * its relations, and the readers that turn the rows those statements return into records, relations and reads.
- */
+/** Columns, select lists and row readers of one kind, from the entity definitions. */
 export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
   readonly record: EntityColumns<R>;
   readonly stage: EntityColumns<Stage>;
@@ -87,7 +76,6 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
   readonly named: EntityColumns<NamedItem>;
   readonly recordTag: EntityColumns<SalesTag>;
   readonly note: EntityColumns<SalesNote>;
-  /** `leads` or `deals`. */
   readonly table: string;
   /** The column naming the record in its relation tables and in marketing_acquisitions (`lead_id`, `deal_id`). */
   readonly fk: string;
@@ -135,21 +123,13 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
       where c.company_id = ${personAlias}.company_id and c.person_id = ${personAlias}.id), '[]')`;
   }
 
-  /**
-   * The select list of a record (alias `alias`) with everything its snapshot shows: the stages of its pipeline,
-   * the pipeline, its users, the latest active acquisition and the latest decision, the lead sources, tags,
-   * participants, organization, custom field answers, followers and loss reasons, plus the kind's own columns.
-   * `proposals` adds its live proposals' summaries (the snapshot an event carries, a list record, a detail; not the
-   * locked read a change compares with); `detail` adds them, the time per stage and the note and file counts. Needs
-   * `relationsJoin(alias)` in the from clause.
-   */
+  /** Needs `relationsJoin(alias)` in the from clause; `proposals` is left out of the locked read a change compares with. */
   relationsSelect(alias: string, parts: { detail?: boolean; proposals?: boolean } = {}): string {
     const { detail = false, proposals = detail } = parts;
     const { kind, fk } = this;
     const same = `company_id = ${alias}.company_id`;
     const activeOfRecord = `a.${same} and a.${fk} = ${alias}.id and a.active`;
-    // Stage periods as whole microseconds: closed ones summed, open ones' starts (their length depends on the time of
-    // the read, `_nowUs`, so a cached lead detail computes it at each read; decision 0015).
+    // Open periods keep only their start: a cached lead detail computes their length at each read (decision 0015).
     const extras = detail
       ? `,
       (select json_agg(json_build_object('stage', ${this.stage.json('s')}, 'closedUs', x.closed, 'openFromUs', x.open) order by x.first, s.id) from (
@@ -201,14 +181,12 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
         where rr.company_id = ${alias}.company_id and rr.${this.fk} = ${alias}.id)`;
   }
 
-  /** The latest active acquisition of record `alias`, as `la` (for relationsSelect). */
   relationsJoin(alias: string): string {
     return `left join lateral (
       select * from marketing_acquisitions a where a.company_id = ${alias}.company_id and a.${this.fk} = ${alias}.id and a.active
       order by a.created_at desc, a.id desc limit 1) la on true`;
   }
 
-  /** What a record (alias `alias`) shows of its pipeline and users: `_stages`, `_pipeline`, `_users`. */
   private stagesAndUsersSelect(alias: string): string {
     const same = `company_id = ${alias}.company_id`;
     return `(select json_agg(${this.stage.json('s')} order by s.position, s.id) from stages s
@@ -224,10 +202,7 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
         where s.company_id = ${alias}.company_id and s.id in (${ids.join(', ')}))`;
   }
 
-  /**
-   * The text of a creation's reads: $1 company, $2 stage id or null (the primary pipeline's first stage), $3
-   * responsible, $4 creator; the master user and the kind's required custom fields.
-   */
+  /** $2 null picks the primary pipeline's first stage. */
   createReadsText(): string {
     return `with st as (
          select s.* from stages s where s.company_id = $1 and s.id = $2::uuid
@@ -246,7 +221,6 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
            from custom_fields f where f.company_id = $1 and f.entity = '${this.kind}' and f.required) as "requiredFields"`;
   }
 
-  /** A row of relationsSelect: the record (its own columns) and its relations. */
   fromRow(row: Json): { record: R; rel: Rel } {
     const list = (v: unknown) => (v as Json[] | null) ?? [];
     const latest = row._latest ? this.acquisition.hydrate(row._latest as Json) : null;
@@ -289,7 +263,6 @@ export class SalesSelect<R extends SalesRecord, Rel extends SalesRelations> {
     return { record, rel: this.own.read(row, rel, this) };
   }
 
-  /** The detail-only part of a `relationsSelect(alias, { detail: true })` row. */
   detailExtrasFromRow(row: Json): SalesDetailExtras {
     return {
       stagePeriods: ((row._stagePeriods as Json[] | null) ?? []).map((x) => ({

@@ -25,7 +25,7 @@ import {
   userSummary,
 } from './sales.summaries.js';
 
-/** Everything a record's snapshot shows besides its own columns (SalesSelect.relationsSelect reads it in one statement). */
+/** Read in one statement by SalesSelect.relationsSelect. */
 export interface SalesRelations {
   stage?: Stage;
   pipeline?: Pipeline;
@@ -38,29 +38,23 @@ export interface SalesRelations {
   customFields: CustomFieldRelation[];
   followers: FollowerRelation[];
   lossReasons: NamedItem[];
-  /** The deals that came from the lead (empty for a deal). */
   deals: DealOfLead[];
   /** The live proposals' summaries (spec "Proposal summary"), newest first; read where the snapshot is shown or sent. */
   proposals: Record<string, unknown>[];
-  /** The chats of its persons, as chat answered for an event (decision 0130); empty where chat is not asked. */
+  /** Decision 0130; empty where chat is not asked. */
   chats: LinkedChat[];
 }
 
-/**
- * What only the detail shows: the time spent per stage (in first-entered order) and the note count. A stage's time
- * is its closed periods (`closedUs`) plus, at the time of the read (`nowUs`, the database's), its open one (started
- * at `openFromUs`).
- */
+/** A stage's time is its closed periods plus, at the database's time of the read, its open one. */
 export interface SalesDetailExtras {
   stagePeriods: { stage: Stage; closedUs: number; openFromUs: number[] }[];
   notesCount: number;
   filesCount: number;
-  /** The items of the record's live proposals (archived ones included, as `proposals`). */
   itemsCount: number;
   nowUs: number;
 }
 
-/** The detail's `stage_durations` at `nowUs` (the database's time of the read, in microseconds). */
+/** `nowUs`: the database's time of the read, microseconds. */
 export const stageDurationsAt = (periods: SalesDetailExtras['stagePeriods'], nowUs: number) =>
   periods.map((p) => stageDuration(p.stage, (p.closedUs + p.openFromUs.reduce((sum, from) => sum + (nowUs - from), 0)) / 1e6));
 
@@ -76,11 +70,7 @@ export const noRelations = (): Omit<SalesRelations, 'users' | 'marketing' | 'pip
   chats: [],
 });
 
-/**
- * The consent shown for a lead (spec "Measurement consent"): its canonical value; for a historical lead
- * without one, the decision of the most recent active acquisition snapshot that has one (a snapshot without
- * a decision does not shadow an older decision); else UNSPECIFIED. Nothing is written back.
- */
+/** Canonical consent, else the latest acquisition decision, else UNSPECIFIED; nothing is written back. */
 export const effectiveConsent = (
   lead: Pick<SalesRecord, 'measurementConsent'>,
   marketing: Pick<LeadMarketing, 'latestDecision'>,
@@ -91,13 +81,9 @@ const leadSourceOf = (lead: SalesRecord, m: LeadMarketing) => {
   return id ? m.leadSources.get(id) : null;
 };
 
-/** The snapshot fields leads and deals share: the spec's LeadSnapshot, which DealSnapshot adapts. */
 export type SalesSnapshot = ReturnType<typeof salesSnapshot>;
 
-/**
- * OpportunityValuation: crm has no recurring values or projections yet, so every lead is valued by its current
- * value (the contract's mode CURRENT, source LEGACY_CURRENT_VALUE) and nothing is projected.
- */
+/** crm has no recurring values: every lead is valued by its current value and nothing is projected. */
 const valuationOf = (lead: Pick<SalesRecord, 'value'>) => ({
   mode: 'CURRENT',
   source: 'LEGACY_CURRENT_VALUE',
@@ -111,12 +97,7 @@ const valuationOf = (lead: Pick<SalesRecord, 'value'>) => ({
   calculation_version: 1,
 });
 
-/**
- * LeadSnapshot of the spec's Lead payloads, which DealSnapshot adapts (deal.snapshot.ts): what events carry and the
- * base of the GET detail. Fields whose sources do not exist yet are present as null or empty, never invented. The chat
- * fields are the events' shape (`whatsapp_chats`: the webhook's own snapshot of open WhatsApp chats); the details
- * replace them with the HTTP routes' shape, the lists leave them out (`withoutChatFields`).
- */
+/** Fields without a source yet are null or empty, never invented; details and lists replace the chat fields. */
 export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
   return {
     id: lead.id,
@@ -167,10 +148,7 @@ export function salesSnapshot(lead: SalesRecord, rel: SalesRelations) {
   };
 }
 
-/**
- * A list record (GET /leads, GET /deals): the snapshot without the chat fields, which only the details and the events
- * carry (a list asks chat nothing; decision 0130).
- */
+/** Lists ask chat nothing (decision 0130). */
 export function withoutChatFields<S extends object>(snapshot: S): Omit<S, ChatFieldKey> {
   const record = { ...snapshot } as Record<string, unknown>;
   for (const key of CHAT_FIELD_KEYS) delete record[key];

@@ -14,7 +14,6 @@ import type { SalesRelations } from './sales.snapshot.js';
 
 type Json = Record<string, unknown>;
 
-/** The pool, or the client of a transaction (`inTransaction`). */
 export type Db = Pool | PoolClient;
 
 /** A record as one statement read it (`relationsSelect`): its own columns and its relations. */
@@ -23,36 +22,23 @@ export interface Loaded<R, Rel> {
   rel: Rel;
 }
 
-/** A record named by its id or by its code. */
 export interface RecordRef {
   byId: boolean;
   value: string | number;
 }
 
-/**
- * The store of one kind of sales record (decisions 0010, 0051, 0201): its table (`leads`/`deals`), its relation
- * tables (`<kind>_tags`, `<kind>_participants`, ...), its custom fields (entity `<kind>`), its code sequence and its
- * events (`<kind>.*`). Named statements with column lists from the entity definitions (EntityColumns, in
- * SalesSelect), so a new column needs no change here. The lead and deal stores hold one and add what only their kind
- * has. Each method takes the connection first: the pool, or the client of the caller's transaction.
- */
+/** Named statements of one kind of sales record (decisions 0010, 0051, 0201); each method takes the pool or the caller's transaction first. */
 export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
   readonly select: SalesSelect<R, Rel>;
   /** The pool under the ORM: the services open their transactions on it. */
   readonly pool: Promise<Pool>;
   readonly kind: SalesKind;
-  /** `leads` or `deals`. */
   readonly table: string;
   /** The column naming the record in its relation tables (`lead_id`, `deal_id`). */
   readonly fk: string;
   /** The reads of a creation: $1 company, $2 stage id or null, $3 responsible, $4 creator. */
   readonly createReads: Statement;
-  /**
-   * A creation in one statement, so the company's sequence row is locked for that statement and its commit only:
-   * $1 company, $2 the record row (code filled in from the sequence), $3 acquisition rows, $4 outbox event id,
-   * $5 the `<kind>.created` payload (its `<kind>.code` filled in), $6 the request's traceparent or null. The event is written only when the company's
-   * plan is valid (the outbox writer's SQL form, decision 0090). The first stage period opens with the record.
-   */
+  /** One statement, so the sequence row stays locked only until its commit; the event is written only for a valid plan (decision 0090). */
   readonly create: Statement;
   /** $1 company, $2 tag ids, $3 person ids, $4 organization id or null, $5 user ids, $6 follower role ids (uuid[]). */
   readonly richReads: Statement;
@@ -222,7 +208,6 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     );
   }
 
-  /** Inserts entity rows (keyed by property names) into a relation table; `ignoreConflicts` skips rows already there. */
   async insert(client: PoolClient, relation: RelationTable, rows: object[], ignoreConflicts = false): Promise<void> {
     if (!rows.length) return;
     const table = relation === 'answers' ? 'custom_field_values' : `${this.kind}_${relation}`;
@@ -247,16 +232,11 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     ]);
   }
 
-  /** The reads of a creation (and of a PUT or a move): the stage, the users involved, the required custom fields. */
   async readCreation(db: Db, companyId: string, stageId: string | null, responsibleId: string, creatorId: string): Promise<CreateReads> {
     const [row] = await run(db, this.createReads, [companyId, stageId, responsibleId, creatorId]);
     return this.select.createReadsFromRow(row ?? {});
   }
 
-  /**
-   * Writes a new record with its acquisitions and its `<kind>.created` (`payload`, whose record code the statement
-   * fills in) in the one creation statement (decision 0010); returns the record's code.
-   */
   async insertRecord(
     db: Db,
     record: R,
@@ -275,7 +255,6 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     return Number(created.code);
   }
 
-  /** The tags, persons, organization, custom fields (of the kind), users and follower roles a request names. */
   async readReferences(
     db: Db,
     companyId: string,
@@ -292,32 +271,29 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     return this.select.richReadsFromRow(row ?? {});
   }
 
-  /** Record `id` and its relations, its row locked until the transaction of `tx` ends; null when there is none. */
+  /** The row stays locked until the transaction of `tx` ends. */
   async lockLoaded(tx: PoolClient, companyId: string, id: string): Promise<Loaded<R, Rel> | null> {
     const [row] = await run(tx, this.snapshotForUpdate, [companyId, id]);
     return row ? this.select.fromRow(row) : null;
   }
 
-  /** Record `id` (known to exist) and its relations with its proposals. */
   async loaded(tx: PoolClient, companyId: string, id: string): Promise<Loaded<R, Rel>> {
     const [row] = await run(tx, this.snapshot, [companyId, id]);
     if (!row) throw new Error(`${this.kind} ${id} not found after its change`);
     return this.select.fromRow(row);
   }
 
-  /** The persons of record `id`. */
   async personIdsOf(db: Db, companyId: string, id: string): Promise<string[]> {
     const [row] = await run<{ ids: string[] }>(db, this.personIds, [companyId, id]);
     return row?.ids ?? [];
   }
 
-  /** The id of the record `ref` names, or null. */
   async findId(db: Db, companyId: string, ref: RecordRef): Promise<string | null> {
     const [row] = await run<{ id: string }>(db, this.idOf, [companyId, ref.byId ? ref.value : null, ref.byId ? null : ref.value]);
     return row?.id ?? null;
   }
 
-  /** The id of the record `ref` names and whether user `userId` may see it (decision 0041); null when there is none. */
+  /** Decision 0041. */
   async findVisible(db: Db, companyId: string, ref: RecordRef, userId: string): Promise<{ id: string; visible: boolean } | null> {
     const [row] = await run<{ id: string; visible: boolean }>(db, this.access, [
       companyId,
@@ -328,29 +304,25 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     return row ?? null;
   }
 
-  /** The id of the live record of the company with this external id, or null. */
   async findExternal(db: Db, companyId: string, externalId: string): Promise<string | null> {
     const [row] = await run<{ id: string }>(db, this.idOfExternal, [companyId, externalId]);
     return row?.id ?? null;
   }
 
-  /** Writes the record's changeable columns. */
   async writeRecord(tx: PoolClient, record: R): Promise<void> {
     await run(tx, this.updateRecord, [record.companyId, record.id, JSON.stringify(this.select.record.row(record))]);
   }
 
-  /** Moves updated_at to now (always forward); returns it. */
+  /** Always forward. */
   async touchRecord(tx: PoolClient, companyId: string, id: string): Promise<Date> {
     const [row] = await run<{ updated_at: string }>(tx, this.touch, [companyId, id]);
     return new Date(row!.updated_at);
   }
 
-  /** Closes the record's open stage period and opens one in `stageId` at `at`. */
   async moveToStage(tx: PoolClient, companyId: string, id: string, stageId: string, at: Date): Promise<void> {
     await run(tx, this.enterStage, [companyId, id, stageId, at]);
   }
 
-  /** Inserts the acquisition, or replaces the row of the same id. */
   async saveAcquisition(tx: PoolClient, acquisition: MarketingAcquisition): Promise<void> {
     await run(tx, this.upsertAcquisition, [JSON.stringify(this.select.acquisition.row(acquisition))]);
   }
@@ -359,7 +331,6 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     await run(tx, this.setAcquisitionSource, [companyId, acquisitionId, leadSourceId]);
   }
 
-  /** Deletes the record's answers to these custom fields. */
   async deleteAnswers(tx: PoolClient, companyId: string, id: string, fieldIds: string[]): Promise<void> {
     await run(tx, this.clearAnswers, [companyId, id, fieldIds]);
   }
@@ -372,13 +343,12 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     await run(tx, this.removeTags, [companyId, id, tagIds]);
   }
 
-  /** Replaces the record's reasons in the table of `st` (a `reasonsStatement`) with `reasons`, in their order. */
   async replaceReasons(tx: PoolClient, st: Statement, companyId: string, id: string, reasons: NamedItem[]): Promise<void> {
     const rows = reasons.map((r, i) => ({ [this.fk]: id, reason_id: r.id, company_id: companyId, position: i + 1 }));
     await run(tx, st, [companyId, id, JSON.stringify(rows)]);
   }
 
-  /** The company's named items of `kind` among `ids` (in no order). */
+  /** In no order. */
   async findNamedItems(db: Db, companyId: string, kind: 'loss_reason' | 'gain_reason', ids: string[]): Promise<NamedItem[]> {
     const [row] = await run(db, this.namedItems, [companyId, kind, ids]);
     return this.select.namedFromRows((row?.items as Json[] | null) ?? []);

@@ -1,10 +1,4 @@
-/**
- * The element shapes the spec names but leaves open (StageSummary, UserSummary, ActorSummary, TagSummary,
- * LossReasonSummary, GainReasonSummary, FollowerSummary, CustomFieldChange, RemovedCustomField, DealSummary, ...),
- * defined once here for the lead and deal details, the PUT responses and every lead.* and deal.* event payload.
- * Documented for subscribers in docs/webhooks/lead-events.md (deal-events.md refers to it); a change here is a
- * change of that contract.
- */
+/** Element shapes the spec leaves open, defined once for details, PUT answers and events: a change here changes docs/webhooks/lead-events.md. */
 
 import { iso } from '@svc/platform/http/json';
 import type { CustomField, CustomFieldOption, CustomFieldValue, NamedItem, Tag } from '../catalog/catalog.entity.js';
@@ -14,7 +8,6 @@ import type { Organization, Person, PersonContact } from '../contacts/contact.en
 import type { Pipeline, Stage } from '../pipelines/pipeline.entity.js';
 import type { SalesFollower, SalesParticipant, SalesRecord } from './sales.entity.js';
 
-/** UserSummary (also ActorSummary: won_by, lost_by): `{id, name, avatar}`. */
 export interface UserSummary {
   id: string;
   name: string;
@@ -23,7 +16,6 @@ export interface UserSummary {
 export const userSummary = (u: User | undefined | null): UserSummary | null =>
   u ? { id: u.id, name: u.name, avatar: u.avatar ?? null } : null;
 
-/** StageSummary: `{id, name, pipeline: {id, name}}`. */
 export interface StageSummary {
   id: string;
   name: string;
@@ -51,10 +43,8 @@ export interface NamedSummary {
 }
 export const namedSummary = (n: NamedItem): NamedSummary => ({ id: n.id, name: n.name });
 
-/** OrganizationSummary: `{id, name, logo}`. */
 export const organizationSummary = (o: Organization | null | undefined) => (o ? { id: o.id, name: o.name, logo: o.logo ?? null } : null);
 
-/** A participant: `{id, main, role, notes, person: {id, name, contacts: [{id, type, value, primary}]}}`. */
 export interface ParticipantRelation {
   participant: SalesParticipant;
   person: Person;
@@ -72,7 +62,6 @@ export const participantSummary = ({ participant, person, contacts }: Participan
   },
 });
 
-/** FollowerSummary: `{role: {id, name} | null, user: UserSummary, notes}`. */
 export interface FollowerRelation {
   follower: SalesFollower;
   user: User;
@@ -92,7 +81,6 @@ export interface CustomFieldAnswer {
   value: string | null;
 }
 
-/** A field with its answers on one record: the `custom_fields` items of the lead detail and LeadSnapshot. */
 export interface CustomFieldWithAnswers {
   field_id: string;
   field_name: string;
@@ -148,17 +136,12 @@ export function customFieldsWithAnswers(rows: CustomFieldRelation[]): CustomFiel
     }));
 }
 
-/** A deal that came from the lead, with what its summary shows. */
 export interface DealOfLead {
   deal: SalesRecord;
   stage: Stage | null;
   pipeline: Pipeline | null;
   responsible: User | null;
 }
-/**
- * DealSummary (`deals` items of the lead detail and LeadSnapshot): `{id, code, title, status, archived_at, won_date,
- * lost_date, created_at, updated_at, stage: StageSummary, value, responsible: UserSummary}`.
- */
 export const dealSummary = ({ deal, stage, pipeline, responsible }: DealOfLead) => ({
   id: deal.id,
   code: deal.code,
@@ -174,7 +157,6 @@ export const dealSummary = ({ deal, stage, pipeline, responsible }: DealOfLead) 
   responsible: userSummary(responsible),
 });
 
-/** The spec's stage_durations item: `{stage_id, stage_name, total_seconds, human_readable}`. */
 export function stageDuration(stage: { id: string; name: string }, totalSeconds: number) {
   const s = Math.max(0, Math.floor(totalSeconds));
   const parts: string[] = [];

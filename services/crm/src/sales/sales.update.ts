@@ -18,10 +18,8 @@ import type { RichReads } from './sales.select.js';
 import { effectiveConsent, type SalesRelations } from './sales.snapshot.js';
 import type { Loaded, SalesStore } from './sales.store.js';
 
-/** An update body: PUT /leads' fields, plus `tags` where the kind's PUT takes them (deals, decision 0052). */
 type SalesUpdateBody = UpdateSalesBody & { tags?: string[] | undefined };
 
-/** What an update holds: the kind's store and rules, its refs (visibility, external ids), its changes and origins. */
 export interface UpdateParts<
   R extends SalesRecord,
   Rel extends SalesRelations,
@@ -36,21 +34,16 @@ export interface UpdateParts<
   origins: OriginSource;
 }
 
-/** PUT /leads/{id} and PUT /deals/{id} (decisions 0044, 0052), through `changes.change`. */
+/** Decisions 0044, 0052. */
 export class SalesUpdate<R extends SalesRecord, Rel extends SalesRelations, S extends { updated_at: string }, UB extends UpdateSalesBody> {
   constructor(private readonly parts: UpdateParts<R, Rel, S, UB>) {}
 
-  /**
-   * PUT /leads/{id} and PUT /deals/{id}: every field sent replaces the current value (organization_id null
-   * unlinks, persons_id with delete removes, marketing corrects the current acquisition); omitted fields are
-   * kept. `<kind>.updated` (and stage_changed, custom_field_updated/removed, quality_updated) are written with
-   * the change when something changed (decisions 0043, 0044).
-   */
+  /** Sent fields replace, omitted ones are kept; events are written with the change (decisions 0043, 0044). */
   async update(actor: Actor, ref: string, body: UB) {
     return (await this.apply(actor, ref, body)).answer;
   }
 
-  /** `update`, and whether it changed the record (a batch upsert answers `unchanged` when not; decision 0181). */
+  /** A batch upsert answers `unchanged` when not (decision 0181). */
   async apply(actor: Actor, ref: string, body: UB) {
     const { store, kind, refs, changes, origins } = this.parts;
     const id = await refs.visibleId(actor, ref);
@@ -181,7 +174,6 @@ export class SalesUpdate<R extends SalesRecord, Rel extends SalesRelations, S ex
     }
   }
 
-  /** The persons of a PUT: removed, linked (`created` gets those it created), and the contacts of phone and email. */
   private async updateParticipants(
     tx: PoolClient,
     record: R,
@@ -219,7 +211,7 @@ export class SalesUpdate<R extends SalesRecord, Rel extends SalesRelations, S ex
     }
   }
 
-  /** The record's tags become exactly `tagIds` (an update body's tags: no tag events, spec). */
+  /** No tag events (spec). */
   private async replaceTags(tx: PoolClient, before: Loaded<R, Rel>, tagIds: string[], at: Date) {
     const { store } = this.parts;
     const { id, companyId } = before.record;

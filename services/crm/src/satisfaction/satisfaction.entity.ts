@@ -1,10 +1,6 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 
-/**
- * A public link to a satisfaction form about one lead, deal or delivery (decision 0082). Only the SHA-256 of its
- * token is stored; the token is shown once, in the answer that creates the link. Single-use: `used_at` is set by the
- * one submission it takes.
- */
+/** Decision 0082: only the token's SHA-256 is stored; single-use through `used_at`. */
 export const SatisfactionLink = defineEntity({
   name: 'SatisfactionLink',
   tableName: 'satisfaction_links',
@@ -12,7 +8,6 @@ export const SatisfactionLink = defineEntity({
     id: p.uuid().primary(),
     companyId: p.uuid().index(),
     tokenHash: p.string().length(64).unique(),
-    /** `lead`, `deal` or `delivery`. */
     recordType: p.string().length(20),
     recordId: p.uuid(),
     formTitle: p.string().length(150),

@@ -30,11 +30,7 @@ const URLENCODED = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 const wantsHtml = (req: Request) =>
   req.method === 'GET' || req.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
 
-/**
- * `/public/satisfaction/{token}`, reached only through the gateway's public route (identity kind `public`): `GET`
- * is the form as an HTML page; `POST` records the answer, JSON in and out, or the page's urlencoded post answered
- * with a page. Errors keep their status (404 unknown, 409 answered, 410 expired, 400 bad answer) in either form.
- */
+/** Reached only through the gateway's public route; errors keep their status in JSON and HTML alike. */
 export function satisfactionPublicRoutes(satisfaction: Satisfaction, logger: Logger): Router {
   const r = Router();
   r.use((req, _res, next) => {

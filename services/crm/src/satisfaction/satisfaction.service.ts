@@ -32,12 +32,7 @@ export interface LinkCreator {
 /** The form of a link, as the public page shows it and the event carries it. */
 export const formOf = (l: SatisfactionLink) => ({ title: l.formTitle, question: l.formQuestion, max_score: l.maxScore });
 
-/**
- * Satisfaction links and their public submissions (decision 0082). A link names one lead, deal or delivery the
- * key's creator may see; its token (256 random bits, only its SHA-256 stored) is good for one submission until it
- * expires. The submission and `satisfaction.public_submission_created` are written in one transaction, with the link
- * locked, so a token answered twice at once is answered once.
- */
+/** Decision 0082: only the token's SHA-256 is stored; the link is locked while answered, so a token answered twice at once counts once. */
 export class Satisfaction {
   private readonly summaries: RecordSummaries;
 
@@ -139,11 +134,7 @@ function usable(link: SatisfactionLink | null): SatisfactionLink {
   return link;
 }
 
-/**
- * `satisfaction.public_submission_created` (the spec leaves it open; docs/webhooks/satisfaction-events.md):
- * `{submission, link, form, record_type, crm_lead, crm_deal, crm_delivery}`. The record is summarized as tasks
- * show it (`{id, title, code}`, a delivery with its `status`), null for the two kinds it is not.
- */
+/** The spec leaves this payload open (docs/webhooks/satisfaction-events.md). */
 async function submissionPayload(db: Db, link: SatisfactionLink, submission: SatisfactionSubmission) {
   const creator = await findUser(db, link.companyId, link.createdById);
   const kind = link.recordType as 'lead' | 'deal' | 'delivery';

@@ -4,14 +4,10 @@ import type { Logger } from '@svc/platform/logging';
 import { TaskCountServiceClient } from '@svc/proto/tasks/v1/tasks';
 import type { TaskSource } from '../sales/sales.tasks.js';
 
-/** crm waits at most this long for tasks (ms); past it `associations_count.tasks` is 0 and the detail goes on. */
+/** Milliseconds; past it `associations_count.tasks` is 0. */
 const DEADLINE_MS = 500;
 
-/**
- * The tasks of a lead or deal, asked of the tasks service over gRPC (tasks.v1.TaskCountService). When tasks is not
- * configured (TASKS_GRPC_URL unset), fails or does not answer in time, the count is 0 rather than a failed read,
- * as the chat fields degrade (decision 0164).
- */
+/** Unset, failing or late tasks answers 0 rather than failing a read (decision 0164). */
 export class TaskCounts implements TaskSource {
   private readonly client: TaskCountServiceClient | null;
 

@@ -19,11 +19,7 @@ const ATTACHMENT: Record<MediaKind, string | undefined> = {
   sticker: undefined,
 };
 
-/**
- * Instagram Messaging (Instagram API with Instagram Login) for one professional account: everything goes to
- * `/{ig-id}/messages`, addressed to the customer's Instagram-scoped id. Attachments are sent by URL only,
- * reading and typing are sender actions, and Instagram has no templates and no deletion of sent messages.
- */
+/** Attachments go by URL only; Instagram has no templates and cannot delete sent messages. */
 export class InstagramMessagingProvider implements ChatProvider {
   readonly name = 'instagram_messaging' as const;
   readonly channel = 'INSTAGRAM' as const;

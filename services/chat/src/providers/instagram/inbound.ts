@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import type { InboundEvent, InboundMessage, MediaRef } from '../provider.js';
 
-/**
- * Instagram Messaging webhook callbacks (`object: instagram`, `entry[].messaging[]`) turned into inbound
- * events: messages (echoes of the business's own included), reactions, postbacks and reads. Instagram reports no
- * sent or delivered status, only reads (`read.mid`: that message and those before it were seen). Timestamps are
- * milliseconds. A message keeps its first attachment as `media`; all of them stay in `payload`.
- */
+/** Instagram reports no sent or delivered status, only reads (a read covers earlier messages); timestamps are milliseconds. */
 const party = z.looseObject({ id: z.string().min(1) });
 const attachment = z.looseObject({ type: z.string(), payload: z.looseObject({ url: z.string().optional() }).optional() });
 const messaging = z.looseObject({

@@ -21,11 +21,7 @@ interface SendAnswer {
   messages?: { id?: string; message_status?: string }[];
 }
 
-/**
- * WhatsApp Cloud API (Graph) for one business phone number. Sends go to `/{phone-number-id}/messages`, media
- * uploads to `/{phone-number-id}/media` (streamed multipart), templates are listed from the WhatsApp Business
- * Account. The Cloud API has no way to delete a message a business sent, so deleteMessage is refused.
- */
+/** The Cloud API cannot delete a business-sent message, so deleteMessage is refused. */
 export class WhatsAppCloudProvider implements ChatProvider {
   readonly name = 'whatsapp_cloud' as const;
   readonly channel = 'WHATSAPP' as const;
@@ -66,7 +62,7 @@ export class WhatsAppCloudProvider implements ChatProvider {
   }
 
   async setTyping(input: { to: string; isTyping: boolean; messageId?: string }): Promise<void> {
-    // The indicator disappears by itself (25 s, or the next message sent): there is nothing to send to hide it.
+    // The indicator disappears by itself: there is nothing to send to hide it.
     if (!input.isTyping) return;
     if (!input.messageId)
       throw new ProviderError('unsupported', 'WhatsApp shows typing only in answer to an inbound message (reference_wamid)');
@@ -103,7 +99,7 @@ export class WhatsAppCloudProvider implements ChatProvider {
       query: { phone_number_id: this.phoneNumberId },
     });
     if (!info.url) throw new ProviderError('rejected', `Graph gave no URL for media ${ref.id}`);
-    // The media URL is Graph's own (it needs the same token); it is valid for five minutes.
+    // The media URL is Graph's own and short-lived: it needs the same token.
     const res = await this.graph.download(info.url, true);
     const length = Number(res.headers['content-length'] ?? info.file_size);
     return {

@@ -1,12 +1,7 @@
 import { z } from 'zod';
 import type { InboundEvent, InboundMessage, InboundStatus, MediaRef } from '../provider.js';
 
-/**
- * WhatsApp Cloud API webhook callbacks (`object: whatsapp_business_account`) turned into inbound events, in the
- * order Graph lists them. Fields `messages` (contact messages and statuses), `smb_message_echoes` (messages the
- * business sent from the WhatsApp Business app) and `history` (coexistence history sync) are read; other fields
- * (account updates, template reviews) carry no chat events and are skipped.
- */
+/** Events in the order Graph lists them; fields that carry no chat events (account updates, template reviews) are skipped. */
 const message = z.looseObject({
   id: z.string().min(1),
   from: z.string().min(1),
