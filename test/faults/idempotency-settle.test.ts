@@ -52,10 +52,10 @@ describe('fault: an attempt declared dead while its lead commits never leaves th
     await eventually(async () => (await keyStatus()) === 'processing', 30_000);
     // The attempt now looks dead to a replay: older than any creation lives.
     // Committed before the replay looks: a replay that still saw it alive would answer "still processing".
-    await aging.query(
-      `update crm.lead_idempotency_keys set created_at = now() - interval '1 hour' where company_id = $1 and key = $2`,
-      [t.company.id, key],
-    );
+    await aging.query(`update crm.lead_idempotency_keys set created_at = now() - interval '1 hour' where company_id = $1 and key = $2`, [
+      t.company.id,
+      key,
+    ]);
     const replay = await post();
     await blocker.query('rollback');
     const created = await first;
