@@ -16,7 +16,7 @@ import { IDENTITY_HEADER, IdentitySigner } from '@svc/platform/identity';
 import { launchStack, type ProcessName, REPO_ROOT, type Stack, type StackOptions } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from './cpu.js';
 import { monotonicUs } from './cpuprofile.js';
-import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, withCleanup } from './infra.js';
+import { adminQuery, benchStackOptions, createDatabase, databaseUrl, releaseResources, withCleanup } from './infra.js';
 import type { LoadResult } from './load.js';
 import { type Activity, ActivitySampler } from './pgactivity.js';
 import type { PgbenchSpec } from './pgbench.js';
@@ -157,18 +157,15 @@ export class BenchRun {
     this.databaseCreated = true;
     const t0 = performance.now();
     this.stackHandle = await launchStack({
-      databaseUrl: databaseUrl(this.database),
-      natsUrl: NATS_URL,
-      redisUrl: REDIS_URL,
-      adminToken: this.adminToken,
-      identityTokenSecret: this.identitySecret,
-      servicePorts: 'free',
-      gatewayPort: 0,
-      natsStream: this.natsStream,
-      eventSubjectPrefix: this.subjectPrefix,
-      redisKeyPrefix: this.redisPrefix,
-      logLevel: 'warn',
-      logDir: path.join(this.outDir, 'logs'),
+      ...benchStackOptions({
+        database: this.database,
+        natsStream: this.natsStream,
+        subjectPrefix: this.subjectPrefix,
+        redisPrefix: this.redisPrefix,
+        outDir: this.outDir,
+        adminToken: this.adminToken,
+        identitySecret: this.identitySecret,
+      }),
       processEnv,
       onUnexpectedExit: (name: ProcessName, info, logFile) => {
         this.crashed = `${name} exited unexpectedly (${JSON.stringify(info)}); see ${logFile}`;

@@ -1,8 +1,11 @@
 /** What the bench creates outside its processes, and removes afterwards: a database, a stream, Redis keys. */
+
+import path from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import type { StackOptions } from '../../scripts/stack.js';
 
 export const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const NATS_URL = process.env.BENCH_NATS_URL ?? '127.0.0.1:4222';
@@ -123,4 +126,44 @@ export async function runBench(main: () => Promise<unknown>, cleanup: () => Prom
   if (interrupted) return new Promise<never>(() => undefined);
   await cleanup();
   process.exit(code);
+}
+
+/** What every bench's stack shares: its own database, stream, subjects and Redis keys, free ports, logs under `outDir`. */
+export function benchStackOptions(r: {
+  database: string;
+  natsStream: string;
+  subjectPrefix: string;
+  redisPrefix: string;
+  outDir: string;
+  adminToken: string;
+  identitySecret: string;
+}): Pick<
+  StackOptions,
+  | 'databaseUrl'
+  | 'natsUrl'
+  | 'redisUrl'
+  | 'adminToken'
+  | 'identityTokenSecret'
+  | 'servicePorts'
+  | 'gatewayPort'
+  | 'natsStream'
+  | 'eventSubjectPrefix'
+  | 'redisKeyPrefix'
+  | 'logLevel'
+  | 'logDir'
+> {
+  return {
+    databaseUrl: databaseUrl(r.database),
+    natsUrl: NATS_URL,
+    redisUrl: REDIS_URL,
+    adminToken: r.adminToken,
+    identityTokenSecret: r.identitySecret,
+    servicePorts: 'free',
+    gatewayPort: 0,
+    natsStream: r.natsStream,
+    eventSubjectPrefix: r.subjectPrefix,
+    redisKeyPrefix: r.redisPrefix,
+    logLevel: 'warn',
+    logDir: path.join(r.outDir, 'logs'),
+  };
 }

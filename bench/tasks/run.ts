@@ -13,7 +13,7 @@ import path from 'node:path';
 import { AdminClient } from '../../scripts/demo.js';
 import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
-import { adminQuery, createDatabase, databaseUrl, NATS_URL, REDIS_URL, releaseResources, runBench } from '../lib/infra.js';
+import { adminQuery, benchStackOptions, createDatabase, releaseResources, runBench } from '../lib/infra.js';
 import { type LoadResult, measure } from '../lib/load.js';
 import { seed } from '../lib/seed.js';
 import { figures } from '../lib/stats.js';
@@ -91,18 +91,15 @@ async function main(): Promise<void> {
   run.databaseCreated = true;
   const adminToken = randomBytes(24).toString('hex');
   stack = await launchStack({
-    databaseUrl: databaseUrl(database),
-    natsUrl: NATS_URL,
-    redisUrl: REDIS_URL,
-    adminToken,
-    identityTokenSecret: randomBytes(32).toString('hex'),
-    servicePorts: 'free',
-    gatewayPort: 0,
-    natsStream,
-    eventSubjectPrefix: subjectPrefix,
-    redisKeyPrefix: redisPrefix,
-    logLevel: 'warn',
-    logDir: path.join(outDir, 'logs'),
+    ...benchStackOptions({
+      database,
+      natsStream,
+      subjectPrefix,
+      redisPrefix,
+      outDir,
+      adminToken,
+      identitySecret: randomBytes(32).toString('hex'),
+    }),
     consoleSink: (l) => process.stderr.write(`${l}\n`),
     onUnexpectedExit: (name, info) => process.stderr.write(`${name} exited unexpectedly (${JSON.stringify(info)})\n`),
   });

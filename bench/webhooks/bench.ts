@@ -16,7 +16,7 @@ import { launchStack, REPO_ROOT, type Stack } from '../../scripts/stack.js';
 import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.js';
 import { monotonicUs, phaseProfiles } from '../lib/cpuprofile.js';
 import { f0, f1, f2, ratio, say, verdict } from '../lib/harness.js';
-import { adminQuery, createDatabase, databaseUrl, NATS_URL, PG_ADMIN_URL, REDIS_URL, releaseResources, withCleanup } from '../lib/infra.js';
+import { adminQuery, benchStackOptions, createDatabase, databaseUrl, PG_ADMIN_URL, releaseResources, withCleanup } from '../lib/infra.js';
 import { seed } from '../lib/seed.js';
 import { type BenchFigures, meets, targetText } from '../lib/targets.js';
 import { Producer, Receiver } from './ends.js';
@@ -221,18 +221,15 @@ class WebhooksRun {
       this.s.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(this.profDir, name)}` } : {};
     const adminToken = randomBytes(24).toString('hex');
     this.stack = await launchStack({
-      databaseUrl: databaseUrl(this.database),
-      natsUrl: NATS_URL,
-      redisUrl: REDIS_URL,
-      adminToken,
-      identityTokenSecret: randomBytes(32).toString('hex'),
-      servicePorts: 'free',
-      gatewayPort: 0,
-      natsStream: this.natsStream,
-      eventSubjectPrefix: this.subjectPrefix,
-      redisKeyPrefix: this.redisPrefix,
-      logLevel: 'warn',
-      logDir: path.join(this.outDir, 'logs'),
+      ...benchStackOptions({
+        database: this.database,
+        natsStream: this.natsStream,
+        subjectPrefix: this.subjectPrefix,
+        redisPrefix: this.redisPrefix,
+        outDir: this.outDir,
+        adminToken,
+        identitySecret: randomBytes(32).toString('hex'),
+      }),
       webhookAllowPrivateNetworks: 'true',
       // PGAPPNAME (read by pg): Postgres CPU is split by the service its backends work for.
       processEnv: {
