@@ -62,12 +62,12 @@ export class Receiver {
 }
 
 /**
- * The producer: events written straight into crm's outbox, each transaction one round trip, leaving what
- * recordEvents leaves in a service's transaction: the outbox rows (no notification: a service wakes its own relay
- * in-process after the commit, decision 0033). The producer is not crm's process and cannot do that: crm's relay
- * here looks every 5 ms even when idle (OUTBOX_SWEEP_MS=5), as it polls while events flow anyway; at the rates of
- * (a) and (b) events always flow, and a service's own wake-up would find them no sooner. The rows are written by a
- * PL/pgSQL function of the bench's own (public.bench_emit) from the payload kept in a table, so a commit is one
+ * The producer: events written straight into crm's outbox, each transaction one round trip, leaving what the
+ * outbox writer's `write` leaves in a service's transaction: the outbox rows (no notification: a service wakes its
+ * own relay in-process after the commit, decision 0033). The producer is not crm's process and cannot do that: crm's
+ * relay here looks every 5 ms even when idle (OUTBOX_SWEEP_MS=5), as it polls while events flow anyway; at the rates
+ * of (a) and (b) events always flow, and a service's own wake-up would find them no sooner. The rows are written by
+ * a PL/pgSQL function of the bench's own (public.bench_emit) from the payload kept in a table, so a commit is one
  * prepared statement: the producer's own cost (it shares the two cores) stays small.
  */
 export class Producer {

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { inTransaction, nativePool } from '@svc/platform/db/native';
 import { fileUrlSecret, signFileUrl } from '@svc/platform/files/signed-url';
 import { eventually } from '@svc/platform/testing';
 import { expect } from 'chai';
@@ -56,8 +57,8 @@ describe('files: private file URLs in webhook deliveries', function () {
       })
     ).body;
     const ctx = stack.services.files!.ctx;
-    await ctx.orm.em.fork().transactional((tx) =>
-      ctx.outbox.record(tx, [
+    await inTransaction(await nativePool(ctx.orm), (tx) =>
+      ctx.outbox.write(tx, [
         {
           companyId: t.company.id,
           eventKey: 'chat.message_sent',

@@ -5,7 +5,6 @@ export * from './events/catalog.js';
 export * from './events/nats.js';
 export * from './events/outbox.entity.js';
 export * from './events/outbox.js';
-export { recordEvents } from './events/outbox.store.js';
 export * from './events/payloads.js';
 export * from './events/plan.js';
 export * from './events/relay.js';

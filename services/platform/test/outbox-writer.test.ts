@@ -110,12 +110,12 @@ describe('the outbox writer: plan gate, one statement, relay woken after the com
     expect(wakes).to.equal(1);
   });
 
-  it('records on a MikroORM transaction under the same gate, woken at its commit', async () => {
-    const writer = new OutboxWriter(SCHEMA, sqlGate);
-    const ids = await orm.em.fork().transactional(async (em) => {
-      const recorded = await writer.record(em, [event(ended, 1), event(unlimited, 2)]);
+  it('writes under an `ask` gate in a transaction only the open companies, waking the relay at its commit', async () => {
+    const writer = new OutboxWriter(SCHEMA, { kind: 'ask', open: async (companyId) => companyId !== ended });
+    const ids = await inTransaction(await nativePool(orm), async (client) => {
+      const written = await writer.write(client, [event(ended, 1), event(unlimited, 2)]);
       expect(wakes).to.equal(0);
-      return recorded;
+      return written;
     });
     expect(ids).to.have.length(1);
     expect(await rows()).to.deep.equal([[unlimited, 2]]);

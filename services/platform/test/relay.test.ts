@@ -5,8 +5,9 @@ import { v7 as uuidv7 } from 'uuid';
 import { inTransaction, nativePool } from '../src/db/native.js';
 import type { Nats } from '../src/events/nats.js';
 import { eventsRecorded } from '../src/events/outbox.js';
-import { recordEvents } from '../src/events/outbox.store.js';
+import type { EventToRecord } from '../src/events/payloads.js';
 import type { OutboxRelay } from '../src/events/relay.js';
+import { OutboxWriter } from '../src/events/writer.js';
 import { createLogger } from '../src/logging.js';
 import { createMetrics } from '../src/metrics.js';
 import { eventually, randomSuffix } from '../src/testing.js';
@@ -28,6 +29,10 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
   const unpublished = async () =>
     Number((await orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from outbox where published_at is null`))[0]!.n);
 
+  // No plan gate: these tests are about what the relay publishes of what was committed.
+  const writer = new OutboxWriter(SCHEMA, { kind: 'none' });
+  const write = async (events: EventToRecord[]) => inTransaction(await nativePool(orm), (tx) => writer.write(tx, events));
+
   before(async () => {
     fixture = await startOutboxFixture({ schema: SCHEMA, stream, prefix, logger, name: 'relay-test' });
     ({ orm, nats } = fixture);
@@ -40,13 +45,9 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
 
   it('publishes a committed event with Nats-Msg-Id = event id on the subject of its key, and marks it', async () => {
     await relay.start();
-    const [id] = await orm.em
-      .fork()
-      .transactional((tx) =>
-        recordEvents(tx, SCHEMA, [
-          { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.created', payload: { lead: { id: 'x' } } },
-        ]),
-      );
+    const [id] = await write([
+      { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.created', payload: { lead: { id: 'x' } } },
+    ]);
     await eventually(async () => (await messages()) === 1, 5000);
     const msg = await nats.jsm.streams.getMessage(stream, { last_by_subj: `${prefix}.lead.created` });
     expect(msg?.header.get('Nats-Msg-Id')).to.equal(id);
@@ -61,22 +62,14 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
 
   it('publishes nothing for a rolled-back transaction', async () => {
     const before = await messages();
-    await orm.em
-      .fork()
-      .transactional(async (tx) => {
-        await recordEvents(tx, SCHEMA, [{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.updated', payload: {} }]);
-        await tx.flush();
-        throw new Error('rollback');
-      })
-      .catch(() => undefined);
+    await inTransaction(await nativePool(orm), async (tx) => {
+      await writer.write(tx, [{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.updated', payload: {} }]);
+      throw new Error('rollback');
+    }).catch(() => undefined);
     // A later event, committed: once the relay has published it, it has looked past where the rolled-back one was.
-    const [marker] = await orm.em
-      .fork()
-      .transactional((tx) =>
-        recordEvents(tx, SCHEMA, [
-          { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.updated', payload: { marker: true } },
-        ]),
-      );
+    const [marker] = await write([
+      { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'lead.updated', payload: { marker: true } },
+    ]);
     await eventually(async () => (await messages()) === before + 1, 5000);
     const last = await nats.jsm.streams.getMessage(stream, { last_by_subj: `${prefix}.lead.updated` });
     expect(last?.header.get('Nats-Msg-Id')).to.equal(marker);
@@ -98,13 +91,7 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
   it('a relay that crashed between publish and mark republishes, and JetStream drops the duplicate', async () => {
     await relay.stop();
     const before = await messages();
-    const [id] = await orm.em
-      .fork()
-      .transactional((tx) =>
-        recordEvents(tx, SCHEMA, [
-          { companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'chat.message_received', payload: { n: 1 } },
-        ]),
-      );
+    const [id] = await write([{ companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab', eventKey: 'chat.message_received', payload: { n: 1 } }]);
     // What the crashed relay had done: the publish, without the mark.
     const first = await nats.js.publish(`${prefix}.chat.message_received`, JSON.stringify({ event_id: id }), { msgID: id });
     expect(first.duplicate).to.equal(false);
@@ -116,16 +103,12 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
 
   it('drains a backlog of 120 events and reports the pending count', async () => {
     const before = await messages();
-    await orm.em.fork().transactional((tx) =>
-      recordEvents(
-        tx,
-        SCHEMA,
-        Array.from({ length: 120 }, (_, i) => ({
-          companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab',
-          eventKey: 'lead.updated',
-          payload: { i },
-        })),
-      ),
+    await write(
+      Array.from({ length: 120 }, (_, i) => ({
+        companyId: '0190a3c2-6a4f-7b1e-8a3b-0123456789ab',
+        eventKey: 'lead.updated',
+        payload: { i },
+      })),
     );
     expect((await relay.status()).pending).to.equal(120);
     while ((await relay.drainOnce()) > 0);
@@ -178,10 +161,11 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
   const logger = createLogger('test', 'silent');
   const company = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
   const messages = async () => (await fixture.nats.jsm.streams.info(stream)).state.messages;
-  const record = (n: number) =>
-    fixture.orm.em
-      .fork()
-      .transactional((tx) => recordEvents(tx, SCHEMA_FLOW, [{ companyId: company, eventKey: 'lead.updated', payload: { n } }]));
+  const writer = new OutboxWriter(SCHEMA_FLOW, { kind: 'none' });
+  const write = async (n: number) =>
+    inTransaction(await nativePool(fixture.orm), (tx) =>
+      writer.write(tx, [{ companyId: company, eventKey: 'lead.updated', payload: { n } }]),
+    );
 
   before(async () => {
     fixture = await startOutboxFixture({ schema: SCHEMA_FLOW, stream, prefix, logger, name: 'relay-flow-test' });
@@ -195,7 +179,7 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
   });
 
   it('publishes every event of a flow, several per transaction, and one after a quiet spell at once', async () => {
-    for (let n = 0; n < 150; n++) await record(n);
+    for (let n = 0; n < 150; n++) await write(n);
     await eventually(async () => (await messages()) === 150, 10_000);
     // Each relay transaction stamps its rows with its own now().
     const [row] = await fixture.orm.em.fork().execute<{ batches: string }[]>('select count(distinct published_at) as batches from outbox');
@@ -203,7 +187,7 @@ describe('the relay while events flow one per commit (real Postgres and NATS)', 
     // The flow is over: the relay waits for a wake-up again, so a lone event is published without waiting for a sweep.
     await new Promise((r) => setTimeout(r, 200));
     const before = performance.now();
-    await record(150);
+    await write(150);
     await eventually(async () => (await messages()) === 151, 5000, 5);
     expect(performance.now() - before).to.be.below(1000);
   });

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crmService } from '@svc/crm';
+import { inTransaction, nativePool } from '@svc/platform/db/native';
 import type { EventKey } from '@svc/platform/events/catalog';
 import type { EventToRecord } from '@svc/platform/events/payloads';
 import { IdentitySigner } from '@svc/platform/identity';
@@ -106,9 +107,9 @@ export async function startHarness(): Promise<Harness> {
       if (res.status !== 201) throw new Error(`company: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.id as string;
     },
-    publish: (service, companyId, events) =>
-      service.ctx.orm.em.fork().transactional((tx) =>
-        service.ctx.outbox.record(
+    publish: async (service, companyId, events) =>
+      inTransaction(await nativePool(service.ctx.orm), (tx) =>
+        service.ctx.outbox.write(
           tx,
           events.map((e) => ({ companyId, eventKey: e.key, payload: e.payload }) as EventToRecord),
         ),

@@ -1,11 +1,8 @@
-import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
-import { v7 as uuidv7 } from 'uuid';
 import { inTransaction, nativePool } from '../db/native.js';
 import { currentTraceparent } from '../tracing.js';
-import { OutboxEvent } from './outbox.entity.js';
-import { eventsCommitted, type OutboxRow } from './outbox.js';
-import type { EventToRecord } from './payloads.js';
+import type { OutboxRow } from './outbox.js';
 
 /**
  * The only platform code that touches the outbox table. Statement names carry the schema, a prepared statement being
@@ -97,69 +94,4 @@ export async function insertEvents(
     values: [JSON.stringify(events), at, currentTraceparent() ?? null],
   });
   return rows.map((r) => r.id);
-}
-
-export async function planOpenIn(
-  em: EntityManager,
-  open: (company: string, at: string) => string,
-  companyId: string,
-  at: Date,
-): Promise<boolean> {
-  const [row] = await em.execute<{ open: boolean }[]>(`select ${open('?', '?')} as open`, [companyId, at]);
-  return row?.open === true;
-}
-
-const recordedBy = new WeakMap<EntityManager, Set<string>>();
-const watched = new WeakSet<object>();
-
-const isSavepoint = (transaction: unknown) => typeof transaction === 'object' && transaction !== null && 'savepointName' in transaction;
-
-/** Not on a savepoint's release. */
-function watchCommits(em: EntityManager): void {
-  const events = em.getEventManager();
-  if (watched.has(events)) return;
-  watched.add(events);
-  events.registerSubscriber({
-    afterTransactionCommit: async ({ em: committed, transaction }) => {
-      // A savepoint's release commits nothing: the relay's sweep finds these events.
-      if (isSavepoint(transaction)) return;
-      const schemas = recordedBy.get(committed as EntityManager);
-      if (!schemas) return;
-      recordedBy.delete(committed as EntityManager);
-      for (const schema of schemas) eventsCommitted(schema);
-    },
-    afterTransactionRollback: async ({ em: rolledBack, transaction }) => {
-      if (isSavepoint(transaction)) return;
-      recordedBy.delete(rolledBack as EntityManager);
-    },
-  });
-}
-
-/**
- * Inside the caller's transaction; wakes this process's relay on commit. No plan check: services record through
- * OutboxWriter, which applies the plan gate (decision 0090).
- */
-export async function recordEvents(em: EntityManager, schema: string, events: readonly EventToRecord[]): Promise<string[]> {
-  if (!events.length) return [];
-  const occurredAt = new Date();
-  const traceparent = currentTraceparent();
-  const ids = events.map((event) => {
-    const id = uuidv7();
-    const { companyId, eventKey, payload } = event;
-    em.create(OutboxEvent, {
-      id,
-      companyId,
-      eventKey,
-      payload: payload as Record<string, unknown>,
-      occurredAt,
-      publishedAt: null,
-      traceparent: traceparent ?? null,
-    });
-    return id;
-  });
-  watchCommits(em);
-  const schemas = recordedBy.get(em) ?? new Set<string>();
-  schemas.add(schema);
-  recordedBy.set(em, schemas);
-  return ids;
 }

@@ -1,9 +1,8 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { v7 as uuidv7 } from 'uuid';
 import type { Queryable } from '../db/native.js';
 import type { EventKey } from './catalog.js';
 import { eventsRecorded } from './outbox.js';
-import { insertEvents, planOpenIn, recordEvents } from './outbox.store.js';
+import { insertEvents } from './outbox.store.js';
 import type { EventToRecord } from './payloads.js';
 import type { PlanGate } from './plan.js';
 
@@ -29,8 +28,8 @@ export type { Queryable };
 
 /**
  * The one way a service writes events (decision 0090): in the state change's transaction, only under a valid plan,
- * waking the relay on commit (decision 0033). `record` for MikroORM, `write` for `inTransaction` clients,
- * `insertSql` + `wake` when state and event are one statement.
+ * waking the relay on commit (decision 0033). `write` on an `inTransaction` client, `insertSql` + `wake` when state and
+ * event are one statement.
  */
 export class OutboxWriter {
   private resolved: { gate: PlanGate; write: { name: string; text: string } } | undefined;
@@ -55,21 +54,6 @@ export class OutboxWriter {
       returning id`;
     this.resolved = { gate, write: { name: `outbox_write_${gate.kind}`, text: writeText } };
     return this.resolved;
-  }
-
-  async record(em: EntityManager, events: readonly EventToRecord[]): Promise<string[]> {
-    if (!events.length) return [];
-    const open = await openCompanies(
-      this.gate,
-      events.map((e) => e.companyId),
-      new Date(),
-      em,
-    );
-    return recordEvents(
-      em,
-      this.schema,
-      events.filter((e) => open.has(e.companyId)),
-    );
   }
 
   /** One named statement; under an SQL gate the statement checks the plan. */
@@ -103,16 +87,9 @@ export class OutboxWriter {
   }
 }
 
-export async function openCompanies(gate: PlanGate, companyIds: Iterable<string>, at: Date, em?: EntityManager): Promise<Set<string>> {
+/** Once per company: an `ask` gate is a call to crm. */
+async function openCompanies(gate: Extract<PlanGate, { kind: 'ask' }>, companyIds: Iterable<string>, at: Date): Promise<Set<string>> {
   const open = new Set<string>();
-  for (const companyId of new Set(companyIds)) {
-    if (gate.kind === 'none') open.add(companyId);
-    else if (gate.kind === 'ask') {
-      if (await gate.open(companyId, at)) open.add(companyId);
-    } else {
-      if (!em) throw new Error('an SQL plan gate is evaluated in the statement that writes the events');
-      if (await planOpenIn(em, gate.open, companyId, at)) open.add(companyId);
-    }
-  }
+  for (const companyId of new Set(companyIds)) if (await gate.open(companyId, at)) open.add(companyId);
   return open;
 }
