@@ -1,5 +1,3 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { nativePool } from '@svc/platform/db/native';
 import type { DbDefinition } from '@svc/platform/service';
 import { chatEntities } from './entities.js';
 import { migrations } from './migrations/index.js';
@@ -7,4 +5,4 @@ import { migrations } from './migrations/index.js';
 export const dbDefinition: DbDefinition = { schema: 'chat', entities: chatEntities, migrations };
 
 /** The pg pool under the service's MikroORM, which the stores are handed (decision 0201). */
-export const poolOf = (orm: MikroORM) => () => nativePool(orm);
+export { poolOf } from '@svc/platform/db/native';

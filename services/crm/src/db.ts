@@ -1,5 +1,3 @@
-import { nativePool } from '@svc/platform/db/native';
-import type { Orm } from '@svc/platform/db/orm';
 import { conflict } from '@svc/platform/errors';
 import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import type { Pool, PoolClient } from 'pg';
@@ -69,15 +67,7 @@ export const dbDefinition: DbDefinition = {
 /** What a store's functions run on: the pool, or the client of a transaction. */
 export type Db = Pool | PoolClient;
 
-export type PoolOf = () => Promise<Pool>;
-
-export function poolOf(orm: Orm): PoolOf {
-  let pool: Promise<Pool> | undefined;
-  return () => {
-    pool ??= nativePool(orm);
-    return pool;
-  };
-}
+export { type PoolOf, poolOf } from '@svc/platform/db/native';
 
 const UNIQUE_VIOLATION = '23505';
 

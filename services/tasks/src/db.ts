@@ -1,5 +1,3 @@
-import { nativePool } from '@svc/platform/db/native';
-import type { Orm } from '@svc/platform/db/orm';
 import { type DbDefinition, platformEntities } from '@svc/platform/service';
 import { TaskStage, TaskType } from './catalog/catalog.entity.js';
 import { migrations } from './migrations/index.js';
@@ -12,4 +10,4 @@ export const dbDefinition: DbDefinition = {
   migrations,
 };
 
-export const poolOf = (orm: Orm) => () => nativePool(orm);
+export { poolOf } from '@svc/platform/db/native';

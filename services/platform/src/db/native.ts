@@ -10,6 +10,17 @@ export function nativePool(orm: MikroORM): Promise<Pool> {
   return (orm.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient();
 }
 
+/** The pool a service's stores run on, fetched once from its ORM and shared by every caller. */
+export type PoolOf = () => Promise<Pool>;
+
+export function poolOf(orm: MikroORM): PoolOf {
+  let pool: Promise<Pool> | undefined;
+  return () => {
+    pool ??= nativePool(orm);
+    return pool;
+  };
+}
+
 /** What a store's functions run on: the pool or a transaction's client (inTransaction). */
 export type Queryable = Pick<PoolClient, 'query'>;
 
