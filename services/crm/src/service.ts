@@ -31,6 +31,7 @@ import { Proposals } from './proposals/proposal.service.js';
 import { attemptOwnerOf } from './sales/sales.attempts.store.js';
 import { crmEvents } from './sales/sales.events.js';
 import type { OriginSource } from './sales/sales.origins.js';
+import { CoalescedTasks } from './sales/sales.tasks.js';
 import { satisfactionEvents } from './satisfaction/satisfaction.contract.js';
 import { satisfactionPublicRoutes, satisfactionRoutes } from './satisfaction/satisfaction.http.js';
 import { PUBLIC_PATH, Satisfaction } from './satisfaction/satisfaction.service.js';
@@ -78,7 +79,7 @@ export const crmService: ServiceDefinition<typeof crmConfig, Components> = {
     const chatLinks = new ChatLinks(ctx.config.CHAT_GRPC_URL, ctx.logger);
     const taskCounts = new TaskCounts(ctx.config.TASKS_GRPC_URL, ctx.logger);
     const pool = poolOf(ctx.orm);
-    const sales = { origins: marketingOrigins(pool), sources: { chats: chatLinks, tasks: taskCounts } };
+    const sales = { origins: marketingOrigins(pool), sources: { chats: chatLinks, tasks: new CoalescedTasks(taskCounts) } };
     const leads = new Leads(ctx, sales);
     const deals = new Deals(ctx, leads, sales);
     return {

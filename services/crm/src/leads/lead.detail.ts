@@ -1,6 +1,7 @@
 import { isUuid } from '@svc/platform/errors';
 import { LRUCache } from 'lru-cache';
 import { v7 as uuidv7 } from 'uuid';
+import { KeyedBatcher } from '../sales/sales.batcher.js';
 import type { DetailParts } from '../sales/sales.details.js';
 import { type SalesDetailExtras, stageDurationsAt, withoutChatFields } from '../sales/sales.snapshot.js';
 import type { Lead } from './lead.entity.js';
@@ -45,57 +46,6 @@ interface Check {
   userId: string;
 }
 
-/** Batches the items added under one key, one batch per key at a time, so a hot key is one statement for many requests. */
-export class KeyedBatcher<I, O> {
-  private readonly keys = new Map<string, { queue: Waiting<I, O>[]; busy: boolean }>();
-
-  constructor(
-    private readonly work: (key: string, items: I[]) => Promise<(O | undefined)[]>,
-    private readonly maxBatch = 200,
-  ) {}
-
-  add(key: string, item: I): Promise<O | undefined> {
-    return new Promise((resolve, reject) => {
-      let state = this.keys.get(key);
-      if (!state) {
-        state = { queue: [], busy: true };
-        this.keys.set(key, state);
-        setImmediate(() => this.next(key));
-      }
-      state.queue.push({ item, resolve, reject });
-    });
-  }
-
-  private next(key: string): void {
-    const state = this.keys.get(key);
-    if (!state) return;
-    if (!state.queue.length) {
-      this.keys.delete(key);
-      return;
-    }
-    const batch = state.queue.splice(0, this.maxBatch);
-    this.work(
-      key,
-      batch.map((b) => b.item),
-    )
-      .then(
-        (out) => {
-          for (const [i, b] of batch.entries()) b.resolve(out[i]);
-        },
-        (err: unknown) => {
-          for (const b of batch) b.reject(err);
-        },
-      )
-      .finally(() => this.next(key));
-  }
-}
-
-interface Waiting<I, O> {
-  item: I;
-  resolve: (o: O | undefined) => void;
-  reject: (err: unknown) => void;
-}
-
 /** GET lead detail, cached per company and reference and checked against trigger-bumped versions (decision 0015). */
 export class LeadDetails {
   private readonly cache: LRUCache<string, CachedDetail>;
@@ -128,23 +78,29 @@ export class LeadDetails {
     chatFields?: ChatFieldsOf,
     tasksOf?: (id: string) => Promise<number>,
   ): Promise<string | null> {
-    const body = await this.readBody(companyId, userId, ref);
+    const byId = isUuid(ref);
+    const key = `${companyId}:${byId ? ref.toLowerCase() : ref}`;
+    const cached = this.cache.get(key);
+    // A cached lead's id is known: its task count is asked alongside the check, not after it (decision 0224). The
+    // call starts after this read arrived, so it counts what a call after the check would.
+    const early = cached && tasksOf ? tasksOf(cached.id) : undefined;
+    const body = await this.readBody(key, cached, companyId, userId, ref, byId);
     if (!body) return null;
     const [chats, tasks] = await Promise.all([
       chatFields && body.persons.length ? chatFields(body.persons) : NO_CHAT_FIELDS,
-      tasksOf ? tasksOf(body.id) : 0,
+      early && body.id === cached?.id ? early : tasksOf ? tasksOf(body.id) : 0,
     ]);
     return body.text.replace(CHAT_MARK, () => chats).replace(TASKS_MARK, () => String(tasks));
   }
 
   private async readBody(
+    key: string,
+    cached: CachedDetail | undefined,
     companyId: string,
     userId: string,
     ref: string,
+    byId: boolean,
   ): Promise<{ id: string; text: string; persons: LeadPerson[] } | null> {
-    const byId = isUuid(ref);
-    const key = `${companyId}:${byId ? ref.toLowerCase() : ref}`;
-    const cached = this.cache.get(key);
     if (!cached) return this.readFully(key, companyId, userId, byId ? ref : Number(ref), byId);
     const row = await this.checks.add(key, { companyId, ref, byId, userId });
     if (!row) return null;
