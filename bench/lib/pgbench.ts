@@ -40,13 +40,14 @@ export function leadCreationScript(store: LeadStore, ids: LeadTxIds & { leadRow:
   const uid = lit(ids.userId);
   return [
     bound(store.sales.createReads.text, { 1: cid, 2: 'null', 3: uid, 4: uid }),
+    // crm's creation statement takes arrays, one element per lead (decision 0225); each pgbench client sends one.
     bound(store.sales.create.text, {
       1: cid,
-      2: `jsonb_set(${lit(ids.leadRow)}::jsonb, '{id}', to_jsonb(gen_random_uuid()))`,
-      3: "'[]'",
-      4: 'gen_random_uuid()',
-      5: lit(ids.payload),
-      6: 'null',
+      2: `array[jsonb_set(${lit(ids.leadRow)}::jsonb, '{id}', to_jsonb(gen_random_uuid()))]`,
+      3: "array['[]'::jsonb]",
+      4: 'array[gen_random_uuid()]',
+      5: `array[${lit(ids.payload)}::jsonb]`,
+      6: 'array[null::varchar]',
     }),
     '',
   ].join('\n');

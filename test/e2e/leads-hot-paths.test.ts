@@ -78,4 +78,47 @@ describe('lead hot paths stay a few named statements', () => {
     // Each read counts the views before it and its own, as if they had run one by one.
     expect(answers.map((a) => a.body.views_count).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 30 }, (_, i) => i + 2));
   });
+  it('concurrent title-only POSTs of one company share creation statements, with consecutive codes and each its own event (0225)', async () => {
+    const taken = `erp-${Date.now()}`;
+    expect(
+      (await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Holder', external_id: taken } })).status,
+    ).to.equal(201);
+    const [{ last }] = (await pool.query('select max(code)::int as last from crm.leads where company_id = $1', [t.company.id])).rows;
+    let answers: any[] = [];
+    const names = await during(async () => {
+      answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          call('POST', '/integrations/external/leads', {
+            token: t.key.key,
+            // One of them names an external id already taken: it fails alone, the others are created.
+            body: i === 7 ? { title: 'Taken', external_id: taken } : { title: `Burst ${i}` },
+          }),
+        ),
+      );
+    });
+    expect(answers.map((a) => a.status)).to.deep.equal(Array.from({ length: 30 }, (_, i) => (i === 7 ? 409 : 201)));
+    const created = answers.filter((a) => a.status === 201).map((a) => a.body);
+    // No gap and no code twice: the 29 leads took the 29 codes after the last one.
+    expect(created.map((c) => c.code).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 29 }, (_, i) => last + 1 + i));
+    // The batch that held the taken external id failed whole and was sent again one by one; the 409 names the holder.
+    expect(names.filter((n) => !['crm_lead_create_reads', 'crm_lead_create', 'crm_lead_id_of_external'].includes(n))).to.deep.equal([]);
+    const events = await pool.query<{ id: string; code: number }>(
+      `select (payload->'lead'->>'id') as id, (payload->'lead'->>'code')::int as code from crm.outbox
+       where event_key = 'lead.created' and payload->'lead'->>'id' = any($1::text[])`,
+      [created.map((c) => c.id)],
+    );
+    expect(new Map(events.rows.map((e) => [e.id, e.code]))).to.deep.equal(new Map(created.map((c) => [c.id, c.code])));
+    // Without a failure, creations waiting together are one statement.
+    let more: any[] = [];
+    const plain = await during(async () => {
+      more = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: `More ${i}` } }),
+        ),
+      );
+    });
+    expect(more.map((a) => a.status)).to.deep.equal(Array(20).fill(201));
+    expect(more.map((a) => a.body.code).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 20 }, (_, i) => last + 30 + i));
+    expect(plain.filter((n) => n === 'crm_lead_create').length).to.be.within(1, 19);
+  });
 });

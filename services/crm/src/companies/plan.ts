@@ -11,7 +11,10 @@ export const crmPlan: PlanGate = {
   open: (company, at) => `exists (select 1 from companies c where c.id = ${company} and ${planValidSql('c.plan_valid_until', at)})`,
 };
 
-/** Put it in the inserting statement: the sequence row stays locked only until its commit, and codes have no gaps. */
-export const nextCodeSql = (companyParam: string, entity: string) =>
-  `insert into company_sequences (${SEQUENCE_COLUMNS}) values (${companyParam}, '${entity}', 1)
-   on conflict (company_id, entity) do update set value = company_sequences.value + 1 returning value`;
+/**
+ * Put it in the inserting statement: the sequence row stays locked only until its commit, and codes have no gaps.
+ * `count` codes are taken at once (an SQL expression); the statement returns the last of them.
+ */
+export const nextCodeSql = (companyParam: string, entity: string, count = '1') =>
+  `insert into company_sequences (${SEQUENCE_COLUMNS}) values (${companyParam}, '${entity}', ${count})
+   on conflict (company_id, entity) do update set value = company_sequences.value + ${count} returning value`;

@@ -15,6 +15,7 @@ import type { SalesChanges } from './sales.changes.js';
 import { ChatPrefetch } from './sales.chats.js';
 import type { SalesRecord, SalesTag } from './sales.entity.js';
 import { type CreationAnswer, createOnce, type SettleKey } from './sales.idempotency.js';
+import { RecordInserts } from './sales.inserts.js';
 import type { RecordKind } from './sales.kind.js';
 import type { OriginSource } from './sales.origins.js';
 import type { SalesRefs } from './sales.refs.js';
@@ -30,7 +31,7 @@ import {
 import type { CreateSalesBody } from './sales.schema.js';
 import type { RichReads } from './sales.select.js';
 import { effectiveConsent, noRelations, type SalesRelations } from './sales.snapshot.js';
-import type { Db, SalesStore } from './sales.store.js';
+import type { SalesStore } from './sales.store.js';
 import { type CustomFieldChange, customFieldsWithAnswers } from './sales.summaries.js';
 
 type Json = Record<string, unknown>;
@@ -59,7 +60,11 @@ export class SalesCreation<
   S extends { updated_at: string },
   CB extends CreateSalesBody,
 > {
-  constructor(private readonly parts: CreationParts<R, Rel, S, CB>) {}
+  private readonly inserts: RecordInserts<R, Rel>;
+
+  constructor(private readonly parts: CreationParts<R, Rel, S, CB>) {
+    this.inserts = new RecordInserts(parts.store);
+  }
 
   /** Marketing and consent are settled before the idempotency key is reserved, so a divergence writes nothing. */
   async create(actor: Actor, body: CB, headerKey?: string): Promise<CreationAnswer> {
@@ -124,15 +129,15 @@ export class SalesCreation<
       ...noRelations(),
     });
     let changed: CustomFieldChange[] | null = null;
-    const write = async (db: Db) => {
+    const write = async (tx: PoolClient | null) => {
       const payload = {
         ...kind.createdPayload(kind.snapshot(record, rel), record, body),
         ...(changed ? { custom_fields_changed: changed } : {}),
       };
-      await this.insertRecord(db, record, acquisition, payload);
+      await this.insertRecord(tx, record, acquisition, payload);
     };
     if (!references) {
-      await write(pool);
+      await write(null);
     } else {
       const plans = checkReferences(references, body, record);
       checkFollowers(references, followers);
@@ -170,15 +175,18 @@ export class SalesCreation<
     };
   }
 
-  /** One creation statement with the acquisition and `<kind>.created` (decision 0010). */
-  async insertRecord(db: Db, record: R, acquisition: MarketingAcquisition | null, payload: Json): Promise<void> {
+  /**
+   * One creation statement with the acquisition and `<kind>.created` (decision 0010): in `tx`, or without one on the
+   * pool together with the company's other creations waiting (decision 0225).
+   */
+  async insertRecord(tx: PoolClient | null, record: R, acquisition: MarketingAcquisition | null, payload: Json): Promise<void> {
     const { ctx, store } = this.parts;
-    record.code = await store.insertRecord(db, record, acquisition ? [acquisition] : [], {
-      id: uuidv7(),
-      payload,
-      traceparent: currentTraceparent() ?? null,
+    record.code = await this.inserts.insert(tx, record.companyId, {
+      record,
+      acquisitions: acquisition ? [acquisition] : [],
+      event: { id: uuidv7(), payload, traceparent: currentTraceparent() ?? null },
     });
-    ctx.outbox.wake(db);
+    ctx.outbox.wake(tx ?? (await store.pool));
   }
 
   private async writeRelations(

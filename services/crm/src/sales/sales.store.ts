@@ -16,6 +16,13 @@ type Json = Record<string, unknown>;
 
 export type Db = Pool | PoolClient;
 
+/** A record to insert with its acquisitions and its `<kind>.created` event. */
+export interface NewRecord<R> {
+  record: R;
+  acquisitions: MarketingAcquisition[];
+  event: { id: string; payload: Json; traceparent: string | null };
+}
+
 /** A record as one statement read it (`relationsSelect`): its own columns and its relations. */
 export interface Loaded<R, Rel> {
   record: R;
@@ -38,7 +45,10 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
   readonly fk: string;
   /** The reads of a creation: $1 company, $2 stage id or null, $3 responsible, $4 creator. */
   readonly createReads: Statement;
-  /** One statement, so the sequence row stays locked only until its commit; the event is written only for a valid plan (decision 0090). */
+  /**
+   * One statement, so the sequence row stays locked only until its commit; the event is written only for a valid plan
+   * (decision 0090). $1 company; $2 record rows, $3 their acquisitions, $4 event ids, $5 payloads, $6 traceparents.
+   */
   readonly create: Statement;
   /** $1 company, $2 tag ids, $3 person ids, $4 organization id or null, $5 user ids, $6 follower role ids (uuid[]). */
   readonly richReads: Statement;
@@ -88,25 +98,32 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     this.fk = fk;
 
     this.createReads = statement(`crm_${kind}_create_reads`, this.select.createReadsText());
+    // $2..$6 are arrays, one element per record: several creations of one company share the sequence row's lock and
+    // one commit (decision 0225). The k-th record takes the k-th of the codes taken, so codes follow the arrays' order.
+    const count = 'cardinality($4::uuid[])';
+    const joined = `x join r on r.id = (x.rec->>'id')::uuid`;
     this.create = statement(
       `crm_${kind}_create`,
-      `with seq as (${nextCodeSql('$1', kind)}), r as (
-         insert into ${table} select (x).* from (
-           select jsonb_populate_record(null::${table}, $2::jsonb || jsonb_build_object('code', seq.value)) x from seq
-         ) y returning id, code, company_id, stage_id, created_at
+      `with x as (
+         select * from unnest($2::jsonb[], $3::jsonb[], $4::uuid[], $5::jsonb[], $6::varchar[])
+           with ordinality as x(rec, acquisitions, event_id, payload, traceparent, n)
+       ), seq as (${nextCodeSql('$1', kind, count)}), r as (
+         insert into ${table} select (y).* from (
+           select jsonb_populate_record(null::${table}, x.rec || jsonb_build_object('code', seq.value - ${count} + x.n)) y from x, seq
+         ) z returning id, code, company_id, stage_id, created_at
        ), sp as (
          insert into ${kind}_stage_periods (id, company_id, ${fk}, stage_id, entered_at)
          select gen_random_uuid(), r.company_id, r.id, r.stage_id, r.created_at from r
        ), a as (
-         insert into marketing_acquisitions select (jsonb_populate_record(null::marketing_acquisitions, x)).*
-         from jsonb_array_elements($3::jsonb) x, r
+         insert into marketing_acquisitions select (jsonb_populate_record(null::marketing_acquisitions, e)).*
+         from ${joined}, jsonb_array_elements(x.acquisitions) e
        ), o as (${outboxInsertSql(crmPlan, {
-         id: '$4',
+         id: 'x.event_id',
          company: '$1',
          key: salesKey(kind, 'created'),
-         payload: `jsonb_set($5::jsonb, '{${kind},code}', to_jsonb(r.code))`,
-         from: 'r',
-         traceparent: '$6::varchar',
+         payload: `jsonb_set(x.payload, '{${kind},code}', to_jsonb(r.code))`,
+         from: joined,
+         traceparent: 'x.traceparent',
        })})
        select r.id, r.code from r`,
     );
@@ -237,22 +254,22 @@ export class SalesStore<R extends SalesRecord, Rel extends SalesRelations> {
     return this.select.createReadsFromRow(row ?? {});
   }
 
-  async insertRecord(
-    db: Db,
-    record: R,
-    acquisitions: MarketingAcquisition[],
-    event: { id: string; payload: Json; traceparent: string | null },
-  ): Promise<number> {
-    const [created] = await run<{ id: string; code: number }>(db, this.create, [
-      record.companyId,
-      JSON.stringify(this.select.record.row(record)),
-      JSON.stringify(acquisitions.map((a) => this.select.acquisition.row(a))),
-      event.id,
-      JSON.stringify(event.payload),
-      event.traceparent,
+  /** The codes of the records, in their order; all of one company, in one statement. */
+  async insertRecords(db: Db, companyId: string, records: NewRecord<R>[]): Promise<number[]> {
+    const created = await run<{ id: string; code: number }>(db, this.create, [
+      companyId,
+      records.map((c) => JSON.stringify(this.select.record.row(c.record))),
+      records.map((c) => JSON.stringify(c.acquisitions.map((a) => this.select.acquisition.row(a)))),
+      records.map((c) => c.event.id),
+      records.map((c) => JSON.stringify(c.event.payload)),
+      records.map((c) => c.event.traceparent),
     ]);
-    if (!created) throw new Error(`${this.kind} insert returned no row`);
-    return Number(created.code);
+    const codes = new Map(created.map((c) => [c.id, Number(c.code)]));
+    return records.map((c) => {
+      const code = codes.get(c.record.id);
+      if (code === undefined) throw new Error(`${this.kind} insert returned no row`);
+      return code;
+    });
   }
 
   async readReferences(
