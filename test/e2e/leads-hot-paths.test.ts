@@ -78,6 +78,26 @@ describe('lead hot paths stay a few named statements', () => {
     // Each read counts the views before it and its own, as if they had run one by one.
     expect(answers.map((a) => a.body.views_count).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 30 }, (_, i) => i + 2));
   });
+  it('a GET waits on no lock of the lead: it answers while another transaction holds the lead row (0226)', async () => {
+    const lead = (await call('POST', '/integrations/external/leads', { token: t.key.key, body: { title: 'Locked' } })).body;
+    const holder = await pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select id from crm.leads where id = $1 for update', [lead.id]);
+      const get = () =>
+        Promise.race([
+          call('GET', `/integrations/external/leads/${lead.id}`, { token: t.key.key }),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the GET waited on the lead row')), 3000)),
+        ]);
+      // The first read (the whole detail) and the check of the cached one.
+      expect((await get()).body.views_count).to.equal(1);
+      expect((await get()).body.views_count).to.equal(2);
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+  });
+
   it('concurrent title-only POSTs of one company share creation statements, with consecutive codes and each its own event (0225)', async () => {
     const taken = `erp-${Date.now()}`;
     expect(

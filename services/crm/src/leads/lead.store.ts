@@ -8,9 +8,10 @@ import { NOW_US, type OwnColumns } from '../sales/sales.select.js';
 import type { SalesRelations } from '../sales/sales.snapshot.js';
 import { type Db, SalesStore } from '../sales/sales.store.js';
 import { leadVisibleSql } from '../sales/sales.visibility.js';
-import { Lead, LeadRelationEntities, LeadView } from './lead.entity.js';
+import { Lead, LeadRelationEntities, LeadView, LeadViewQueued } from './lead.entity.js';
 
 const VIEW_COLUMNS = tableOf(LeadView).columnList(['id', 'companyId', 'leadId', 'userId', 'viewedAt']);
+const QUEUED_COLUMNS = tableOf(LeadViewQueued).columnList(['id', 'companyId', 'leadId', 'userId', 'viewedAt']);
 
 import type { ListLeadsQuery } from './lead.schema.js';
 
@@ -68,7 +69,9 @@ export class LeadStore {
     this.sales = new SalesStore<Lead, SalesRelations>(orm, 'lead', Lead, LeadRelationEntities, dealsOfLead(orm));
     const select = this.sales.select;
 
-    // Reads of one lead record their views in one statement so they do not queue on its row (decision 0015).
+    // A read queues its view and counts the queued ones (decision 0226): it writes no lead row, so reads of one lead
+    // never wait on its row lock, for each other or for a writer. The folder moves the queue into lead_views and
+    // views_count in one statement, so a read counts each view once, folded or queued.
     const catalogVersion = (alias: string) =>
       `coalesce((select dv.version from detail_catalog_versions dv where dv.company_id = ${alias}.company_id), 0) as "_catalogVersion"`;
     const queued = (alias: string) => `(select count(*) from lead_view_queue q where q.lead_id = ${alias}.id)::int`;
@@ -76,12 +79,10 @@ export class LeadStore {
       with l as (
         select * from leads where company_id = $1 and ${where} and ${leadVisibleSql('leads', '$4')}
       ), v as (
-        insert into lead_views (${VIEW_COLUMNS}) select $3, l.company_id, l.id, $4, now() from l
-      ), u as (
-        update leads set views_count = leads.views_count + 1 from l where leads.id = l.id returning leads.views_count
+        insert into lead_view_queue (${QUEUED_COLUMNS}) select $3, l.company_id, l.id, $4, now() from l
       )
       select ${select.relationsSelect('l', { detail: true })}, ${catalogVersion('l')},
-        (select views_count from u) + ${queued('l')} as "_viewsCount"
+        l.views_count + ${queued('l')} + 1 as "_viewsCount"
       from l ${select.relationsJoin('l')}`;
     this.detailById = statement('crm_lead_detail_by_id', detail('id = $2'));
     this.detailByCode = statement('crm_lead_detail_by_code', detail('code = $2'));
@@ -90,24 +91,24 @@ export class LeadStore {
       `select ${select.relationsSelect('l', { detail: true })}, ${catalogVersion('l')} from leads l ${select.relationsJoin('l')}
        where l.company_id = $1 and l.id = $2`,
     );
-    // The k views of the statement answer views_count - k + 1 ... views_count, as if the reads ran one by one.
+    // The k views of the statement answer count + 1 ... count + k, as if the reads ran one by one; the statement does
+    // not see its own inserts, so the count is of the views before it.
     this.detailCheck = statement(
       'crm_lead_detail_check',
       `with l as (
-         select x.n, x.view_id, x.user_id, ld.id, ld.company_id, ld.detail_version
+         select x.n, x.view_id, x.user_id, ld.id, ld.company_id, ld.detail_version, ld.views_count
          from unnest($4::uuid[], $5::uuid[]) with ordinality as x(view_id, user_id, n)
          join leads ld on ld.company_id = $1
            and ld.id = coalesce($2::uuid, (select c.id from leads c where c.company_id = $1 and c.code = $3::int))
          where ${leadVisibleSql('ld', 'x.user_id')}
        ), v as (
-         insert into lead_views (${VIEW_COLUMNS}) select view_id, company_id, id, user_id, now() from l
-       ), u as (
-         update leads set views_count = leads.views_count + (select count(*) from l)
-         where leads.id = (select id from l limit 1) returning leads.id, leads.views_count, leads.detail_version
+         insert into lead_view_queue (${QUEUED_COLUMNS}) select view_id, company_id, id, user_id, now() from l
+       ), c as (
+         select ${queued('l')} as queued from l limit 1
        )
-       select l.n::int, l.id, u.detail_version as "version", ${catalogVersion('l')}, ${NOW_US} as "_nowUs",
-         u.views_count - (select count(*) from l)::int + (row_number() over (order by l.n))::int + ${queued('l')} as "viewsCount"
-       from l join u on u.id = l.id`,
+       select l.n::int, l.id, l.detail_version as "version", ${catalogVersion('l')}, ${NOW_US} as "_nowUs",
+         l.views_count + c.queued + (row_number() over (order by l.n))::int as "viewsCount"
+       from l, c`,
     );
     this.foldViewsStatement = statement(
       'crm_lead_fold_views',
