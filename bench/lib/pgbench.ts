@@ -55,9 +55,9 @@ export function leadCreationScript(store: LeadStore, ids: LeadTxIds & { leadRow:
 
 /**
  * One GET /leads/{id} as crm runs it once the lead's detail is cached (LeadDetails, decision 0015): the check
- * statement for one read (visibility, the view recorded and counted, versions). crm sends one such statement per
- * lead at a time for all the reads of it waiting, so under load it sends far fewer than pgbench does here, whose
- * clients all update the one lead's row and wait for each other's commits.
+ * statement for one read (visibility, the view queued and the queued ones counted, versions; decision 0226). crm sends
+ * one such statement per lead at a time for all the reads of it waiting, so under load it sends far fewer than
+ * pgbench does here, whose clients each count the lead's queued views.
  */
 export function leadReadScript(store: LeadStore, ids: LeadTxIds & { leadId: string }): string {
   return [
