@@ -1,5 +1,4 @@
 import { type Readable, Transform } from 'node:stream';
-import { inTransaction } from '@svc/platform/db/native';
 import { AppError, invalidField } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
@@ -8,17 +7,16 @@ import { v7 as uuidv7 } from 'uuid';
 import { agentOfUser, hasApprovedTemplate } from '../accounts/account.store.js';
 import { contactOf, providerOf } from '../chats/chat.provider.js';
 import type { ChatActor, ChatService } from '../chats/chat.service.js';
-import { assignIfUnassigned, type ChatRead, chatAfterOutbound } from '../chats/chat.store.js';
+import type { ChatRead } from '../chats/chat.store.js';
 import { sessionExpiresAt } from '../chats/chat.view.js';
-import { pauseFlows } from '../chats/flow-session.store.js';
-import { addParticipant } from '../chats/participant.store.js';
 import { associatedRecords, messageSentPayload } from '../events/chat.events.js';
-import { insertMessage, messageIdByWamid, readMessage, type Settlement, settleMessage } from '../messages/message.store.js';
+import { insertMessage, type MessageRead, messageIdByWamid, type NewMessage, type Settlement } from '../messages/message.store.js';
 import { messageView } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import { type ChatProvider, isProviderError, type MediaKind, type ProviderRegistry, type SendResult } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './outbound.schema.js';
+import { settleSend } from './send.store.js';
 
 /** A file of a multipart send, as it streams in. */
 export interface IncomingFile {
@@ -120,12 +118,12 @@ export class MessageSender {
     void this.actorUsers(actor);
     const wamid = body.reference_wamid;
     const reply = wamid ? { wamid, id: await messageIdByWamid(pool, chat.id, wamid) } : undefined;
-    const ids: string[] = [];
+    const sent: MessageRead[] = [];
     let sentText = false;
     const sendText = async () => {
       sentText = true;
       if (body.type !== 'text' || !body.body?.trim()) return;
-      ids.push(
+      sent.push(
         await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body, reply }, () =>
           provider.sendText({ to, body: body.body!, replyTo: body.reference_wamid }),
         ),
@@ -139,19 +137,19 @@ export class MessageSender {
         // Rule 6: a template takes one file, as its header; any further file is a failed record, not a second template.
         file.stream.resume();
         const media = { mime_type: file.mimeType, file_name: file.fileName, is_downloaded: false };
-        ids.push(
+        sent.push(
           await this.one(pool, actor, chat, agentId, { type: kindOf(file.mimeType), body_text: null, media }, () =>
             Promise.reject(new Error('a template takes one file, as its header media')),
           ),
         );
         continue;
       }
-      ids.push(await this.file(pool, actor, chat, agentId, provider, to, body, file));
+      sent.push(await this.file(pool, actor, chat, agentId, provider, to, body, file));
     }
     if (!sentText) await sendText();
     if (body.type === 'template' && files_ === 0) {
       const components = templateFieldsToComponents(body.template_fields ?? []);
-      ids.push(
+      sent.push(
         await this.one(
           pool,
           actor,
@@ -167,8 +165,10 @@ export class MessageSender {
         ),
       );
     }
-    if (!ids.length) throw invalidField('body', 'content or attachments are required');
-    return { records: await this.views(actor, ids) };
+    if (!sent.length) throw invalidField('body', 'content or attachments are required');
+    // The messages as their settle left them: no second read.
+    const users = await this.actorUsers(actor);
+    return { records: sent.map((m) => messageView(m, users)) };
   }
 
   private async file(
@@ -199,7 +199,7 @@ export class MessageSender {
     const media = { id: null, mime_type: f.mimeType, file_name: f.fileName, is_downloaded: true, url: null } as Record<string, unknown>;
     const source = { from: 'stream' as const, stream: guard, mimeType: f.mimeType, fileName: f.fileName };
     const template = body.type === 'template';
-    const id = await this.one(
+    const settled = await this.one(
       pool,
       actor,
       chat,
@@ -234,7 +234,7 @@ export class MessageSender {
     f.stream.unpipe(guard);
     f.stream.resume();
     await ended;
-    return id;
+    return settled;
   }
 
   /** The actor's agent on the chat's account (agent_id of the message), when the key's user is one. */
@@ -257,10 +257,9 @@ export class MessageSender {
     },
     send: () => Promise<SendResult>,
     mediaAfter?: () => Record<string, unknown>,
-  ): Promise<string> {
+  ): Promise<MessageRead> {
     const id = uuidv7();
-    const createdAt = new Date();
-    await insertMessage(pool, {
+    const created: NewMessage = {
       id,
       companyId: actor.companyId,
       chatId: chat.id,
@@ -280,31 +279,38 @@ export class MessageSender {
       isHistory: false,
       isForwarded: false,
       metaTimestamp: null,
-      createdAt,
-    });
+      createdAt: new Date(),
+    };
+    await insertMessage(pool, created);
     const outcome = await attempt(send);
-    const associated = outcome.status === 'failed' ? {} : await associatedRecords(this.d.people, actor.companyId, chat.personId);
-    await inTransaction(pool, async (tx) => {
-      await settleMessage(tx, id, { ...outcome, media: mediaAfter?.() ?? null });
-      await chatAfterOutbound(tx, chat.id, id, createdAt);
-      // Rule 5: a manual send takes an unassigned chat for the sending agent and pauses the chat's active flows.
-      if (agentId) {
-        await assignIfUnassigned(tx, chat.id, agentId);
-        await addParticipant(tx, actor.companyId, chat.id, agentId);
-      }
-      await pauseFlows(tx, chat.id);
-      if (outcome.status !== 'failed') {
-        const m = await readMessage(tx, actor.companyId, id);
-        const users = await this.actorUsers(actor);
-        await this.d.outbox.write(tx, [
-          { companyId: actor.companyId, eventKey: 'chat.message_sent', payload: messageSentPayload(messageView(m!, users), associated) },
-        ]);
-      }
+    const settlement = { ...outcome, media: mediaAfter?.() ?? null };
+    const events = [];
+    if (outcome.status !== 'failed') {
+      const [associated, users] = await Promise.all([
+        associatedRecords(this.d.people, actor.companyId, chat.personId),
+        this.actorUsers(actor),
+      ]);
+      const m = settledAs(created, settlement, agentId ? actor.userId : null);
+      events.push({
+        companyId: actor.companyId,
+        eventKey: 'chat.message_sent' as const,
+        payload: messageSentPayload(messageView(m, users), associated),
+      });
+    }
+    // One statement: the message, its chat, the agent, the flows and the event commit together (decision 0236).
+    const part = await this.d.outbox.part(events, 11);
+    const settled = await settleSend(pool, id, settlement, {
+      chatId: chat.id,
+      companyId: actor.companyId,
+      at: created.createdAt,
+      agentId,
+      events: part,
     });
+    if (part.issued) this.d.outbox.wake(pool);
     if (outcome.status === 'failed' && !content.media && outcome.errorCode === null) {
       throw new AppError('internal', `messaging provider unreachable: ${outcome.errorMessage}`);
     }
-    return id;
+    return settled;
   }
 
   /** Asked of crm while the provider is called, not inside the settle transaction. */
@@ -318,13 +324,27 @@ export class MessageSender {
   }
 
   private readonly usersByActor = new WeakMap<ChatActor, Promise<Map<string, UserSummary>>>();
+}
 
-  async views(actor: ChatActor, ids: string[]) {
-    const pool = await this.d.pool();
-    const [messages, users] = await Promise.all([
-      Promise.all(ids.map((id) => readMessage(pool, actor.companyId, id))),
-      this.actorUsers(actor),
-    ]);
-    return messages.map((m) => messageView(m!, users));
-  }
+/**
+ * The message as the settle statement leaves it, for its event: the event is written by that very statement, so it is
+ * built before it. jsonb stores the payload, so only the values count; a test compares them with the row read back.
+ */
+function settledAs(m: NewMessage, s: Settlement, agentUserId: string | null): MessageRead {
+  return {
+    ...m,
+    wamid: s.wamid,
+    status: s.status,
+    errorCode: s.errorCode,
+    errorMessage: s.errorMessage,
+    media: s.media ?? m.media,
+    transcription: null,
+    whatsappAiAgentId: null,
+    deletedAt: null,
+    metaTimestamp: m.metaTimestamp?.toISOString() ?? null,
+    createdAt: m.createdAt.toISOString(),
+    updatedAt: m.createdAt.toISOString(),
+    agentUserId,
+    reactions: [],
+  };
 }
