@@ -5,9 +5,11 @@
  * pgbench of the very list statements chat sends (its CHAT_SELECT and planList), and the bare round trip to the fake
  * provider. Prints, never asserts; returns the figures of issue 20. See bench/chat/README.md.
  */
+import path from 'node:path';
 import { CHAT_SELECT, planList } from '@svc/chat';
 import { FakeGraph } from '@svc/chat/testing';
 import { AdminClient } from '../../scripts/demo.js';
+import { phaseProfiles } from '../lib/cpuprofile.js';
 import { BenchRun, f1, f2, f3, ratio, say, verdict } from '../lib/harness.js';
 import { adminQuery } from '../lib/infra.js';
 import { type LoadResult, measure } from '../lib/load.js';
@@ -24,6 +26,8 @@ export interface ChatSettings {
   chats: number;
   /** The cursor page measured, 50 chats a page. */
   deepPage: number;
+  /** CPU profile of chat (node --cpu-prof), summarised per phase after the stack stops (slower). */
+  profile?: boolean;
 }
 
 export type ChatFigures = BenchFigures<'chat_list_p99_vs_pgbench' | 'chat_list_rps_vs_pgbench' | 'chat_send_cpu_ms'>;
@@ -48,6 +52,7 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
   const { connections: C, durationS: DURATION, warmupS: WARMUP, oneDurationS: ONE_DURATION, chats: CHATS, deepPage: DEEP_PAGE } = settings;
   const bench = new BenchRun('bench-chat');
   const { database } = bench;
+  const profDir = path.join(bench.outDir, 'prof', 'chat');
   let graph: FakeGraph | undefined;
   /** A phase of the bench, its CPU line printed under its figures (with the DISTURBED mark). */
   const phase = async <T extends Figures>(name: string, work: () => Promise<T>) => {
@@ -65,7 +70,8 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     );
     graph = await new FakeGraph().start();
     say('  the fake Graph server and the load run in this process ("bench (autocannon)")');
-    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token } });
+    const profiling: Record<string, string> = settings.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {};
+    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, ...profiling } });
     const gw = stack.gatewayUrl;
     const admin = new AdminClient(gw, bench.adminToken);
     const s = await seed(gw, bench.adminToken);
@@ -196,6 +202,13 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     );
     if (graph.violations.length) say(`\nFAKE GRAPH VIOLATIONS: ${graph.violations.slice(0, 3).join('; ')}`);
     bench.summarizeDisturbance();
+    if (settings.profile) {
+      // chat writes its profile when it exits: stop the stack first.
+      await bench.stopStack();
+      say();
+      say('## CPU profile of chat (node --cpu-prof), per phase');
+      for (const l of phaseProfiles(path.dirname(profDir), bench.phases, { chat: (name) => /^(GET|send)/.test(name) })) say(l);
+    }
     return {
       figures: {
         chat_list_p99_vs_pgbench: { value: worstP99.p99, phases: worstP99.phases },
