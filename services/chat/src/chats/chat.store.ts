@@ -1,7 +1,7 @@
 import { type Stored, tableOf, type Written } from '@svc/platform/db/entity-table';
 import type { Queryable } from '@svc/platform/db/native';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
-import { InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
+import { Agent, InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
 import type { AgentRef, StoredInstagram, StoredNumber } from '../accounts/account.store.js';
 import { type MessageRead, messageJson } from '../messages/message.store.js';
 import { Chat } from './chat.entity.js';
@@ -57,6 +57,26 @@ export async function readChat(db: Queryable, companyId: string, id: string): Pr
     name: 'chats_read_one',
     text: `${CHAT_SELECT} where c.company_id = $1 and c.id = $2`,
     values: [companyId, id],
+  });
+  return rows[0] ?? null;
+}
+
+const TO_SEND = ['id', 'channelType', 'channelAccountId', 'waContactId', 'externalContactId', 'personId', 'lastCustomerMsgAt'] as const;
+const AGENT = tableOf(Agent);
+
+/** What a send reads of its chat: the provider's account, the contact, the window; and the sender's agent on the account. */
+export type ChatToSend = Pick<ChatRead, (typeof TO_SEND)[number] | 'number' | 'instagram'> & { actorAgentId: string | null };
+
+/** One statement instead of the chat's whole view and a look-up of the sender's agent (decision 0238). */
+export async function chatToSend(db: Queryable, companyId: string, id: string, userId: string): Promise<ChatToSend | null> {
+  const { rows } = await db.query<ChatToSend>({
+    name: 'chats_read_to_send',
+    text: `select ${CHAT.select('c', TO_SEND)}, ${ACCOUNT_COLUMNS},
+        (select a.id from agents a where a.company_id = c.company_id and a.user_id = $3 and c.channel_account_id = any(
+           case when c.channel_type = 'INSTAGRAM' then a.${AGENT.column('instagramAccountIds')} else a.${AGENT.column('whatsappNumberIds')} end)
+         limit 1) as "actorAgentId"
+      from chats c where c.company_id = $1 and c.id = $2`,
+    values: [companyId, id, userId],
   });
   return rows[0] ?? null;
 }

@@ -1,13 +1,13 @@
 import { type Readable, Transform } from 'node:stream';
-import { AppError, invalidField } from '@svc/platform/errors';
+import { AppError, invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { agentOfUser, hasApprovedTemplate } from '../accounts/account.store.js';
+import { hasApprovedTemplate } from '../accounts/account.store.js';
 import { contactOf, providerOf } from '../chats/chat.provider.js';
-import type { ChatActor, ChatService } from '../chats/chat.service.js';
-import type { ChatRead } from '../chats/chat.store.js';
+import type { ChatActor } from '../chats/chat.service.js';
+import { type ChatToSend, chatToSend } from '../chats/chat.store.js';
 import { sessionExpiresAt } from '../chats/chat.view.js';
 import { associatedRecords, messageSentPayload } from '../events/chat.events.js';
 import { insertMessage, type MessageRead, messageIdByWamid, type NewMessage, type Settlement } from '../messages/message.store.js';
@@ -27,7 +27,6 @@ export interface IncomingFile {
 
 export interface SendDeps {
   pool: () => Promise<Pool>;
-  chats: ChatService;
   people: CrmPeople;
   outbox: OutboxWriter;
   providers: ProviderRegistry;
@@ -83,7 +82,9 @@ export class MessageSender {
 
   /** Checks what does not depend on the files (rules 2 and 6) and returns the chat and its template, if any. */
   async prepare(actor: ChatActor, chatId: string, body: SendMessageBody, now = new Date()) {
-    const chat = await this.d.chats.read(actor.companyId, chatId);
+    requireUuid(chatId, 'Chat');
+    const chat = await chatToSend(await this.d.pool(), actor.companyId, chatId, actor.userId);
+    if (!chat) throw notFound('Chat');
     const open = (sessionExpiresAt(chat)?.getTime() ?? 0) > now.getTime();
     if (body.type === 'template') {
       if (body.body !== undefined) throw invalidField('body', 'must not be sent with a template (its text is the template)');
@@ -106,7 +107,7 @@ export class MessageSender {
   /** `reached` is called before the first request to the provider (what an idempotency key must not repeat). */
   async send(
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     body: SendMessageBody,
     files: AsyncIterable<IncomingFile> = (async function* () {})(),
     reached: () => void = () => undefined,
@@ -114,7 +115,7 @@ export class MessageSender {
     const provider = announcing(providerOf(this.d.providers, chat), reached);
     const to = contactOf(chat);
     const pool = await this.d.pool();
-    const agentId = await this.agentOf(pool, actor, chat);
+    const agentId = chat.actorAgentId;
     void this.actorUsers(actor);
     const wamid = body.reference_wamid;
     const reply = wamid ? { wamid, id: await messageIdByWamid(pool, chat.id, wamid) } : undefined;
@@ -174,7 +175,7 @@ export class MessageSender {
   private async file(
     pool: Pool,
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     agentId: string | null,
     provider: ChatProvider,
     to: string,
@@ -237,15 +238,10 @@ export class MessageSender {
     return settled;
   }
 
-  /** The actor's agent on the chat's account (agent_id of the message), when the key's user is one. */
-  private agentOf(pool: Pool, actor: ChatActor, chat: ChatRead): Promise<string | null> {
-    return agentOfUser(pool, actor.companyId, actor.userId, chat.channelType, chat.channelAccountId);
-  }
-
   private async one(
     pool: Pool,
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     agentId: string | null,
     content: {
       type: string;
