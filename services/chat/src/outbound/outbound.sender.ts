@@ -309,11 +309,11 @@ export class MessageSender {
     return settled;
   }
 
-  /** Asked of crm while the provider is called, not inside the settle transaction. */
+  /** Asked of crm while the provider is called, not inside the settle; once per request even when crm fails. */
   private actorUsers(actor: ChatActor): Promise<Map<string, UserSummary>> {
     let users = this.usersByActor.get(actor);
     if (!users) {
-      users = this.d.people.users(actor.companyId, [actor.userId]).catch(() => new Map<string, UserSummary>());
+      users = this.d.people.sender(actor.companyId, actor.userId).catch(() => new Map<string, UserSummary>());
       this.usersByActor.set(actor, users);
     }
     return users;
