@@ -5,9 +5,11 @@
  * pgbench of the very list statements chat sends (its CHAT_SELECT and planList), and the bare round trip to the fake
  * provider. Prints, never asserts; returns the figures of issue 20. See bench/chat/README.md.
  */
-import { CHAT_SELECT, planList } from '@svc/chat';
+import path from 'node:path';
+import { listStatement, planList } from '@svc/chat';
 import { FakeGraph } from '@svc/chat/testing';
 import { AdminClient } from '../../scripts/demo.js';
+import { phaseProfiles } from '../lib/cpuprofile.js';
 import { BenchRun, f1, f2, f3, ratio, say, verdict } from '../lib/harness.js';
 import { adminQuery } from '../lib/infra.js';
 import { type LoadResult, measure } from '../lib/load.js';
@@ -24,6 +26,8 @@ export interface ChatSettings {
   chats: number;
   /** The cursor page measured, 50 chats a page. */
   deepPage: number;
+  /** CPU profile of chat (node --cpu-prof), summarised per phase after the stack stops (slower). */
+  profile?: boolean;
 }
 
 export type ChatFigures = BenchFigures<'chat_list_p99_vs_pgbench' | 'chat_list_rps_vs_pgbench' | 'chat_send_cpu_ms'>;
@@ -48,6 +52,7 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
   const { connections: C, durationS: DURATION, warmupS: WARMUP, oneDurationS: ONE_DURATION, chats: CHATS, deepPage: DEEP_PAGE } = settings;
   const bench = new BenchRun('bench-chat');
   const { database } = bench;
+  const profDir = path.join(bench.outDir, 'prof', 'chat');
   let graph: FakeGraph | undefined;
   /** A phase of the bench, its CPU line printed under its figures (with the DISTURBED mark). */
   const phase = async <T extends Figures>(name: string, work: () => Promise<T>) => {
@@ -65,7 +70,8 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     );
     graph = await new FakeGraph().start();
     say('  the fake Graph server and the load run in this process ("bench (autocannon)")');
-    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token } });
+    const profiling: Record<string, string> = settings.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {};
+    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, ...profiling } });
     const gw = stack.gatewayUrl;
     const admin = new AdminClient(gw, bench.adminToken);
     const s = await seed(gw, bench.adminToken);
@@ -113,15 +119,9 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     /** Each list phase against its ceiling at the same number of clients: p99 over pgbench's, req/s over pgbench's. */
     const versus: { phases: string[]; p99: number; rps: number }[] = [];
     for (const [label, url, at] of pages) {
-      // The ceiling: the page and count statements chat sends for this request, as one pgbench transaction.
-      const plan = planList(s.companyId, {}, null);
-      const values: Record<number, string> = { 1: lit(s.companyId) };
-      let where = plan.where;
-      if (at) where += ` and (c.last_activity_at, c.id) < (${lit(at.t)}::timestamptz, ${lit(at.i)}::uuid)`;
-      const script = [
-        bound(`${CHAT_SELECT} where ${where} order by c.last_activity_at desc, c.id desc limit ${TAKE + 1}`, values),
-        bound(`select count(*)::int as total from chats c where ${plan.where}`, values),
-      ].join('\n');
+      // The ceiling: the statement chat sends for this request (its page with the count of the whole query).
+      const st = listStatement(planList(s.companyId, {}, null), { take: TAKE, after: at ?? undefined, skip: 0 });
+      const script = bound(st.text, Object.fromEntries(st.values.map((v, i) => [i + 1, lit(String(v))])));
       for (const connections of [1, C]) {
         const durationS = connections === 1 ? ONE_DURATION : DURATION;
         const name = `GET ${label} ${connections}c`;
@@ -130,7 +130,7 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
         const pgName = `pgbench ${label} ${connections}c`;
         const spec = bench.pgbenchSpec(`list_${at ? 'deep' : 'first'}_${connections}`, `${script}\n`, connections, durationS, 1, 2);
         const pg = await phase(pgName, () => pgbench({ ...spec, searchPath: 'chat' }, bench.onPgbench));
-        line(`  ceiling: pgbench page + count, ${connections} client${connections > 1 ? 's' : ''}`, pg.value, pg.mark);
+        line(`  ceiling: pgbench of chat's statement, ${connections} client${connections > 1 ? 's' : ''}`, pg.value, pg.mark);
         versus.push({ phases: [name, pgName], p99: ratio(r.value.p99us, pg.value.p99us), rps: ratio(r.value.rate, pg.value.rate) });
       }
     }
@@ -196,6 +196,13 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     );
     if (graph.violations.length) say(`\nFAKE GRAPH VIOLATIONS: ${graph.violations.slice(0, 3).join('; ')}`);
     bench.summarizeDisturbance();
+    if (settings.profile) {
+      // chat writes its profile when it exits: stop the stack first.
+      await bench.stopStack();
+      say();
+      say('## CPU profile of chat (node --cpu-prof), per phase');
+      for (const l of phaseProfiles(path.dirname(profDir), bench.phases, { chat: (name) => /^(GET|send)/.test(name) })) say(l);
+    }
     return {
       figures: {
         chat_list_p99_vs_pgbench: { value: worstP99.p99, phases: worstP99.phases },

@@ -3,7 +3,8 @@ import { num } from '../lib/harness.js';
 import { runBench } from '../lib/infra.js';
 import { benchChat } from './bench.js';
 
-/** Knobs: BENCH_CONNECTIONS (8), BENCH_DURATION (8 s), BENCH_WARMUP (2 s), BENCH_ONE_DURATION (5 s), BENCH_CHATS (10000), BENCH_DEEP_PAGE (150). */
+/** Knobs: BENCH_CONNECTIONS (8), BENCH_DURATION (8 s), BENCH_WARMUP (2 s), BENCH_ONE_DURATION (5 s), BENCH_CHATS (10000), BENCH_DEEP_PAGE (150),
+ * BENCH_PROFILE (1: a CPU profile of chat per phase). */
 await runBench(() =>
   benchChat({
     connections: num('BENCH_CONNECTIONS', 8),
@@ -12,5 +13,6 @@ await runBench(() =>
     oneDurationS: num('BENCH_ONE_DURATION', 5),
     chats: num('BENCH_CHATS', 10_000),
     deepPage: num('BENCH_DEEP_PAGE', 150),
+    profile: process.env.BENCH_PROFILE === '1',
   }),
 );

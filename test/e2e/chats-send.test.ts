@@ -193,6 +193,20 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     });
   });
 
+  it("writes chat.message_sent's message as stored: each event of a text, a template and files equals the message read back", async () => {
+    // The event is written by the settle statement itself (decision 0236), so it is built before that statement runs.
+    const listed = await Promise.all([open.id, closed.id].map((id) => api.messages(id, { take: 100 })));
+    const messages = listed.flatMap((r) => r.body.records as any[]);
+    const byId = new Map(messages.map((m) => [m.id, m]));
+    const events = sentEvents().filter((r) => byId.has(r.body.payload.id));
+    expect(events.map((e) => byId.get(e.body.payload.id).type)).to.include.members(['text', 'template', 'image', 'document']);
+    for (const e of events) {
+      const { associated_leads, associated_deals, ...message } = e.body.payload;
+      expect(associated_leads).to.be.an('array');
+      expect(message).to.deep.equal(byId.get(message.id));
+    }
+  });
+
   it('refuses a multipart field or file name that breaks the text rule with a 400 naming it, sending and writing nothing', async () => {
     const url = `${s.stack.gatewayUrl}${api.path(`/${open.id}/messages`)}`;
     const [messages, calls] = [(await messagesOf(open.id)).length, s.graph.requests.length];

@@ -1,3 +1,3 @@
 export { planList } from './chats/chat.list.js';
-export { CHAT_SELECT } from './chats/chat.store.js';
+export { CHAT_SELECT, listStatement } from './chats/chat.store.js';
 export { chatService } from './service.js';

@@ -78,7 +78,7 @@ export const chatService: ServiceDefinition<typeof chatConfig, Components> = {
     const pool = poolOf(ctx.orm);
     const chats = new ChatService(pool, people);
     const providers = createProviderRegistry(ctx.config);
-    const sender = new MessageSender({ pool, chats, people, outbox: ctx.outbox, providers });
+    const sender = new MessageSender({ pool, people, outbox: ctx.outbox, providers });
     const files = new DirFileStore(ctx.config.SCHEDULED_FILES_DIR);
     return {
       actions: new ChatActions(pool, chats, people, providers, ctx.logger),

@@ -139,6 +139,27 @@ describe('the outbox writer: plan gate, one statement, relay woken after the com
     expect(row).to.deep.equal({ event_key: 'lead.created', payload: { lead: { n: 1 } } });
   });
 
+  for (const [kind, gate] of [
+    ['ask', { kind: 'ask', open: async (companyId: string) => companyId !== ended }],
+    ['sql', sqlGate],
+  ] as const) {
+    it(`inserts events given by value in the statement of their state change (part) under an \`${kind}\` gate, open companies only`, async () => {
+      const writer = new OutboxWriter(SCHEMA, gate);
+      const pool = await nativePool(orm);
+      const one = async (companyId: string, n: number) => {
+        const part = await writer.part([event(companyId, n)], 2);
+        await pool.query(`with r as (select $1::int as n), e as (${part.text}) select n from r`, [n, ...part.values]);
+        return part.issued;
+      };
+      const issued = [await one(open, 1), await one(ended, 2), await one(unlimited, 3)];
+      expect(issued).to.deep.equal(kind === 'ask' ? [1, 0, 1] : [1, 1, 1]);
+      expect(await rows()).to.deep.equal([
+        [open, 1],
+        [unlimited, 3],
+      ]);
+    });
+  }
+
   it('refuses insertSql without a gate in SQL (the plan would go unchecked)', () => {
     const writer = new OutboxWriter(SCHEMA, { kind: 'ask', open: async () => true });
     expect(() => writer.insertSql({ id: '$1', company: '$2', key: 'lead.created', payload: '$3', from: 'r' })).to.throw(/plan gate in SQL/);

@@ -1,7 +1,7 @@
 import type { ChatProvider, ProviderName, ProviderRegistry } from '../providers/provider.js';
-import type { ChatRead } from './chat.store.js';
+import type { ChatToSend } from './chat.store.js';
 
-export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatProvider {
+export function providerOf(providers: ProviderRegistry, chat: Omit<ChatToSend, 'actorAgentId'>): ChatProvider {
   if (chat.channelType === 'WHATSAPP') {
     const n = chat.number!;
     return providers.forAccount({
@@ -15,4 +15,5 @@ export function providerOf(providers: ProviderRegistry, chat: ChatRead): ChatPro
   return providers.forAccount({ provider: i.provider as ProviderName, channel: 'INSTAGRAM', accountId: i.externalAccountId });
 }
 
-export const contactOf = (chat: ChatRead) => (chat.channelType === 'WHATSAPP' ? chat.waContactId! : chat.externalContactId!);
+export const contactOf = (chat: Omit<ChatToSend, 'actorAgentId'>) =>
+  chat.channelType === 'WHATSAPP' ? chat.waContactId! : chat.externalContactId!;

@@ -1,7 +1,7 @@
 import { type Stored, tableOf, type Written } from '@svc/platform/db/entity-table';
 import type { Queryable } from '@svc/platform/db/native';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
-import { InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
+import { Agent, InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
 import type { AgentRef, StoredInstagram, StoredNumber } from '../accounts/account.store.js';
 import { type MessageRead, messageJson } from '../messages/message.store.js';
 import { Chat } from './chat.entity.js';
@@ -35,17 +35,21 @@ export interface ChatRead extends StoredChat {
 
 const agentJson = (a: string) => `json_build_object('agentId', ${a}.id, 'userId', ${a}.user_id, 'status', ${a}.status)`;
 
-export const CHAT_SELECT = `
-select ${CHAT.select('c')}, c.last_activity_at::text as "activityKey",
-  (select ${tableOf(WhatsappNumber).json('n', NUMBER_SHOWN, { jsonb: true })}
+const ACCOUNT_COLUMNS = `(select ${tableOf(WhatsappNumber).json('n', NUMBER_SHOWN, { jsonb: true })}
      from whatsapp_numbers n where c.channel_type = 'WHATSAPP' and n.id = c.channel_account_id) as number,
   (select ${tableOf(InstagramAccount).json('i', INSTAGRAM_SHOWN, { jsonb: true })}
-     from instagram_accounts i where c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id) as instagram,
+     from instagram_accounts i where c.channel_type = 'INSTAGRAM' and i.id = c.channel_account_id) as instagram`;
+
+const CHAT_COLUMNS = `${CHAT.select('c')}, c.last_activity_at::text as "activityKey",
+  ${ACCOUNT_COLUMNS},
   (select ${messageJson('m')} from messages m where m.id = c.last_message_id) as "lastMessage",
   (select ${agentJson('a')} from agents a where a.id = c.assigned_agent_id) as "assignedAgent",
   coalesce((select json_agg(${agentJson('a')} order by p.created_at, a.id)
      from chat_participants p join agents a on a.id = p.agent_id where p.chat_id = c.id), '[]'::json) as participants,
-  (select count(*)::int from copilot_actions ca where ca.chat_id = c.id and ca.status = 'PENDING') as "pendingCopilotActionsCount"
+  (select count(*)::int from copilot_actions ca where ca.chat_id = c.id and ca.status = 'PENDING') as "pendingCopilotActionsCount"`;
+
+export const CHAT_SELECT = `
+select ${CHAT_COLUMNS}
 from chats c`;
 
 export async function readChat(db: Queryable, companyId: string, id: string): Promise<ChatRead | null> {
@@ -53,6 +57,26 @@ export async function readChat(db: Queryable, companyId: string, id: string): Pr
     name: 'chats_read_one',
     text: `${CHAT_SELECT} where c.company_id = $1 and c.id = $2`,
     values: [companyId, id],
+  });
+  return rows[0] ?? null;
+}
+
+const TO_SEND = ['id', 'channelType', 'channelAccountId', 'waContactId', 'externalContactId', 'personId', 'lastCustomerMsgAt'] as const;
+const AGENT = tableOf(Agent);
+
+/** What a send reads of its chat: the provider's account, the contact, the window; and the sender's agent on the account. */
+export type ChatToSend = Pick<ChatRead, (typeof TO_SEND)[number] | 'number' | 'instagram'> & { actorAgentId: string | null };
+
+/** One statement instead of the chat's whole view and a look-up of the sender's agent (decision 0238). */
+export async function chatToSend(db: Queryable, companyId: string, id: string, userId: string): Promise<ChatToSend | null> {
+  const { rows } = await db.query<ChatToSend>({
+    name: 'chats_read_to_send',
+    text: `select ${CHAT.select('c', TO_SEND)}, ${ACCOUNT_COLUMNS},
+        (select a.id from agents a where a.company_id = c.company_id and a.user_id = $3 and c.channel_account_id = any(
+           case when c.channel_type = 'INSTAGRAM' then a.${AGENT.column('instagramAccountIds')} else a.${AGENT.column('whatsappNumberIds')} end)
+         limit 1) as "actorAgentId"
+      from chats c where c.company_id = $1 and c.id = $2`,
+    values: [companyId, id, userId],
   });
   return rows[0] ?? null;
 }
@@ -68,25 +92,48 @@ export interface ListPlan {
   values: unknown[];
 }
 
-export async function listChats(db: Queryable, plan: ListPlan, page: { take: number; after?: Cursor; skip: number }) {
-  const pageValues = [...plan.values];
-  let pageWhere = plan.where;
+/** Few shapes of `where` exist (one per set of filters), so each list statement text is prepared under its own name. */
+const listNames = new Map<string, string>();
+const LIST_NAMES_MAX = 1000;
+
+/** Named by its text: parsed and planned once per connection, and sent as a name after (decision 0237). */
+function named(prefix: string, text: string, values: unknown[]) {
+  let name = listNames.get(text);
+  if (!name && listNames.size < LIST_NAMES_MAX) {
+    name = `${prefix}_${listNames.size}`;
+    listNames.set(text, name);
+  }
+  return name ? { name, text, values } : { text, values };
+}
+
+/**
+ * The page's statement: its rows (one more than `take`, to tell whether a next page exists), each carrying the
+ * count of the whole query as `listTotal`, an uncorrelated subquery Postgres computes once (decision 0237).
+ */
+export function listStatement(plan: ListPlan, page: { take: number; after?: Cursor; skip: number }) {
+  const values = [...plan.values];
+  let where = plan.where;
   let offset = page.skip;
   if (page.after) {
-    pageValues.push(page.after.t, page.after.i);
-    pageWhere += ` and (c.last_activity_at, c.id) < ($${pageValues.length - 1}::timestamptz, $${pageValues.length}::uuid)`;
+    values.push(page.after.t, page.after.i);
+    where += ` and (c.last_activity_at, c.id) < ($${values.length - 1}::timestamptz, $${values.length}::uuid)`;
     offset = 0;
   }
-  pageValues.push(page.take + 1, offset);
-  const n = pageValues.length;
-  const [rows, count] = await Promise.all([
-    db.query<ChatRead>(
-      `${CHAT_SELECT} where ${pageWhere} order by c.last_activity_at desc, c.id desc limit $${n - 1} offset $${n}`,
-      pageValues,
-    ),
-    db.query<{ total: number }>(`select count(*)::int as total from chats c where ${plan.where}`, plan.values),
-  ]);
-  return { rows: rows.rows, total: count.rows[0]!.total };
+  values.push(page.take + 1, offset);
+  const n = values.length;
+  const total = `(select count(*)::int from chats c where ${plan.where}) as "listTotal"`;
+  const text = `select ${total}, ${CHAT_COLUMNS} from chats c where ${where} order by c.last_activity_at desc, c.id desc limit $${n - 1} offset $${n}`;
+  return named('chats_list', text, values);
+}
+
+export async function listChats(db: Queryable, plan: ListPlan, page: { take: number; after?: Cursor; skip: number }) {
+  const { rows } = await db.query<ChatRead & { listTotal: number }>(listStatement(plan, page));
+  if (rows.length) return { rows, total: rows[0]!.listTotal };
+  // A page past the end has no row to carry the count.
+  const count = await db.query<{ total: number }>(
+    named('chats_count', `select count(*)::int as total from chats c where ${plan.where}`, plan.values),
+  );
+  return { rows, total: count.rows[0]!.total };
 }
 
 export async function chatExists(db: Queryable, companyId: string, id: string): Promise<boolean> {
@@ -159,15 +206,6 @@ export async function chatOfContact(
 
 export async function assignAgent(db: Queryable, companyId: string, id: string, agentId: string): Promise<void> {
   await db.query('update chats set assigned_agent_id = $3, updated_at = now() where company_id = $1 and id = $2', [companyId, id, agentId]);
-}
-
-/** A send by an agent takes the chat when nobody has it. */
-export async function assignIfUnassigned(db: Queryable, id: string, agentId: string): Promise<void> {
-  await db.query({
-    name: 'chats_assign_on_send',
-    text: 'update chats set assigned_agent_id = coalesce(assigned_agent_id, $2) where id = $1',
-    values: [id, agentId],
-  });
 }
 
 /** The chat's assigned agent leaves it when it is one of these. */

@@ -38,12 +38,3 @@ export async function insertFlowSession(
     [f.id, f.companyId, f.chatId, f.flowId, f.flowName, f.status, f.finishedAt, f.currentStep],
   );
 }
-
-/** A manual send pauses the chat's active flows. */
-export async function pauseFlows(db: Queryable, chatId: string): Promise<void> {
-  await db.query({
-    name: 'flows_pause_on_send',
-    text: `update flow_sessions set status = 'PAUSED', last_activity_at = now() where chat_id = $1 and status = 'ACTIVE'`,
-    values: [chatId],
-  });
-}

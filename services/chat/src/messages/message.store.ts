@@ -95,15 +95,6 @@ export type Settlement = Pick<Stored<Message>, 'wamid' | 'status' | 'errorCode' 
   media?: Record<string, unknown> | null;
 };
 
-export async function settleMessage(db: Queryable, id: string, r: Settlement): Promise<void> {
-  await db.query({
-    name: 'messages_settle',
-    text: `update messages set wamid = $2, status = $3, error_code = $4, error_message = $5, media = coalesce($6, media), updated_at = now()
-      where id = $1`,
-    values: [id, r.wamid, r.status, r.errorCode, r.errorMessage, r.media ? JSON.stringify(r.media) : null],
-  });
-}
-
 export async function readMessage(db: Queryable, companyId: string, id: string): Promise<MessageRead | null> {
   const { rows } = await db.query<{ m: MessageRead }>({
     name: 'messages_read_one',

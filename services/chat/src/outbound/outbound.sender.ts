@@ -1,24 +1,22 @@
 import { type Readable, Transform } from 'node:stream';
-import { inTransaction } from '@svc/platform/db/native';
-import { AppError, invalidField } from '@svc/platform/errors';
+import { AppError, invalidField, notFound, requireUuid } from '@svc/platform/errors';
 import type { OutboxWriter } from '@svc/platform/events/writer';
 import type { UserSummary } from '@svc/proto/crm/v1/records';
 import type { Pool } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { agentOfUser, hasApprovedTemplate } from '../accounts/account.store.js';
+import { hasApprovedTemplate } from '../accounts/account.store.js';
 import { contactOf, providerOf } from '../chats/chat.provider.js';
-import type { ChatActor, ChatService } from '../chats/chat.service.js';
-import { assignIfUnassigned, type ChatRead, chatAfterOutbound } from '../chats/chat.store.js';
+import type { ChatActor } from '../chats/chat.service.js';
+import { type ChatToSend, chatToSend } from '../chats/chat.store.js';
 import { sessionExpiresAt } from '../chats/chat.view.js';
-import { pauseFlows } from '../chats/flow-session.store.js';
-import { addParticipant } from '../chats/participant.store.js';
 import { associatedRecords, messageSentPayload } from '../events/chat.events.js';
-import { insertMessage, messageIdByWamid, readMessage, type Settlement, settleMessage } from '../messages/message.store.js';
+import { insertMessage, type MessageRead, messageIdByWamid, type NewMessage, type Settlement } from '../messages/message.store.js';
 import { messageView } from '../messages/message.view.js';
 import type { CrmPeople } from '../people/crm-people.js';
 import { type ChatProvider, isProviderError, type MediaKind, type ProviderRegistry, type SendResult } from '../providers/provider.js';
 import { templateFieldsToComponents } from '../providers/template-fields.js';
 import { AUDIO_LIMIT_BYTES, FILE_LIMIT_BYTES, type SendMessageBody } from './outbound.schema.js';
+import { settleSend } from './send.store.js';
 
 /** A file of a multipart send, as it streams in. */
 export interface IncomingFile {
@@ -29,7 +27,6 @@ export interface IncomingFile {
 
 export interface SendDeps {
   pool: () => Promise<Pool>;
-  chats: ChatService;
   people: CrmPeople;
   outbox: OutboxWriter;
   providers: ProviderRegistry;
@@ -85,7 +82,9 @@ export class MessageSender {
 
   /** Checks what does not depend on the files (rules 2 and 6) and returns the chat and its template, if any. */
   async prepare(actor: ChatActor, chatId: string, body: SendMessageBody, now = new Date()) {
-    const chat = await this.d.chats.read(actor.companyId, chatId);
+    requireUuid(chatId, 'Chat');
+    const chat = await chatToSend(await this.d.pool(), actor.companyId, chatId, actor.userId);
+    if (!chat) throw notFound('Chat');
     const open = (sessionExpiresAt(chat)?.getTime() ?? 0) > now.getTime();
     if (body.type === 'template') {
       if (body.body !== undefined) throw invalidField('body', 'must not be sent with a template (its text is the template)');
@@ -108,7 +107,7 @@ export class MessageSender {
   /** `reached` is called before the first request to the provider (what an idempotency key must not repeat). */
   async send(
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     body: SendMessageBody,
     files: AsyncIterable<IncomingFile> = (async function* () {})(),
     reached: () => void = () => undefined,
@@ -116,16 +115,16 @@ export class MessageSender {
     const provider = announcing(providerOf(this.d.providers, chat), reached);
     const to = contactOf(chat);
     const pool = await this.d.pool();
-    const agentId = await this.agentOf(pool, actor, chat);
+    const agentId = chat.actorAgentId;
     void this.actorUsers(actor);
     const wamid = body.reference_wamid;
     const reply = wamid ? { wamid, id: await messageIdByWamid(pool, chat.id, wamid) } : undefined;
-    const ids: string[] = [];
+    const sent: MessageRead[] = [];
     let sentText = false;
     const sendText = async () => {
       sentText = true;
       if (body.type !== 'text' || !body.body?.trim()) return;
-      ids.push(
+      sent.push(
         await this.one(pool, actor, chat, agentId, { type: 'text', body_text: body.body, reply }, () =>
           provider.sendText({ to, body: body.body!, replyTo: body.reference_wamid }),
         ),
@@ -139,19 +138,19 @@ export class MessageSender {
         // Rule 6: a template takes one file, as its header; any further file is a failed record, not a second template.
         file.stream.resume();
         const media = { mime_type: file.mimeType, file_name: file.fileName, is_downloaded: false };
-        ids.push(
+        sent.push(
           await this.one(pool, actor, chat, agentId, { type: kindOf(file.mimeType), body_text: null, media }, () =>
             Promise.reject(new Error('a template takes one file, as its header media')),
           ),
         );
         continue;
       }
-      ids.push(await this.file(pool, actor, chat, agentId, provider, to, body, file));
+      sent.push(await this.file(pool, actor, chat, agentId, provider, to, body, file));
     }
     if (!sentText) await sendText();
     if (body.type === 'template' && files_ === 0) {
       const components = templateFieldsToComponents(body.template_fields ?? []);
-      ids.push(
+      sent.push(
         await this.one(
           pool,
           actor,
@@ -167,14 +166,16 @@ export class MessageSender {
         ),
       );
     }
-    if (!ids.length) throw invalidField('body', 'content or attachments are required');
-    return { records: await this.views(actor, ids) };
+    if (!sent.length) throw invalidField('body', 'content or attachments are required');
+    // The messages as their settle left them: no second read.
+    const users = await this.actorUsers(actor);
+    return { records: sent.map((m) => messageView(m, users)) };
   }
 
   private async file(
     pool: Pool,
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     agentId: string | null,
     provider: ChatProvider,
     to: string,
@@ -199,7 +200,7 @@ export class MessageSender {
     const media = { id: null, mime_type: f.mimeType, file_name: f.fileName, is_downloaded: true, url: null } as Record<string, unknown>;
     const source = { from: 'stream' as const, stream: guard, mimeType: f.mimeType, fileName: f.fileName };
     const template = body.type === 'template';
-    const id = await this.one(
+    const settled = await this.one(
       pool,
       actor,
       chat,
@@ -234,18 +235,13 @@ export class MessageSender {
     f.stream.unpipe(guard);
     f.stream.resume();
     await ended;
-    return id;
-  }
-
-  /** The actor's agent on the chat's account (agent_id of the message), when the key's user is one. */
-  private agentOf(pool: Pool, actor: ChatActor, chat: ChatRead): Promise<string | null> {
-    return agentOfUser(pool, actor.companyId, actor.userId, chat.channelType, chat.channelAccountId);
+    return settled;
   }
 
   private async one(
     pool: Pool,
     actor: ChatActor,
-    chat: ChatRead,
+    chat: ChatToSend,
     agentId: string | null,
     content: {
       type: string;
@@ -257,10 +253,9 @@ export class MessageSender {
     },
     send: () => Promise<SendResult>,
     mediaAfter?: () => Record<string, unknown>,
-  ): Promise<string> {
+  ): Promise<MessageRead> {
     const id = uuidv7();
-    const createdAt = new Date();
-    await insertMessage(pool, {
+    const created: NewMessage = {
       id,
       companyId: actor.companyId,
       chatId: chat.id,
@@ -280,51 +275,72 @@ export class MessageSender {
       isHistory: false,
       isForwarded: false,
       metaTimestamp: null,
-      createdAt,
-    });
+      createdAt: new Date(),
+    };
+    await insertMessage(pool, created);
     const outcome = await attempt(send);
-    const associated = outcome.status === 'failed' ? {} : await associatedRecords(this.d.people, actor.companyId, chat.personId);
-    await inTransaction(pool, async (tx) => {
-      await settleMessage(tx, id, { ...outcome, media: mediaAfter?.() ?? null });
-      await chatAfterOutbound(tx, chat.id, id, createdAt);
-      // Rule 5: a manual send takes an unassigned chat for the sending agent and pauses the chat's active flows.
-      if (agentId) {
-        await assignIfUnassigned(tx, chat.id, agentId);
-        await addParticipant(tx, actor.companyId, chat.id, agentId);
-      }
-      await pauseFlows(tx, chat.id);
-      if (outcome.status !== 'failed') {
-        const m = await readMessage(tx, actor.companyId, id);
-        const users = await this.actorUsers(actor);
-        await this.d.outbox.write(tx, [
-          { companyId: actor.companyId, eventKey: 'chat.message_sent', payload: messageSentPayload(messageView(m!, users), associated) },
-        ]);
-      }
+    const settlement = { ...outcome, media: mediaAfter?.() ?? null };
+    const events = [];
+    if (outcome.status !== 'failed') {
+      const [associated, users] = await Promise.all([
+        associatedRecords(this.d.people, actor.companyId, chat.personId),
+        this.actorUsers(actor),
+      ]);
+      const m = settledAs(created, settlement, agentId ? actor.userId : null);
+      events.push({
+        companyId: actor.companyId,
+        eventKey: 'chat.message_sent' as const,
+        payload: messageSentPayload(messageView(m, users), associated),
+      });
+    }
+    // One statement: the message, its chat, the agent, the flows and the event commit together (decision 0236).
+    const part = await this.d.outbox.part(events, 11);
+    const settled = await settleSend(pool, id, settlement, {
+      chatId: chat.id,
+      companyId: actor.companyId,
+      at: created.createdAt,
+      agentId,
+      events: part,
     });
+    if (part.issued) this.d.outbox.wake(pool);
     if (outcome.status === 'failed' && !content.media && outcome.errorCode === null) {
       throw new AppError('internal', `messaging provider unreachable: ${outcome.errorMessage}`);
     }
-    return id;
+    return settled;
   }
 
-  /** Asked of crm while the provider is called, not inside the settle transaction. */
+  /** Asked of crm while the provider is called, not inside the settle; once per request even when crm fails. */
   private actorUsers(actor: ChatActor): Promise<Map<string, UserSummary>> {
     let users = this.usersByActor.get(actor);
     if (!users) {
-      users = this.d.people.users(actor.companyId, [actor.userId]).catch(() => new Map<string, UserSummary>());
+      users = this.d.people.sender(actor.companyId, actor.userId).catch(() => new Map<string, UserSummary>());
       this.usersByActor.set(actor, users);
     }
     return users;
   }
 
   private readonly usersByActor = new WeakMap<ChatActor, Promise<Map<string, UserSummary>>>();
+}
 
-  async views(actor: ChatActor, ids: string[]) {
-    const pool = await this.d.pool();
-    const [messages, users] = await Promise.all([
-      Promise.all(ids.map((id) => readMessage(pool, actor.companyId, id))),
-      this.actorUsers(actor),
-    ]);
-    return messages.map((m) => messageView(m!, users));
-  }
+/**
+ * The message as the settle statement leaves it, for its event: the event is written by that very statement, so it is
+ * built before it. jsonb stores the payload, so only the values count; a test compares them with the row read back.
+ */
+function settledAs(m: NewMessage, s: Settlement, agentUserId: string | null): MessageRead {
+  return {
+    ...m,
+    wamid: s.wamid,
+    status: s.status,
+    errorCode: s.errorCode,
+    errorMessage: s.errorMessage,
+    media: s.media ?? m.media,
+    transcription: null,
+    whatsappAiAgentId: null,
+    deletedAt: null,
+    metaTimestamp: m.metaTimestamp?.toISOString() ?? null,
+    createdAt: m.createdAt.toISOString(),
+    updatedAt: m.createdAt.toISOString(),
+    agentUserId,
+    reactions: [],
+  };
 }

@@ -2,9 +2,13 @@ import { credentials } from '@grpc/grpc-js';
 import { callUnary } from '@svc/platform/grpc/server';
 import { type PersonContactDetail, type PersonDetail, type PersonRecord, PersonServiceClient } from '@svc/proto/crm/v1/persons';
 import { RecordServiceClient, RecordType, type UserSummary } from '@svc/proto/crm/v1/records';
+import { Recent } from './recent.js';
 
 /** Milliseconds: a chat answer never waits on crm longer. */
 const DEADLINE_MS = 2000;
+
+/** Milliseconds a sender's summary is reused (decision 0239), as long as CrmPeer reuses a company's plan. */
+const SENDER_TTL_MS = 2000;
 
 export interface UserView {
   id: string;
@@ -19,6 +23,7 @@ export const userView = (u: UserSummary | undefined, id: string): UserView =>
 export class CrmPeople {
   private readonly persons: PersonServiceClient;
   private readonly records: RecordServiceClient;
+  private readonly senders = new Recent<Map<string, UserSummary>>(SENDER_TTL_MS);
 
   constructor(address: string) {
     this.persons = new PersonServiceClient(address, credentials.createInsecure());
@@ -87,6 +92,14 @@ export class CrmPeople {
       DEADLINE_MS,
     );
     return new Map(r.users.map((u) => [u.id, u]));
+  }
+
+  /**
+   * The sending user's summary for a send's answer and event, reused for a short while (decision 0239): crm applies
+   * no visibility to users, and a rename shows in sends within SENDER_TTL_MS. Lists and details still ask each time.
+   */
+  sender(companyId: string, userId: string): Promise<Map<string, UserSummary>> {
+    return this.senders.get(`${companyId}:${userId}`, () => this.users(companyId, [userId]));
   }
 
   close(): void {

@@ -89,9 +89,13 @@ export async function insertEvents(
   events: { id: string; company_id: string; event_key: string; payload: unknown }[],
   at: Date,
 ): Promise<string[]> {
-  const { rows } = await db.query<{ id: string }>({
-    ...statement,
-    values: [JSON.stringify(events), at, currentTraceparent() ?? null],
-  });
+  const { rows } = await db.query<{ id: string }>({ ...statement, values: eventValues(events, at) });
   return rows.map((r) => r.id);
 }
+
+/** The values of an outbox insert: the events as one JSON array, their time, the current trace. */
+export const eventValues = (events: { id: string; company_id: string; event_key: string; payload: unknown }[], at: Date) => [
+  JSON.stringify(events),
+  at,
+  currentTraceparent() ?? null,
+];
