@@ -27,8 +27,9 @@ const benches: [string, () => Promise<SomeFigures>][] = [
         warmupS: 2,
         oneDurationS: 5,
         oneWarmupS: 1,
-        oneRounds: 8,
-        oneWindowS: 1,
+        // Requests taking turns one by one, 20 rounds of 3 s (decision 0242).
+        oneRounds: 20,
+        oneWindowS: 3,
         stages: true,
         stageDurationS: 3,
         profile: false,

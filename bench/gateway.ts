@@ -10,6 +10,7 @@ import { phaseProfiles } from './lib/cpuprofile.js';
 import { type ExtraGateway, startGatewayInFrontOf } from './lib/gateway-raw.js';
 import { BenchRun, f0, f1, f3, ratio, say, trend, verdict } from './lib/harness.js';
 import { adminQuery } from './lib/infra.js';
+import { interleaved } from './lib/interleaved.js';
 import { type LoadSpec, measure } from './lib/load.js';
 import { formatActivity } from './lib/pgactivity.js';
 import { leadCreationScript, leadReadScript, type PgbenchResult, pgbench } from './lib/pgbench.js';
@@ -25,7 +26,7 @@ export interface GatewaySettings {
   /** The one-connection runs. */
   oneDurationS: number;
   oneWarmupS: number;
-  /** Rounds of alternating one-connection windows (direct, gateway, bare forward in turns), each window this long. */
+  /** Rounds of one-connection requests taking turns (direct, gateway, bare forward), each round this long. */
   oneRounds: number;
   oneWindowS: number;
   /** The gateway stage breakdown (1c), its saturating runs this long. */
@@ -175,33 +176,34 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
         `crm's own share of its median over the DB's: direct p50 - pgbench p50 = ${f0(directOne.value.p50us - pgGetOne.value.p50us)} µs`,
     );
     // The two phases above run one after the other, so a drift of the machine between them lands in their difference.
-    // Alternating short windows of the same lead, direct, through the gateway and through a bare node:http forward in
-    // turns, measure it in the same moments: the median of the rounds' differences. The forward is the floor of any
-    // proxy hop, so the gateway's added median is judged against the forward's.
+    // Requests to the same lead, direct, through the gateway and through a bare node:http forward in turns, measure
+    // it in the same moments: per round, each hop's median over direct's. The forward is the floor of any proxy hop,
+    // so the gateway's added median is judged against the forward's.
     const alternatingLead = await freshLead();
     readLeads.push({ label: 'GET 1c alternating', id: alternatingLead });
     forward = await startProxy('node-http', stack.serviceUrls.crm, direct[IDENTITY_HEADER]);
     bench.track('bare forward', forward.pid);
     const bases = { direct: stack.serviceUrls.crm, gateway: stack.gatewayUrl, forward: forward.url };
-    const windowSpec = (target: Hop) =>
-      getSpec(
-        `${bases[target]}/integrations/external/leads/${alternatingLead}`,
-        target === 'direct' ? direct : target === 'gateway' ? keyAuth : {},
-        {
-          connections: 1,
-          durationS: ONE_WINDOW,
-          warmupS: 0.2,
-        },
-      );
+    // Requests take turns one by one (decision 0242), so each round's medians come from the same moments.
+    const hopPath = `/integrations/external/leads/${alternatingLead}`;
     const alternating = await phase('GET 1c alternating', async () => {
-      const added = { gateway: [] as number[], forward: [] as number[] };
-      for (let round = 0; round < ONE_ROUNDS; round++) {
-        const hops: Hop[] = ['direct', 'gateway', 'forward'];
-        const order = [...hops.slice(round % 3), ...hops.slice(0, round % 3)];
-        const p50 = { direct: 0, gateway: 0, forward: 0 };
-        for (const target of order) p50[target] = (await measure(windowSpec(target))).p50us;
+      const rounds = await interleaved<Hop>(
+        {
+          direct: { url: `${bases.direct}${hopPath}`, headers: direct },
+          gateway: { url: `${bases.gateway}${hopPath}`, headers: keyAuth },
+          forward: { url: `${bases.forward}${hopPath}`, headers: {} },
+        },
+        ONE_ROUNDS,
+        ONE_WINDOW,
+        1,
+      );
+      const added = { gateway: [] as number[], forward: [] as number[], ratio: [] as number[] };
+      for (const p50 of rounds) {
         added.gateway.push(p50.gateway - p50.direct);
         added.forward.push(p50.forward - p50.direct);
+        // A round where the forward added nothing measurable has no ratio; it is counted, not guessed.
+        const r = ratio(p50.gateway - p50.direct, p50.forward - p50.direct);
+        if (Number.isFinite(r)) added.ratio.push(r);
       }
       return added;
     });
@@ -210,15 +212,18 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
     forward = undefined;
     const addedAlternating = median(alternating.value.gateway);
     const forwardAdded = median(alternating.value.forward);
-    const addedOfForward = ratio(addedAlternating, forwardAdded);
+    // The figure is the median of the rounds' own ratios: a drift of the machine between rounds moves a round's two
+    // differences together and cancels in its ratio, where a ratio of medians would take each from another round.
+    const addedOfForward = median(alternating.value.ratio);
     const range = (v: number[]) => `${f0(Math.min(...v))}–${f0(Math.max(...v))}`;
+    const range3 = (v: number[]) => `${f3(Math.min(...v))}–${f3(Math.max(...v))}`;
     say(
-      `  same moments: ${ONE_ROUNDS} rounds of ${ONE_WINDOW} s windows, direct, gateway and a bare node:http forward in turns; ` +
+      `  same moments: ${ONE_ROUNDS} rounds of ${ONE_WINDOW} s, one request at a time to crm direct, the gateway and a bare node:http forward in turns; ` +
         `medians of the rounds' p50 over direct: gateway ${f0(addedAlternating)} µs (${range(alternating.value.gateway)}), ` +
-        `forward ${f0(forwardAdded)} µs (${range(alternating.value.forward)})`,
+        `forward ${f0(forwardAdded)} µs (${range(alternating.value.forward)}); their ratio ${f3(ratio(addedAlternating, forwardAdded))}`,
     );
     say(
-      `  gateway's added median / the forward's: ${f3(addedOfForward)} (target ${targetText('gateway_added_vs_bare_forward')}: ` +
+      `  gateway's added p50 / the forward's, median of ${alternating.value.ratio.length} rounds' ratios (${range3(alternating.value.ratio)}): ${f3(addedOfForward)} (target ${targetText('gateway_added_vs_bare_forward')}: ` +
         `${verdict(meets('gateway_added_vs_bare_forward', addedOfForward))})${bench.disturbed.includes('GET 1c alternating') ? '   DISTURBED' : ''}`,
     );
     say();

@@ -1,22 +1,21 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
-import { PassThrough } from 'node:stream';
-import { AppError, errorBody, errorBodyOf, invalidField, unauthorized, unavailable } from '@svc/platform/errors';
-import { hasBody, readBody } from '@svc/platform/http/body';
+import { AppError, errorBody, errorBodyOf, unauthorized, unavailable } from '@svc/platform/errors';
+import { hasBody } from '@svc/platform/http/body';
 import { EVENT_TYPES_PATH, listWebhookEventTypes } from '@svc/platform/http/event-types';
-import { ROUTE_TEMPLATE_HEADER } from '@svc/platform/http/route-template';
-import { hasPermission, IDENTITY_HEADER, type IdentitySigner } from '@svc/platform/identity';
+import { hasPermission, type IdentitySigner } from '@svc/platform/identity';
 import type { Logger } from '@svc/platform/logging';
 import { REQUEST_ID_HEADER, requestIdOf } from '@svc/platform/request-id';
 import { isProbe, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer, traceparentOf } from '@svc/platform/tracing';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
 import type { Redis } from 'ioredis';
 import { Gauge } from 'prom-client';
+import { BATCH_BODY, BATCH_ERROR, type BatchRequest, pointsOf } from './batch.js';
 import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
 import { allowOrigin, answerPreflight, exposeRefusal, isPreflight } from './cors.js';
 import { docsRouter } from './docs.js';
+import { forwardTo } from './forward.js';
 import type { AuthenticatedKey, KeyAuthenticator } from './keys.js';
 import { ApiDocument } from './openapi.js';
 import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.js';
@@ -24,6 +23,7 @@ import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { type GatewayMetrics, requestLabels } from './request-metrics.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
 import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
+import { HELD, type SlowRequest, slowBodies, WATCHED } from './slow-body.js';
 import { UpstreamHealth } from './upstream-health.js';
 
 export interface GatewayDeps {
@@ -38,35 +38,20 @@ export interface GatewayDeps {
   tracer?: Tracer | undefined;
 }
 
-const TOKEN_KEY = Symbol('identityToken');
 const KEY_ID = Symbol('keyId');
 const ROUTE_KEY = Symbol('routeTemplate');
 const REVOKES_KEY = Symbol('revokesCompany');
-const WATCHED_KEY = Symbol('bodyWatched');
-const BODY_KEY = Symbol('heldBody');
-const BATCH_BODY = Symbol('batchBody');
-const BATCH_ERROR = Symbol('batchBodyError');
-/** Batch routes: the rate limit counts their items (decision 0181). */
-const BATCH_PATH = /^\/integrations\/external\/(?:leads|deals)\/batch(?:\?|$)/;
-/** createApiDispatcher's default, so the gateway refuses what the services would. */
-const BATCH_BODY_LIMIT = '1mb';
 
 /** No promise made for a ready value (hot path, decision 0017). */
 function andThen<T, R>(value: T | Promise<T>, next: (ready: T) => R | Promise<R>): R | Promise<R> {
   return value instanceof Promise ? value.then(next) : next(value);
 }
-type ProxiedRequest = http.IncomingMessage & {
-  [TOKEN_KEY]?: string;
-  [KEY_ID]?: string;
-  [REVOKES_KEY]?: string;
-  [WATCHED_KEY]?: true;
-  [BODY_KEY]?: PassThrough;
-  [BATCH_BODY]?: string;
-  [BATCH_ERROR]?: unknown;
-  [ROUTE_KEY]?: string;
-};
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'proxy-connection', 'upgrade', 'te', 'trailer']);
+type ProxiedRequest = SlowRequest &
+  BatchRequest & {
+    [KEY_ID]?: string;
+    [REVOKES_KEY]?: string;
+    [ROUTE_KEY]?: string;
+  };
 
 /** Set on the response before anything else (decision 0146). */
 const idOf = (res: http.ServerResponse) => res.getHeader(REQUEST_ID_HEADER) as string | undefined;
@@ -116,166 +101,56 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     const body = errorBody('unavailable', `The ${name} service is unavailable`);
     res.writeHead(body.statusCode, { 'content-type': 'application/json', 'retry-after': String(retryAfter) }).end(JSON.stringify(body));
   };
-  // hpm's default plugins are ejected: they cost per response even with logging off (decision 0017).
-  const proxyTo = (name: string, target: string, answersAfterRevocation: boolean) => {
-    const plugin: Plugin<ProxiedRequest, http.ServerResponse> = (proxyServer) => {
-      proxyServer.on('proxyReq', (proxyReq, req) => {
-        proxyReq.removeHeader('authorization');
-        proxyReq.setHeader(IDENTITY_HEADER, req[TOKEN_KEY] ?? '');
-        const batch = req[BATCH_BODY];
-        if (batch !== undefined) {
-          proxyReq.removeHeader('transfer-encoding');
-          proxyReq.setHeader('content-length', Buffer.byteLength(batch));
-          proxyReq.write(batch);
-        }
-        // A stalled client must not hold the service's socket.
-        if (req[WATCHED_KEY])
-          req.once('close', () => {
-            if (!req.complete) proxyReq.destroy();
-          });
+  const hops = Object.fromEntries(
+    Object.entries(upstreamUrl).map(([name, target]) => [
+      name,
+      forwardTo({
+        agent,
+        url: new URL(target),
+        timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+        onRoute: (req, template) => {
+          (req as ProxiedRequest)[ROUTE_KEY] = template;
+        },
+        onError: (err, req, res) => {
+          logger.warn({ err: err.message, upstream: name, request_id: req.headers[REQUEST_ID_HEADER] }, 'upstream failed');
+          health.failed(name, err);
+          // Once the answer has begun, the broken response was destroyed; the client sees its connection close.
+          if (!res.headersSent) answerDown(res, name, health.retryAfter(name) ?? 1);
+        },
+      }),
+    ]),
+  ) as Record<Upstream, ReturnType<typeof forwardTo>>;
+  // Answered only once every gateway dropped the company's keys, so a revoked key is refused anywhere (decision 0120).
+  const afterRevocation =
+    (req: ProxiedRequest, res: http.ServerResponse) => (proxyRes: http.IncomingMessage, headers: http.OutgoingHttpHeaders) => {
+      const status = proxyRes.statusCode ?? 502;
+      const companyId = req[REVOKES_KEY];
+      const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : Promise.resolve();
+      void revoked.then(() => {
+        res.writeHead(status, headers);
+        proxyRes.pipe(res);
       });
-      // Hop-by-hop (RFC 9110 7.6.1): a copied `Connection: close` would cut a client still sending its body.
-      proxyServer.on('proxyRes', (proxyRes, req) => {
-        delete proxyRes.headers.connection;
-        delete proxyRes.headers['keep-alive'];
-        const template = proxyRes.headers[ROUTE_TEMPLATE_HEADER];
-        if (template !== undefined) {
-          req[ROUTE_KEY] = String(template);
-          delete proxyRes.headers[ROUTE_TEMPLATE_HEADER];
-        }
-      });
-      proxyServer.on('error', (err, req, res) => {
-        logger.warn({ err: err.message, upstream: name, request_id: req?.headers[REQUEST_ID_HEADER] }, 'upstream failed');
-        health.failed(name, err);
-        if (res instanceof http.ServerResponse && !res.headersSent) {
-          answerDown(res, name, health.retryAfter(name) ?? 1);
-        } else if (res && !(res instanceof http.ServerResponse)) {
-          res.destroy();
-        }
-      });
-      // Answered only once every gateway dropped the company's keys, so a revoked key is refused anywhere (decision 0120).
-      if (answersAfterRevocation) {
-        proxyServer.on('proxyRes', (proxyRes, req, res) => {
-          const status = proxyRes.statusCode ?? 502;
-          const companyId = req[REVOKES_KEY];
-          const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : Promise.resolve();
-          void revoked.then(() => {
-            const headers: http.OutgoingHttpHeaders = {};
-            for (const [k, v] of Object.entries(proxyRes.headers)) if (!HOP_BY_HOP.has(k) && v !== undefined) headers[k] = v;
-            res.writeHead(status, headers);
-            proxyRes.pipe(res);
-          });
-        });
-      }
     };
-    const url = new URL(target);
-    const proxy = createProxyMiddleware<ProxiedRequest, http.ServerResponse>({
-      target: url,
-      agent,
-      changeOrigin: false,
-      xfwd: true,
-      proxyTimeout: config.UPSTREAM_TIMEOUT_MS,
-      ejectPlugins: true,
-      selfHandleResponse: answersAfterRevocation,
-      // Not routing: hpm's per-request hook, used to hand httpxy the body held back by holdBody.
-      router: (req, _res, options) => {
-        if (req[BODY_KEY]) options.buffer = req[BODY_KEY];
-        return url;
-      },
-      plugins: [plugin],
-    });
-    const guarded = (req: ProxiedRequest, res: http.ServerResponse, next?: (err?: unknown) => void): Promise<void> => {
-      const retryAfter = health.retryAfter(name);
-      if (retryAfter === undefined) return proxy(req, res, next);
-      logger.warn({ upstream: name, request_id: idOf(res), known_down: true }, 'upstream failed');
-      answerDown(res, name, retryAfter);
-      return Promise.resolve();
-    };
-    return guarded;
-  };
-  const proxies = Object.fromEntries(Object.entries(upstreamUrl).map(([name, target]) => [name, proxyTo(name, target, false)])) as Record<
-    Upstream,
-    ReturnType<typeof proxyTo>
-  >;
-  const keyChangeProxy = proxyTo('crm', config.CRM_URL, true);
 
-  // A stalled or too slow body is the client's timeout: 408, which closes the connection (decision 0151).
-  const minPerWindow = Math.ceil((config.BODY_MIN_BYTES_PER_SECOND * config.BODY_RATE_WINDOW_MS) / 1000);
-  const watchBody = (req: ProxiedRequest, res: http.ServerResponse) => {
-    req[WATCHED_KEY] = true;
-    const cut = (reason: string) => {
-      logger.info({ method: req.method, path: req.url?.split('?')[0], reason, request_id: idOf(res) }, 'request body too slow');
-      const body = JSON.stringify(errorBody('request_timeout', `body: ${reason}`));
-      if (res.headersSent) req.destroy();
-      else res.writeHead(408, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(body, () => req.destroy());
-    };
-    req.setTimeout(config.BODY_IDLE_TIMEOUT_MS, () => {
-      if (!req.complete) cut(`nothing received for ${config.BODY_IDLE_TIMEOUT_MS} ms`);
-    });
-    const deadline = Date.now() + config.BODY_TIMEOUT_MS;
-    // Counted on the socket so no listener changes the flow; a window where the gateway stopped reading is not held
-    // against the client.
-    let windowStart = req.socket.bytesRead;
-    let excused = false;
-    const onPause = () => {
-      excused = true;
-    };
-    req.on('pause', onPause);
-    let timer: NodeJS.Timeout;
-    const check = () => {
-      if (req.complete || req.destroyed) return;
-      const now = Date.now();
-      if (now >= deadline) return cut(`not complete within ${config.BODY_TIMEOUT_MS} ms`);
-      const read = req.socket.bytesRead - windowStart;
-      if (!excused && read < minPerWindow) return cut(`slower than ${config.BODY_MIN_BYTES_PER_SECOND} bytes per second`);
-      windowStart = req.socket.bytesRead;
-      excused = req.isPaused();
-      timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, deadline - now));
-    };
-    timer = setTimeout(check, Math.min(config.BODY_RATE_WINDOW_MS, config.BODY_TIMEOUT_MS));
-    const done = () => {
-      clearTimeout(timer);
-      req.setTimeout(0);
-      req.off('pause', onPause);
-    };
-    req.once('end', done);
-    req.once('close', done);
-  };
-
-  // No connection to a service is spent on a body that has not arrived (decision 0151).
-  const holdBody = (req: ProxiedRequest, send: () => void) => {
-    const declared = Number(req.headers['content-length']);
-    const whole = req.headers['transfer-encoding'] === undefined && declared <= config.BODY_BUFFER_BYTES;
-    const chunks: Buffer[] = [];
-    let started = false;
-    const go = () => {
-      if (started) return;
-      started = true;
-      req.off('data', onData);
-      req.off('end', go);
-      req.pause();
-      const body = new PassThrough();
-      for (const chunk of chunks) body.write(chunk);
-      if (req.readableEnded) body.end();
-      else req.pipe(body);
-      req[BODY_KEY] = body;
-      send();
-    };
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      if (!whole) go();
-    };
-    req.on('data', onData);
-    req.once('end', go);
-  };
-
+  const { watchBody, holdBody } = slowBodies(config, logger, idOf);
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
-    req[TOKEN_KEY] = token;
-    const proxy = req[REVOKES_KEY] && upstream === 'crm' ? keyChangeProxy : proxies[upstream];
     const send = () => {
-      proxy(req, res, () => sendError(res, new AppError('not_found', 'Not found'), logger)).catch((err: unknown) =>
-        sendError(res, err, logger),
-      );
+      const retryAfter = health.retryAfter(upstream);
+      if (retryAfter !== undefined) {
+        logger.warn({ upstream, request_id: idOf(res), known_down: true }, 'upstream failed');
+        return answerDown(res, upstream, retryAfter);
+      }
+      try {
+        hops[upstream](req, res, {
+          identity: token,
+          body: req[BATCH_BODY],
+          held: req[HELD],
+          watched: req[WATCHED],
+          respond: req[REVOKES_KEY] && upstream === 'crm' ? afterRevocation(req, res) : undefined,
+        });
+      } catch (err) {
+        sendError(res, err, logger);
+      }
     };
     if (req.complete || !hasBody(req)) return send();
     watchBody(req, res);
@@ -397,28 +272,6 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
-  // A batch costs one point per item, so its body is read, with the services' own rules, before the limit is asked.
-  const pointsOf = (req: ProxiedRequest, res: http.ServerResponse): number | Promise<number> => {
-    if (req.method !== 'POST' || !BATCH_PATH.test(req.url ?? '')) return 1;
-    if (hasBody(req)) watchBody(req, res);
-    return readBody(req, { limit: BATCH_BODY_LIMIT }).then(
-      (body) => {
-        if (body === undefined) return 1;
-        try {
-          req[BATCH_BODY] = JSON.stringify(body);
-        } catch {
-          req[BATCH_ERROR] = invalidField('body', 'nested too deeply');
-          return 1;
-        }
-        const items = (body as { items?: unknown }).items;
-        return Array.isArray(items) && items.length >= 1 && items.length <= 100 ? items.length : 1;
-      },
-      (err: unknown) => {
-        req[BATCH_ERROR] = err;
-        return 1;
-      },
-    );
-  };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
     observe(req, res);
     if (isPreflight(req)) return answerPreflight(req, res);
@@ -428,7 +281,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
-        andThen(pointsOf(req, res), (points) =>
+        andThen(pointsOf(req, res, watchBody), (points) =>
           andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute, points), (decision) => limited(decision, key, req, res)),
         ),
       );

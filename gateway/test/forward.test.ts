@@ -1,0 +1,148 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
+import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
+import { TEST_REDIS_URL } from '@svc/platform/testing';
+import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
+import { expect } from 'chai';
+import { type RunningGateway, startGateway } from '../src/gateway.js';
+
+const PLAIN = `svc_${'f'.repeat(43)}`;
+const HASH = createHash('sha256').update(PLAIN).digest('hex');
+const LEADS = '/integrations/external/leads';
+
+/** One raw HTTP/1.1 exchange written in a single write (headers and body in one packet), read until the server closes. */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request));
+    let text = '';
+    socket.on('data', (d) => (text += d.toString()));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
+}
+
+/** What the service receives from the gateway's own forward (decision 0243), and what the client gets back. */
+describe('gateway forward: what the service receives and the client gets back', () => {
+  let crmGrpc: RunningGrpcServer;
+  let upstream: Server;
+  let gateway: RunningGateway;
+  const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+
+  before(async () => {
+    crmGrpc = await startGrpcServer('127.0.0.1', 0, [
+      {
+        definition: CrmServiceService,
+        implementation: {
+          resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) =>
+            done(
+              null,
+              call.request.key_hash === HASH
+                ? {
+                    key: { id: 'key-f', company_id: 'c-f', created_by_user_id: 'u-f', permissions: ['*'], active: true, deleted: false },
+                    creator: { id: 'u-f', company_id: 'c-f', name: 'U', email: 'u@x.test', active: true, archived: false },
+                  }
+                : {},
+            ),
+          getCompany: () => undefined,
+          getUser: () => undefined,
+        },
+      },
+    ]);
+    upstream = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (d: Buffer) => chunks.push(d));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
+        if (req.url?.startsWith(`${LEADS}/slow`)) return; // never answers
+        res.statusMessage = 'Fine Thanks';
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'x-route-template': `${LEADS}/{id}`,
+          'x-service-own': 'kept',
+          'set-cookie': ['a=1', 'b=2'],
+          'keep-alive': 'timeout=5',
+        });
+        res.end(JSON.stringify({ ok: true }));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const up = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    gateway = await startGateway({
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `f${randomBytes(4).toString('hex')}:`,
+      ADMIN_TOKEN: 'admin-token-0123456789',
+      IDENTITY_TOKEN_SECRET: 'i'.repeat(32),
+      PORT: '0',
+      METRICS_PORT: '0',
+      LOG_LEVEL: 'silent',
+      UPSTREAM_TIMEOUT_MS: '300',
+      CRM_URL: up,
+      TASKS_URL: up,
+      CHAT_URL: up,
+      FILES_URL: up,
+      WEBHOOKS_URL: up,
+      CRM_GRPC_URL: `127.0.0.1:${crmGrpc.port}`,
+    });
+  });
+  after(async () => {
+    await gateway?.stop();
+    await new Promise<void>((r) => upstream.close(() => r()));
+    await crmGrpc.stop(100);
+  });
+
+  it('forwards a short body that arrived with the headers, whole, with the identity in place of the key and the forwarding headers', async () => {
+    const body = '{"title":"one packet"}';
+    const text = await rawExchange(
+      gateway.port,
+      `POST ${LEADS}?x=1 HTTP/1.1\r\nHost: api.example.test:8443\r\nAuthorization: Bearer ${PLAIN}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Custom: yes\r\nConnection: close\r\n\r\n${body}`,
+    );
+    expect(text.split('\r\n')[0]).to.equal('HTTP/1.1 200 Fine Thanks');
+    const got = seen.at(-1);
+    expect(got).to.include({ method: 'POST', url: `${LEADS}?x=1`, body });
+    expect(got?.headers.authorization).to.equal(undefined);
+    expect(got?.headers['x-svc-identity']).to.be.a('string').and.not.equal('');
+    expect(got?.headers).to.include({
+      host: 'api.example.test:8443',
+      'x-custom': 'yes',
+      'content-type': 'application/json',
+      'x-forwarded-port': '8443',
+      'x-forwarded-proto': 'http',
+      'x-forwarded-host': 'api.example.test:8443',
+    });
+    expect(got?.headers['x-forwarded-for']).to.match(/127\.0\.0\.1/);
+  });
+
+  it("keeps the client's own forwarding headers, and answers with the service's headers less the hop-by-hop ones and the route template", async () => {
+    const res = await fetch(`${gateway.url}${LEADS}/1`, {
+      headers: { authorization: `Bearer ${PLAIN}`, 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' },
+    });
+    expect(res.status).to.equal(200);
+    expect(await res.json()).to.deep.equal({ ok: true });
+    expect(seen.at(-1)?.headers).to.include({ 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
+    expect(res.headers.get('x-service-own')).to.equal('kept');
+    expect(res.headers.getSetCookie()).to.deep.equal(['a=1', 'b=2']);
+    expect(res.headers.get('x-route-template')).to.equal(null);
+    expect(res.headers.get('keep-alive')).to.not.equal('timeout=5');
+    expect(res.headers.get('ratelimit-limit')).to.be.a('string');
+    expect(res.headers.get('x-request-id')).to.be.a('string');
+  });
+
+  it('sends DELETE without a body with content-length 0', async () => {
+    const res = await fetch(`${gateway.url}${LEADS}/1`, { method: 'DELETE', headers: { authorization: `Bearer ${PLAIN}` } });
+    await res.arrayBuffer();
+    expect(seen.at(-1)).to.include({ method: 'DELETE', body: '' });
+    expect(seen.at(-1)?.headers['content-length']).to.equal('0');
+  });
+
+  it('answers 503 with the error body when the service does not answer within UPSTREAM_TIMEOUT_MS', async () => {
+    const started = Date.now();
+    const res = await fetch(`${gateway.url}${LEADS}/slow`, { headers: { authorization: `Bearer ${PLAIN}` } });
+    expect(res.status).to.equal(503);
+    expect(await res.json()).to.include({ statusCode: 503, message: 'The crm service is unavailable' });
+    expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+    expect(Date.now() - started).to.be.within(250, 5000);
+  });
+});
