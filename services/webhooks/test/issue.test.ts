@@ -45,6 +45,36 @@ describe('webhooks: deliveries leased to the issuing process as they are inserte
     }
   });
 
+  it('keeps every row of a batch as it was, text that JSON escapes and the subscription headers included', async function () {
+    this.timeout(30_000);
+    const svc = await h.webhooks({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const receiver = await Receiver.start();
+    try {
+      const companyId = await h.company();
+      const headers = { 'X-Quote': 'a "b" \\ c' };
+      const sub = await h.admin(svc, 'POST', `/companies/${companyId}/webhooks`, { url: receiver.url, events: ['lead.created'], headers });
+      expect(sub.status).to.equal(201);
+      // More rows than one statement once took with bound parameters; the rows travel as one JSON document (decision 0230).
+      const texts = Array.from({ length: 12 }, (_, n) => `n${n} "quoted" \\ back\\slash\nnew line\t tab ação ✓ 😀 </script> \u2028`);
+      const ids = await h.publish(
+        svc,
+        companyId,
+        texts.map((text, n) => ({ key: 'lead.created', payload: { n, text } })),
+      );
+      await eventually(() => ids.every((id) => receiver.eventIds().includes(id)), 10_000);
+      for (const [n, id] of ids.entries()) {
+        const got = receiver.received.find((r) => r.body.event_id === id)!;
+        expect(got.body).to.deep.equal({ event_id: id, event_key: 'lead.created', payload: { n, text: texts[n] } });
+        expect(got.headers['x-quote']).to.equal(headers['X-Quote']);
+      }
+      const log = await h.admin(svc, 'GET', `/companies/${companyId}/webhooks/${sub.body.id}/deliveries?take=50`);
+      expect(log.body.records.map((d: any) => d.event_id).sort()).to.deep.equal([...ids].sort());
+    } finally {
+      await receiver.close();
+      await svc.stop();
+    }
+  });
+
   it('queues what finds no room in Postgres and claims it later, oldest first, each sent once', async function () {
     this.timeout(30_000);
     // One delivery in flight at a time, to a receiver that takes longer than the consumer waits for room.

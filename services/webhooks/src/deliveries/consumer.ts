@@ -32,7 +32,7 @@ export type SubscriptionsOf = (companyIds: string[]) => Promise<IssuingSubscript
 
 /** One subscription query and one insert statement per batch. */
 const BATCH = 500;
-/** A parameter per column each, but those every row shares. */
+/** Bounds one statement's JSON (about 2 KB a row). */
 const INSERT_ROWS = 2000;
 
 /** Then a batch's deliveries are queued in Postgres instead. */
@@ -241,7 +241,7 @@ export class EventConsumer {
       }
     }
     let issued = 0;
-    // Postgres takes at most 65535 parameters; the message is acked only once every row is in.
+    // The message is acked only once every row is in.
     for (let from = 0; from < deliveries.length; from += INSERT_ROWS)
       issued += await this.insert(pool, deliveries.slice(from, from + INSERT_ROWS), now);
     return { issued, failed };
