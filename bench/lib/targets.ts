@@ -15,7 +15,7 @@ export interface Target {
 export const TARGETS = {
   gateway_get_vs_direct: { what: 'GET /leads/{id} 32c: gateway req/s / crm direct req/s', min: 0.6 },
   gateway_added_vs_bare_forward: {
-    what: "GET 1c, alternating windows: gateway's added p50 / a bare node:http forward's",
+    what: "GET 1c, interleaved requests: gateway's added p50 / a bare node:http forward's",
     max: 1.2,
   },
   lead_create_vs_pgbench: { what: "POST /leads 32c: gateway req/s / pgbench of crm's statements", min: 0.75 },

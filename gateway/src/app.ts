@@ -10,6 +10,7 @@ import { isProbe, SpanKind, SpanStatusCode, startSpan, TRACEPARENT, type Tracer,
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import { Gauge } from 'prom-client';
+import { accessLogOf } from './access-log.js';
 import { BATCH_BODY, BATCH_ERROR, type BatchRequest, pointsOf } from './batch.js';
 import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
@@ -194,6 +195,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   // One child per label set, so observing a request hashes nothing.
   const durations = new Map<string, { observe(seconds: number): void }>();
+  const accessLog = accessLogOf(logger);
   // Never the key nor the query string (it may carry search terms); probes are not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse) => {
     const started = performance.now();
@@ -213,19 +215,16 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       const seconds = (performance.now() - started) / 1000;
       child.observe(seconds);
       if (config.ACCESS_LOG) {
-        logger.info(
-          {
-            request_id: res.getHeader(REQUEST_ID_HEADER),
-            method,
-            route,
-            path,
-            status,
-            duration_ms: Math.round(seconds * 1e6) / 1e3,
-            key_id: req[KEY_ID],
-            client_address: addressOf(req),
-          },
-          'request',
-        );
+        accessLog({
+          request_id: idOf(res),
+          method,
+          route,
+          path,
+          status,
+          duration_ms: Math.round(seconds * 1e6) / 1e3,
+          key_id: req[KEY_ID],
+          client_address: addressOf(req),
+        });
       }
     });
   };
