@@ -4,7 +4,8 @@ import type { PoolClient } from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { inTransaction, nativePool } from '../src/db/native.js';
 import type { Nats } from '../src/events/nats.js';
-import { eventsRecorded } from '../src/events/outbox.js';
+import { eventsRecorded, type OutboxRow } from '../src/events/outbox.js';
+import { claimUnpublished } from '../src/events/outbox.store.js';
 import type { EventToRecord } from '../src/events/payloads.js';
 import type { OutboxRelay } from '../src/events/relay.js';
 import { OutboxWriter } from '../src/events/writer.js';
@@ -148,6 +149,57 @@ describe('transactional outbox and its relay to JetStream (real Postgres and NAT
       new Promise((r) => setTimeout(r, 15_000, 'still waiting after 15 s')),
     ]);
     expect(stopped).to.equal('stopped');
+  });
+
+  it('claims with BEGIN in the same message (claim and COMMIT: two round trips); a failed publish rolls the marks back', async () => {
+    await eventually(async () => (await unpublished()) === 0, 5000);
+    await relay.stop();
+    const pool = await nativePool(orm);
+    const sent: string[] = [];
+    const patched: PoolClient[] = [];
+    const connect = pool.connect.bind(pool) as () => Promise<PoolClient>;
+    (pool as { connect: unknown }).connect = async () => {
+      const client = await connect();
+      if (patched.includes(client)) return client;
+      const query = client.query.bind(client) as (q: string | { text: string }, ...rest: unknown[]) => unknown;
+      (client as { query: unknown }).query = (q: string | { text: string }, ...rest: unknown[]) => {
+        sent.push(typeof q === 'string' ? q : q.text);
+        return query(q, ...rest);
+      };
+      patched.push(client);
+      return client;
+    };
+    const company = '0190a3c2-6a4f-7b1e-8a3b-0123456789ab';
+    try {
+      const ids = await write([1, 2, 3].map((n) => ({ companyId: company, eventKey: 'lead.updated', payload: { n } })));
+      sent.length = 0;
+      let claimed: OutboxRow[] = [];
+      const keep = async (rows: OutboxRow[]) => {
+        claimed = rows;
+      };
+      expect(await claimUnpublished(orm, SCHEMA, 10, keep)).to.equal(3);
+      // A connection's first claim prepares the statement once.
+      expect(sent.filter((q) => !q.startsWith('prepare '))).to.deep.equal([
+        `begin; execute "outbox-relay-claim-begun-${SCHEMA}"(10)`,
+        'commit',
+      ]);
+      // UPDATE … RETURNING gives no order.
+      expect(claimed.map((r) => r.id)).to.have.members(ids);
+      expect(claimed.map((r) => JSON.parse(r.payload as string))).to.have.deep.members([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      expect(await unpublished()).to.equal(0);
+
+      await write([{ companyId: company, eventKey: 'lead.updated', payload: { n: 4 } }]);
+      const failed = await claimUnpublished(orm, SCHEMA, 10, async () => {
+        throw new Error('publish failed');
+      }).catch((err: Error) => err.message);
+      expect(failed).to.equal('publish failed');
+      expect(await unpublished()).to.equal(1);
+      expect(await claimUnpublished(orm, SCHEMA, 10, async () => undefined)).to.equal(1);
+      expect(await unpublished()).to.equal(0);
+    } finally {
+      delete (pool as { connect?: unknown }).connect;
+      for (const client of patched) delete (client as { query?: unknown }).query;
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { PoolClient } from 'pg';
-import { inTransaction, nativePool } from '../db/native.js';
+import { inTransactionFrom, nativePool, type ServerStatement } from '../db/native.js';
 import { currentTraceparent } from '../tracing.js';
 import type { OutboxRow } from './outbox.js';
 
@@ -27,21 +27,23 @@ export async function claimUnpublished(
   limit: number,
   publish: (rows: OutboxRow[]) => Promise<void>,
 ): Promise<number> {
-  return inTransaction(await nativePool(orm), async (client) => {
-    const { rows } = await client.query<OutboxRow>({
-      name: `outbox-relay-claim-${schema}`,
-      // No WAL flush wait: a lost mark only republishes, and JetStream drops the copies (decision 0034).
-      text: `update "${schema}".outbox o set published_at = now()
-               from (select set_config('synchronous_commit', 'off', true)) async_commit
-              where o.id in (select id from "${schema}".outbox
-                              where published_at is null order by id limit $1 for update skip locked)
-              returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
-      values: [limit],
-    });
+  // BEGIN travels with the claim: a batch costs two round trips, the claim and the COMMIT (decision 0231).
+  return inTransactionFrom<OutboxRow, number>(await nativePool(orm), claimStatement(schema), [limit], async (_client, rows) => {
     if (rows.length) await publish(rows);
     return rows.length;
   });
 }
+
+/** No WAL flush wait: a lost mark only republishes, and JetStream drops the copies (decision 0034). */
+const claimStatement = (schema: string): ServerStatement => ({
+  name: `outbox-relay-claim-begun-${schema}`,
+  params: ['int'],
+  text: `update "${schema}".outbox o set published_at = now()
+           from (select set_config('synchronous_commit', 'off', true)) async_commit
+          where o.id in (select id from "${schema}".outbox
+                          where published_at is null order by id limit $1 for update skip locked)
+          returning o.id, o.company_id, o.event_key, o.payload::text as payload, o.occurred_at, o.traceparent`,
+});
 
 /** Walks the time-ordered primary key up to `cutoffId`, so it needs no index; rows another replica deletes are skipped. */
 export async function deletePublishedBefore(orm: MikroORM, schema: string, cutoffId: string, cutoff: Date, limit: number): Promise<number> {
