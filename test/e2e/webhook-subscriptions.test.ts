@@ -210,6 +210,11 @@ describe('webhooks under the integration key', function () {
     await subscribe(t, watcherPath, ['webhook.disabled']);
     const deafPath = `/${t.company.id}/deaf`;
     await subscribe(t, deafPath, ['lead.updated']);
+    // Subscriptions are matched when the webhooks service takes the event, so the test waits for a witness's copy of
+    // an event before it changes the subscription: its matching is then over (decision 0232).
+    const witnessPath = `/${t.company.id}/witness`;
+    await subscribe(t, witnessPath, ['lead.created']);
+    const witnessed = (title: string) => eventually(() => arrivedAt(witnessPath).find((r) => r.body.payload.lead.title === title));
     await createLead(t, 'Goes nowhere');
     const notice = await eventually(() => arrivedAt(watcherPath).find((r) => r.body.event_key === 'webhook.disabled'));
     expect(notice.body.payload).to.deep.include({ webhook: { id: gone.id, url: gone.url, description: 'old endpoint' }, reason: 'gone' });
@@ -220,6 +225,7 @@ describe('webhooks under the integration key', function () {
     expect(arrivedAt(`/${t.company.id}/gone`)).to.have.length(1);
     // Nothing more goes to the disabled one; re-enabling it starts again.
     await createLead(t, 'Not sent');
+    await witnessed('Not sent');
     const enabled = await api(t)('PATCH', `/webhooks/${gone.id}`, { active: true, url: receiver.url(`/${t.company.id}/back`) });
     expect(enabled.body).to.include({ active: true, disabled_at: null, disabled_reason: null });
     await createLead(t, 'Sent again');
