@@ -35,14 +35,27 @@ export function afterCommit(db: Pick<PoolClient, 'query'>, then: () => void): vo
   else then();
 }
 
-export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+export function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return transaction(pool, (client) => client.query('begin'), work);
+}
+
+/**
+ * The transaction both entry points share: `begin` opens it (and may run its first statement), `work` runs in it; a
+ * commit runs the afterCommit callbacks, a failure rolls back, and a client whose rollback failed is not reused.
+ */
+async function transaction<B, T>(
+  pool: Pool,
+  begin: (client: PoolClient) => Promise<B>,
+  work: (client: PoolClient, begun: B) => Promise<T>,
+  onError: (client: PoolClient, err: unknown) => void = () => undefined,
+): Promise<T> {
   const client = await pool.connect();
   let broken = false;
   const after: (() => void)[] = [];
   try {
-    await client.query('begin');
     committing.set(client, after);
-    const result = await work(client);
+    const begun = await begin(client);
+    const result = await work(client, begun);
     await client.query('commit');
     committing.delete(client);
     for (const then of after) then();
@@ -51,6 +64,7 @@ export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) =>
     await client.query('rollback').catch(() => {
       broken = true;
     });
+    onError(client, err);
     throw err;
   } finally {
     committing.delete(client);
@@ -82,35 +96,25 @@ export async function inTransactionFrom<R extends QueryResultRow, T>(
   work: (client: PoolClient, rows: R[]) => Promise<T>,
 ): Promise<T> {
   if (!args.every(Number.isSafeInteger)) throw new Error(`inTransactionFrom: ${first.name} takes integers only`);
-  const client = await pool.connect();
-  let broken = false;
-  const after: (() => void)[] = [];
-  try {
-    let prepared = preparedOn.get(client);
-    if (!prepared?.has(first.name)) {
-      await client.query(`prepare "${first.name}" (${first.params.join(', ')}) as ${first.text}`);
-      prepared ??= new Set();
-      prepared.add(first.name);
-      preparedOn.set(client, prepared);
-    }
-    committing.set(client, after);
-    const results = (await client.query(`begin; execute "${first.name}"(${args.join(', ')})`)) as unknown as QueryResult<R>[];
-    const result = await work(client, results[1]?.rows ?? []);
-    await client.query('commit');
-    committing.delete(client);
-    for (const then of after) then();
-    return result;
-  } catch (err) {
-    await client.query('rollback').catch(() => {
-      broken = true;
-    });
+  return transaction(
+    pool,
+    async (client) => {
+      let prepared = preparedOn.get(client);
+      if (!prepared?.has(first.name)) {
+        await client.query(`prepare "${first.name}" (${first.params.join(', ')}) as ${first.text}`);
+        prepared ??= new Set();
+        prepared.add(first.name);
+        preparedOn.set(client, prepared);
+      }
+      const results = (await client.query(`begin; execute "${first.name}"(${args.join(', ')})`)) as unknown as QueryResult<R>[];
+      return results[1]?.rows ?? [];
+    },
+    work,
     // Gone from the session (a DEALLOCATE): prepared again next time.
-    if ((err as { code?: string }).code === '26000') preparedOn.get(client)?.delete(first.name);
-    throw err;
-  } finally {
-    committing.delete(client);
-    client.release(broken);
-  }
+    (client, err) => {
+      if ((err as { code?: string }).code === '26000') preparedOn.get(client)?.delete(first.name);
+    },
+  );
 }
 
 /** Prepared on each connection the first time it runs there. */
