@@ -1,15 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
+import type { RunningGrpcServer } from '@svc/platform/grpc/server';
 import { TEST_REDIS_URL } from '@svc/platform/testing';
-import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import { expect } from 'chai';
 import { type RunningGateway, startGateway } from '../src/gateway.js';
+import { oneUpstream, startKeyResolver } from './support/fake-crm.js';
 
 const PLAIN = `svc_${'f'.repeat(43)}`;
-const HASH = createHash('sha256').update(PLAIN).digest('hex');
 const LEADS = '/integrations/external/leads';
 
 /** One raw HTTP/1.1 exchange written in a single write (headers and body in one packet), read until the server closes. */
@@ -31,25 +29,7 @@ describe('gateway forward: what the service receives and the client gets back', 
   const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
 
   before(async () => {
-    crmGrpc = await startGrpcServer('127.0.0.1', 0, [
-      {
-        definition: CrmServiceService,
-        implementation: {
-          resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) =>
-            done(
-              null,
-              call.request.key_hash === HASH
-                ? {
-                    key: { id: 'key-f', company_id: 'c-f', created_by_user_id: 'u-f', permissions: ['*'], active: true, deleted: false },
-                    creator: { id: 'u-f', company_id: 'c-f', name: 'U', email: 'u@x.test', active: true, archived: false },
-                  }
-                : {},
-            ),
-          getCompany: () => undefined,
-          getUser: () => undefined,
-        },
-      },
-    ]);
+    crmGrpc = await startKeyResolver({ [PLAIN]: 'key-f' }, 'c-f', 'u-f');
     upstream = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (d: Buffer) => chunks.push(d));
@@ -78,12 +58,7 @@ describe('gateway forward: what the service receives and the client gets back', 
       METRICS_PORT: '0',
       LOG_LEVEL: 'silent',
       UPSTREAM_TIMEOUT_MS: '300',
-      CRM_URL: up,
-      TASKS_URL: up,
-      CHAT_URL: up,
-      FILES_URL: up,
-      WEBHOOKS_URL: up,
-      CRM_GRPC_URL: `127.0.0.1:${crmGrpc.port}`,
+      ...oneUpstream(up, crmGrpc.port),
     });
   });
   after(async () => {

@@ -1,16 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
-import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
+import type { RunningGrpcServer } from '@svc/platform/grpc/server';
 import { eventually, TEST_REDIS_URL } from '@svc/platform/testing';
-import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import { expect } from 'chai';
 import { type RunningGateway, startGateway } from '../src/gateway.js';
+import { oneUpstream, startKeyResolver } from './support/fake-crm.js';
 
 const PLAIN = `svc_${'p'.repeat(43)}`;
-const HASH = createHash('sha256').update(PLAIN).digest('hex');
 const ADMIN = 'admin-token-0123456789';
 const BODY_IDLE_MS = 400;
 
@@ -68,25 +66,7 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
   });
 
   before(async () => {
-    crmGrpc = await startGrpcServer('127.0.0.1', 0, [
-      {
-        definition: CrmServiceService,
-        implementation: {
-          resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) =>
-            done(
-              null,
-              call.request.key_hash === HASH
-                ? {
-                    key: { id: 'key-1', company_id: 'c-1', created_by_user_id: 'u-1', permissions: ['*'], active: true, deleted: false },
-                    creator: { id: 'u-1', company_id: 'c-1', name: 'U', email: 'u@x.test', active: true, archived: false },
-                  }
-                : {},
-            ),
-          getCompany: () => undefined,
-          getUser: () => undefined,
-        },
-      },
-    ]);
+    crmGrpc = await startKeyResolver({ [PLAIN]: 'key-1' });
     // A service that reads whatever body it gets, slowly or not, and answers once it has all of it.
     upstream = createServer((req, res) => {
       // A route that refuses before reading the body (a permission check ahead of an upload), asked to close the
@@ -104,9 +84,7 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const up = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
     const closed = `http://127.0.0.1:${await closedPort()}`;
-    gateway = await startGateway(
-      env({ CRM_URL: up, TASKS_URL: up, CHAT_URL: up, FILES_URL: up, WEBHOOKS_URL: up, CRM_GRPC_URL: `127.0.0.1:${crmGrpc.port}` }),
-    );
+    gateway = await startGateway(env(oneUpstream(up, crmGrpc.port)));
     down = await startGateway(
       env({
         CRM_URL: closed,

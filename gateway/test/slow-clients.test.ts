@@ -1,19 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
-import type { ServerUnaryCall, sendUnaryData } from '@grpc/grpc-js';
-import { type RunningGrpcServer, startGrpcServer } from '@svc/platform/grpc/server';
+import type { RunningGrpcServer } from '@svc/platform/grpc/server';
 import { eventually, TEST_REDIS_URL } from '@svc/platform/testing';
-import { CrmServiceService, type ResolveKeyRequest, type ResolveKeyResponse } from '@svc/proto/crm/v1/crm';
 import { expect } from 'chai';
 import { type RunningGateway, startGateway } from '../src/gateway.js';
+import { oneUpstream, startKeyResolver } from './support/fake-crm.js';
 
 const KEY_A = `svc_${'a'.repeat(43)}`;
 const KEY_B = `svc_${'b'.repeat(43)}`;
-const keyIdOf: Record<string, string> = {
-  [createHash('sha256').update(KEY_A).digest('hex')]: 'key-a',
-  [createHash('sha256').update(KEY_B).digest('hex')]: 'key-b',
-};
 const MAX_IN_FLIGHT = 6;
 const SOCKETS = 4;
 const MIN_RATE = 200;
@@ -57,27 +52,7 @@ describe('gateway: slow clients cannot starve fast ones', () => {
   const open: Socket[] = [];
 
   before(async () => {
-    crmGrpc = await startGrpcServer('127.0.0.1', 0, [
-      {
-        definition: CrmServiceService,
-        implementation: {
-          resolveKey: (call: ServerUnaryCall<ResolveKeyRequest, ResolveKeyResponse>, done: sendUnaryData<ResolveKeyResponse>) => {
-            const id = keyIdOf[call.request.key_hash];
-            done(
-              null,
-              id
-                ? {
-                    key: { id, company_id: 'c-1', created_by_user_id: 'u-1', permissions: ['*'], active: true, deleted: false },
-                    creator: { id: 'u-1', company_id: 'c-1', name: 'U', email: 'u@x.test', active: true, archived: false },
-                  }
-                : {},
-            );
-          },
-          getCompany: () => undefined,
-          getUser: () => undefined,
-        },
-      },
-    ]);
+    crmGrpc = await startKeyResolver({ [KEY_A]: 'key-a', [KEY_B]: 'key-b' });
     upstream = createServer((req, res) => {
       seen.push({ method: req.method ?? '', url: req.url ?? '', req });
       req.resume();
@@ -93,12 +68,7 @@ describe('gateway: slow clients cannot starve fast ones', () => {
       IDENTITY_TOKEN_SECRET: 'i'.repeat(32),
       PORT: '0',
       LOG_LEVEL: 'silent',
-      CRM_URL: up,
-      TASKS_URL: up,
-      CHAT_URL: up,
-      FILES_URL: up,
-      WEBHOOKS_URL: up,
-      CRM_GRPC_URL: `127.0.0.1:${crmGrpc.port}`,
+      ...oneUpstream(up, crmGrpc.port),
       UPSTREAM_MAX_SOCKETS: String(SOCKETS),
       KEY_MAX_IN_FLIGHT: String(MAX_IN_FLIGHT),
       BODY_MIN_BYTES_PER_SECOND: String(MIN_RATE),
