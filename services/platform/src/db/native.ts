@@ -40,6 +40,14 @@ export function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promi
 }
 
 /**
+ * Reads that must agree with each other (a page and its total, records and their children) run in one read-only
+ * repeatable-read transaction: every statement sees the same snapshot (decision 0259).
+ */
+export function inSnapshot<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  return transaction(pool, (client) => client.query('begin isolation level repeatable read read only'), work);
+}
+
+/**
  * The transaction both entry points share: `begin` opens it (and may run its first statement), `work` runs in it; a
  * commit runs the afterCommit callbacks, a failure rolls back, and a client whose rollback failed is not reused.
  */

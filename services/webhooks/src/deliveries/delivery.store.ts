@@ -1,4 +1,4 @@
-import { run, statement } from '@svc/platform/db/native';
+import { inSnapshot, run, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import {
   ATTEMPT_COLUMNS,
@@ -349,6 +349,28 @@ export async function deliveryPage(
 
 export async function countDeliveries(db: Db, companyId: string, subscriptionId: string, f: DeliveryFilter): Promise<number> {
   return (await run<{ n: number }>(db, count, filterValues(companyId, subscriptionId, f)))[0]?.n ?? 0;
+}
+
+/**
+ * One page of a subscription's delivery log, its total and the page's attempts, read in one snapshot: a delivery
+ * inserted meanwhile is in all three or in none (decision 0259).
+ */
+export function deliveryLog(
+  pool: Pool,
+  companyId: string,
+  subscriptionId: string,
+  f: DeliveryFilter,
+  at: { before?: { createdAt: Date; id: string } | undefined; skip: number; take: number },
+): Promise<{ records: Delivery[]; total: number; attempts: (d: Delivery) => DeliveryAttempt[] }> {
+  return inSnapshot(pool, async (client) => {
+    const records = await deliveryPage(client, companyId, subscriptionId, f, at);
+    const total = await countDeliveries(client, companyId, subscriptionId, f);
+    const all = await attemptsOf(
+      client,
+      records.map((d) => d.id),
+    );
+    return { records, total, attempts: (d: Delivery) => all.filter((a) => a.deliveryId === d.id) };
+  });
 }
 
 const attempts = statement(

@@ -7,9 +7,8 @@ import { v7 as uuidv7 } from 'uuid';
 import type { CapturedConfig, Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
 import {
   attemptsOf,
-  countDeliveries,
   type DeliveryFilter,
-  deliveryPage,
+  deliveryLog,
   findDelivery,
   insertDelivery,
   latestBody,
@@ -33,7 +32,7 @@ import {
 } from './subscription.contract.js';
 import type { Subscription } from './subscription.entity.js';
 import type { SubscriptionService } from './subscription.service.js';
-import { countSubscriptions, subscriptionIdsOf, subscriptionPage } from './subscription.store.js';
+import { subscriptionIdsOf, subscriptionList } from './subscription.store.js';
 
 /** No secret (shown only when made or rotated), no operator settings. */
 export const integrationView = (s: Subscription) => ({
@@ -119,14 +118,11 @@ export function subscriptionApiRoutes(
     .route(listWebhooks, async (req, res, { query }) => {
       const db = await pool();
       const companyId = companyOf(req);
-      const [records, total] = await Promise.all([
-        subscriptionPage(db, companyId, {
-          after: query.cursor ? decodeCursor(query.cursor) : undefined,
-          skip: query.cursor ? 0 : query.skip,
-          take: query.take,
-        }),
-        countSubscriptions(db, companyId),
-      ]);
+      const { records, total } = await subscriptionList(db, companyId, {
+        after: query.cursor ? decodeCursor(query.cursor) : undefined,
+        skip: query.cursor ? 0 : query.skip,
+        take: query.take,
+      });
       const last = records[records.length - 1];
       res.json({
         total,
@@ -214,15 +210,15 @@ export function subscriptionApiRoutes(
         since: query.since ? new Date(query.since) : undefined,
         until: query.until ? new Date(query.until) : undefined,
       };
-      const [records, total] = await Promise.all([
-        deliveryPage(db, sub.companyId, sub.id, filter, {
-          before: query.cursor ? decodeCursor(query.cursor) : undefined,
-          skip: query.cursor ? 0 : query.skip,
-          take: query.take,
-        }),
-        countDeliveries(db, sub.companyId, sub.id, filter),
-      ]);
-      const of = await attemptsOfAll(db, records);
+      const {
+        records,
+        total,
+        attempts: of,
+      } = await deliveryLog(db, sub.companyId, sub.id, filter, {
+        before: query.cursor ? decodeCursor(query.cursor) : undefined,
+        skip: query.cursor ? 0 : query.skip,
+        take: query.take,
+      });
       const last = records[records.length - 1];
       res.json({
         total,

@@ -5,7 +5,7 @@ import { parse, parseQuery } from '@svc/platform/http/parse';
 import { Router } from 'express';
 import type { Pool } from 'pg';
 import type { Delivery, DeliveryAttempt } from '../deliveries/delivery.entity.js';
-import { attemptsOf, countDeliveries, deliveryPage, redeliverNow } from '../deliveries/delivery.store.js';
+import { attemptsOf, deliveryLog, redeliverNow } from '../deliveries/delivery.store.js';
 import { DESTINATION_NOT_ALLOWED, type DestinationPolicy, refusedLiteral } from '../deliveries/destination.js';
 import { createSubscriptionBody, listDeliveriesQuery, updateSubscriptionBody } from './subscription.schema.js';
 import { type SubscriptionService, subscriptionView } from './subscription.service.js';
@@ -66,11 +66,7 @@ export function webhookAdminRoutes(
     const q = parseQuery(listDeliveriesQuery, req.query);
     const db = await pool();
     const filter = { status: q.status, eventKey: q.event_key };
-    const [records, total] = await Promise.all([
-      deliveryPage(db, sub.companyId, sub.id, filter, { skip: q.skip, take: q.take }),
-      countDeliveries(db, sub.companyId, sub.id, filter),
-    ]);
-    const of = await attemptsOfAll(db, records);
+    const { records, total, attempts: of } = await deliveryLog(db, sub.companyId, sub.id, filter, { skip: q.skip, take: q.take });
     res.json({ total, records: records.map((d) => deliveryView(d, of(d))) });
   });
 

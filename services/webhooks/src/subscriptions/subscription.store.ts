@@ -1,4 +1,4 @@
-import { type DefinedColumn, definedColumns, run, type Statement, statement } from '@svc/platform/db/native';
+import { type DefinedColumn, definedColumns, inSnapshot, run, type Statement, statement } from '@svc/platform/db/native';
 import type { Pool, PoolClient } from 'pg';
 import { boundValues, entityOfRow } from '../deliveries/delivery.columns.js';
 import { Subscription } from './subscription.entity.js';
@@ -111,6 +111,18 @@ export async function subscriptionPage(
 
 export async function countSubscriptions(db: Db, companyId: string): Promise<number> {
   return (await run<{ n: number }>(db, count, [companyId]))[0]?.n ?? 0;
+}
+
+/** A page of a company's subscriptions and their total, in one snapshot (decision 0259). */
+export function subscriptionList(
+  pool: Pool,
+  companyId: string,
+  at: { after?: { createdAt: Date; id: string } | undefined; skip: number; take: number },
+): Promise<{ records: Subscription[]; total: number }> {
+  return inSnapshot(pool, async (client) => ({
+    records: await subscriptionPage(client, companyId, at),
+    total: await countSubscriptions(client, companyId),
+  }));
 }
 
 const ids = statement('webhooks-subscription-ids', 'select id from subscriptions where company_id = $1');
