@@ -90,6 +90,9 @@ export function haproxyConfig(backends: Backend[], statsPort: number): string {
     '  option redispatch 1',
     '  retry-on conn-failure',
     '  default-server inter 300ms fastinter 200ms downinter 500ms fall 2 rise 2',
+    // A check connects within min(connect, inter) but may wait 2 s for /readyz's answer (each of its checks has 2 s,
+    // decision 0189): on a loaded machine a slow answer is not a dead server, while a killed one refuses at once.
+    '  timeout check 2s',
   ];
   // HAProxy's own view (server states, sessions per server), read by the tests as CSV.
   out.push('listen stats', '  mode http', `  bind 127.0.0.1:${statsPort}`, '  stats enable', '  stats uri /stats');

@@ -147,14 +147,14 @@ describe('topology: two replicas of everything behind HAProxy, kill -9 one repli
     await eventually(() => receiver.byLead.has(lead.body.id), 60_000);
     expect(receiver.problems).to.deep.equal([]);
 
-    // HAProxy sees both replicas of every kind up.
-    const servers = await topo.servers();
-    expect(servers.map((s) => `${s.backend}/${s.server} ${s.status}`)).to.have.members(
-      [...Object.keys(topo.replicas), 'crm_grpc', 'chat_grpc', 'tasks_grpc'].flatMap((b) => {
-        const kind = b.replace('_grpc', '');
-        return [1, 2].map((i) => `${b}/${kind}-${i} UP`);
-      }),
-    );
+    // HAProxy sees both replicas of every kind up (a check that failed once shows `UP 1/2` until the next passes).
+    const expected = [...Object.keys(topo.replicas), 'crm_grpc', 'chat_grpc', 'tasks_grpc'].flatMap((b) => {
+      const kind = b.replace('_grpc', '');
+      return [1, 2].map((i) => `${b}/${kind}-${i} UP`);
+    });
+    const states = async () => (await topo.servers()).map((s) => `${s.backend}/${s.server} ${s.status}`);
+    await eventually(async () => (await states()).every((s) => s.endsWith(' UP')) || undefined, 10_000).catch(() => undefined);
+    expect(await states()).to.have.members(expected);
   });
 
   const graphSends = (marker: string) =>
