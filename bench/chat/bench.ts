@@ -127,6 +127,9 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
         const name = `GET ${label} ${connections}c`;
         const r = await phase(name, () => measure({ url, headers, connections, durationS, warmupS: WARMUP, expectStatus: 200 }));
         line(`${label}${at ? ' (cursor)' : ''}, ${connections} connection${connections > 1 ? 's' : ''}`, r.value as LoadResult, r.mark);
+        // CPU per page moves less with the machine's other load than req/s does: the figure to compare changes by.
+        const perPage = (p: string) => f2(((r.cores[p] ?? Number.NaN) / r.value.rate) * 1000);
+        say(`  ${''.padEnd(62)} CPU per page: chat ${perPage('chat')} ms, gateway ${perPage('gateway')} ms`);
         const pgName = `pgbench ${label} ${connections}c`;
         const spec = bench.pgbenchSpec(`list_${at ? 'deep' : 'first'}_${connections}`, `${script}\n`, connections, durationS, 1, 2);
         const pg = await phase(pgName, () => pgbench({ ...spec, searchPath: 'chat' }, bench.onPgbench));

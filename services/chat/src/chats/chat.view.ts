@@ -11,7 +11,8 @@ import type { StoredFlowSession } from './flow-session.store.js';
 export const SESSION_WINDOW_MS = 24 * 3600 * 1000;
 
 export function sessionExpiresAt(c: Pick<ChatRead, 'lastCustomerMsgAt'>): Date | null {
-  return c.lastCustomerMsgAt ? new Date(new Date(c.lastCustomerMsgAt).getTime() + SESSION_WINDOW_MS) : null;
+  const last = iso(c.lastCustomerMsgAt);
+  return last ? new Date(Date.parse(last) + SESSION_WINDOW_MS) : null;
 }
 
 export interface ChatLookups {

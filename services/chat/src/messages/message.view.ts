@@ -2,8 +2,25 @@ import type { UserSummary } from '@svc/proto/crm/v1/records';
 import { type UserView, userView } from '../people/crm-people.js';
 import type { MessageRead } from './message.store.js';
 
-export const iso = (v: Date | string | null | undefined): string | null =>
-  v === null || v === undefined ? null : new Date(v).toISOString();
+/**
+ * Postgres's text of a timestamptz in UTC (the pool keeps timestamps as that text), and its JSON text: years 1000 to
+ * 9999, whole seconds or 1 to 6 fraction digits, offset zero. Years below 1000 are left to `Date` (it reads 0050 as 1950),
+ * and so is `T…+00`, which `Date` refuses.
+ */
+const PG_UTC = /^[1-9]\d{3}-\d\d-\d\d(?: \d\d:\d\d:\d\d(?:\.\d{1,6})?\+00(?::00)?|T\d\d:\d\d:\d\d(?:\.\d{1,6})?\+00:00)$/;
+
+/**
+ * What `new Date(v).toISOString()` prints, without parsing a date: for Postgres's UTC text that is a rewrite of the
+ * text (the fraction cut to milliseconds, as `Date` cuts it), several times cheaper per value and a page of the list
+ * shows about 300 of them (decision 0250). Any other string still goes through `Date`.
+ */
+export function iso(v: Date | string | null | undefined): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'string') return v.toISOString();
+  if (!PG_UTC.test(v)) return new Date(v).toISOString();
+  const ms = v.charCodeAt(19) === 46 ? `${v.slice(20, v.indexOf('+'))}00`.slice(0, 3) : '000';
+  return `${v.slice(0, 10)}T${v.slice(11, 19)}.${ms}Z`;
+}
 
 /** The users a message shows (its sender and its agent's user), for one crm call per answer. */
 export function usersOf(m: MessageRead, into: Set<string>): Set<string> {
