@@ -243,7 +243,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /**
  * While events flow, batches start every `pollMs` counted from the previous batch's start: a commit waits at most
  * `pollMs` plus one batch for its relay, where a wait counted from the batch's end added the batch's own time (publish
- * and PubAcks, decision 0245). A batch longer than `pollMs` is followed at once.
+ * and PubAcks, decision 0246). A batch longer than `pollMs` is followed at once.
  */
 export function pollWaitMs(pollMs: number, batchStartedAt: number, now: number): number {
   return Math.max(0, pollMs - (now - batchStartedAt));
