@@ -7,7 +7,7 @@ import type { Nats } from '../src/events/nats.js';
 import { eventsRecorded, type OutboxRow } from '../src/events/outbox.js';
 import { claimUnpublished } from '../src/events/outbox.store.js';
 import type { EventToRecord } from '../src/events/payloads.js';
-import type { OutboxRelay } from '../src/events/relay.js';
+import { type OutboxRelay, pollWaitMs } from '../src/events/relay.js';
 import { OutboxWriter } from '../src/events/writer.js';
 import { createLogger } from '../src/logging.js';
 import { createMetrics } from '../src/metrics.js';
@@ -302,5 +302,15 @@ describe('the relay woken in-process by the commits of its own process (real Pos
     eventsRecorded(pool, 'someotherschema');
     expect(await relay.drainOnce()).to.equal(1);
     expect(await messages()).to.equal(before + 1);
+  });
+});
+
+describe("the relay's poll while events flow", () => {
+  it('starts the next batch the poll interval after the last one started, at once when that batch took longer', () => {
+    // A batch started at 100 and ended at 102: the next starts at 105, not at 107.
+    expect(pollWaitMs(5, 100, 102)).to.equal(3);
+    expect(pollWaitMs(5, 100, 100)).to.equal(5);
+    expect(pollWaitMs(5, 100, 105)).to.equal(0);
+    expect(pollWaitMs(5, 100, 112)).to.equal(0);
   });
 });

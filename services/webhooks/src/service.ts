@@ -15,7 +15,6 @@ import { subscriptionApiRoutes } from './subscriptions/subscription.api.js';
 import { webhookEvents } from './subscriptions/subscription.contract.js';
 import { webhookAdminRoutes } from './subscriptions/subscription.http.js';
 import { SubscriptionService } from './subscriptions/subscription.service.js';
-import { activeSubscriptionsOf } from './subscriptions/subscription.store.js';
 
 interface Components {
   pool: () => Promise<Pool>;
@@ -111,14 +110,7 @@ export const webhooksService: ServiceDefinition<typeof webhooksConfig, Component
       );
     },
   workers: async (ctx, { pool, crm, sender, dispatcher, metrics }) => {
-    const consumer = new EventConsumer(
-      ctx,
-      crm,
-      dispatcher,
-      metrics,
-      async (companyIds) => activeSubscriptionsOf(await pool(), companyIds),
-      pool,
-    );
+    const consumer = new EventConsumer(ctx, crm, dispatcher, metrics, pool);
     dispatcher.start();
     await consumer.start();
     return async () => {

@@ -111,6 +111,7 @@ export class OutboxRelay {
       const sweep = swept;
       swept = false;
       let n = 0;
+      const started = performance.now();
       try {
         // Most sweeps find nothing: one indexed read instead of a transaction.
         n = sweep && !(await anyUnpublished(this.o.orm, this.o.schema)) ? 0 : await this.drainOnce();
@@ -130,7 +131,7 @@ export class OutboxRelay {
         if (n > 0 && now - lastFound < STREAM_GAP_MS && poll > 0) this.polling = true;
         if (n > 0) lastFound = now;
         // A steady flow: sleeping gathers the commits made meanwhile into one batch.
-        if (this.polling) await sleep(poll);
+        if (this.polling) await sleep(pollWaitMs(poll, started, now));
         continue;
       }
       if (this.polling) {
@@ -238,6 +239,15 @@ export class OutboxRelay {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * While events flow, batches start every `pollMs` counted from the previous batch's start: a commit waits at most
+ * `pollMs` plus one batch for its relay, where a wait counted from the batch's end added the batch's own time (publish
+ * and PubAcks, decision 0246). A batch longer than `pollMs` is followed at once.
+ */
+export function pollWaitMs(pollMs: number, batchStartedAt: number, now: number): number {
+  return Math.max(0, pollMs - (now - batchStartedAt));
+}
 
 /** Batches closer than this are a flow (the relay polls). */
 const STREAM_GAP_MS = 25;

@@ -7,33 +7,16 @@ import type { ServiceContext } from '@svc/platform/service';
 import { type Span, SpanKind, startSpan, TRACEPARENT, traceparentOf, tracerOf } from '@svc/platform/tracing';
 import type { Company } from '@svc/proto/crm/v1/crm';
 import type { Pool } from 'pg';
-import type { CapturedConfig, Delivery, WebhookAuth } from './delivery.entity.js';
+import type { Delivery } from './delivery.entity.js';
 import type { DeliveryMetrics } from './delivery.metrics.js';
-import { insertIssued } from './delivery.store.js';
-import { deliveryId } from './delivery-ids.js';
+import { type IssuedEvent, type IssuedRow, insertIssued } from './delivery.store.js';
 
 export const CONSUMER_NAME = 'webhooks';
 
-export interface IssuingSubscription {
-  id: string;
-  companyId: string;
-  url: string;
-  events: string[];
-  secret: string;
-  previousSecret?: string | null;
-  previousSecretExpiresAt?: Date | null;
-  headers: Record<string, string>;
-  auth?: WebhookAuth | null;
-  maxRetries: number;
-}
-
-/** One statement for a batch of events. */
-export type SubscriptionsOf = (companyIds: string[]) => Promise<IssuingSubscription[]>;
-
-/** One subscription query and one insert statement per batch. */
+/** One statement per batch: its subscriptions matched and its deliveries inserted (decision 0245). */
 const BATCH = 500;
-/** Bounds one statement's JSON (about 2 KB a row). */
-const INSERT_ROWS = 2000;
+/** Bounds one statement's JSON (about 2 KB an event). */
+const INSERT_EVENTS = 2000;
 
 /** Then a batch's deliveries are queued in Postgres instead. */
 const ROOM_WAIT_MS = 250;
@@ -69,7 +52,6 @@ export class EventConsumer {
     private readonly crm: CrmPeer,
     private readonly outlet: DeliveryOutlet,
     private readonly metrics: DeliveryMetrics,
-    private readonly subscriptionsOf: SubscriptionsOf,
     private readonly pool: () => Promise<Pool>,
   ) {}
 
@@ -202,71 +184,66 @@ export class EventConsumer {
     }
     if (!issuable.length) return { issued: 0, failed };
     const pool = await this.pool();
-    const subs = await this.subscriptionsOf([...new Set(issuable.map((e) => e.company_id))]);
-    const subsOf = new Map<string, IssuingSubscription[]>();
-    for (const sub of subs) subsOf.set(sub.companyId, [...(subsOf.get(sub.companyId) ?? []), sub]);
     const now = new Date();
-    const deliveries: Delivery[] = [];
-    for (const event of issuable) {
-      const matching = (subsOf.get(event.company_id) ?? []).filter((s) => s.events.includes(event.event_key));
-      if (!matching.length) continue;
-      const body = JSON.stringify({ event_id: event.event_id, event_key: event.event_key, payload: event.payload });
-      for (const s of matching) {
-        const config: CapturedConfig = {
-          secret: s.secret,
-          previousSecret: s.previousSecret ?? null,
-          previousSecretExpiresAt: s.previousSecretExpiresAt ? new Date(s.previousSecretExpiresAt).toISOString() : null,
-          headers: s.headers,
-          auth: s.auth ?? null,
-        };
-        deliveries.push({
-          id: deliveryId(),
-          companyId: s.companyId,
-          subscriptionId: s.id,
-          eventId: event.event_id,
-          eventKey: event.event_key,
-          url: s.url,
-          config,
-          body,
-          status: 'pending',
-          attemptCount: 0,
-          maxRetries: s.maxRetries,
-          nextAttemptAt: now,
-          leaseUntil: null,
-          createdAt: now,
-          updatedAt: now,
-          completedAt: null,
-          traceparent: this.traced.get(event) ?? null,
-        } as Delivery);
-      }
-    }
-    let issued = 0;
+    const issued: IssuedEvent[] = issuable.map((event) => ({
+      eventId: event.event_id,
+      eventKey: event.event_key,
+      companyId: event.company_id,
+      body: JSON.stringify({ event_id: event.event_id, event_key: event.event_key, payload: event.payload }),
+      traceparent: this.traced.get(event) ?? null,
+    }));
+    let inserted = 0;
     // The message is acked only once every row is in.
-    for (let from = 0; from < deliveries.length; from += INSERT_ROWS)
-      issued += await this.insert(pool, deliveries.slice(from, from + INSERT_ROWS), now);
-    return { issued, failed };
+    for (let from = 0; from < issued.length; from += INSERT_EVENTS)
+      inserted += await this.insert(pool, issued.slice(from, from + INSERT_EVENTS), now);
+    return { issued: inserted, failed };
   }
 
-  private async insert(pool: Pool, chunk: Delivery[], now: Date): Promise<number> {
-    const reserved = this.outlet.reserve(chunk.length);
+  private async insert(pool: Pool, events: IssuedEvent[], now: Date): Promise<number> {
+    // How many deliveries the events have is known only once the statement matched them: every slot the dispatcher
+    // grants is held for the statement's round trip, and those it did not lease go back in deliver().
+    const reserved = this.outlet.reserve(Number.POSITIVE_INFINITY);
     let leased: Delivery[] = [];
     let queued = false;
     const leasedAt = performance.now();
     try {
-      const rows = await insertIssued(pool, chunk, now, {
+      const rows = await insertIssued(pool, events, now, {
         perSubscription: this.outlet.perSubscription,
         reserved,
         leaseMs: this.outlet.leaseMs,
         owner: this.outlet.owner,
       });
       this.metrics.statements.inc({ kind: 'issue' });
-      this.metrics.statementRows.inc({ kind: 'issue' }, chunk.length);
-      const byId = new Map(chunk.map((d) => [d.id, d]));
-      leased = rows.filter((r) => r.leased).map((r) => byId.get(r.id)!);
+      this.metrics.statementRows.inc({ kind: 'issue' }, rows.length);
+      const byId = new Map(events.map((e) => [e.eventId, e]));
+      leased = rows.filter((r) => r.leased).map((r) => deliveryOf(r, byId.get(r.event_id)!, now));
       queued = leased.length < rows.length;
       return rows.length;
     } finally {
       this.outlet.deliver(reserved, leased, queued, leasedAt);
     }
   }
+}
+
+/** As the issue statement wrote it. */
+function deliveryOf(r: IssuedRow, e: IssuedEvent, now: Date): Delivery {
+  return {
+    id: r.id,
+    companyId: e.companyId,
+    subscriptionId: r.subscription_id,
+    eventId: e.eventId,
+    eventKey: e.eventKey,
+    url: r.url,
+    config: r.config,
+    body: e.body,
+    status: 'pending',
+    attemptCount: 0,
+    maxRetries: r.max_retries,
+    nextAttemptAt: now,
+    leaseUntil: null,
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    traceparent: e.traceparent,
+  } as Delivery;
 }

@@ -9,14 +9,15 @@ import {
   deliveryOfRow,
   entityOfRow,
 } from './delivery.columns.js';
-import type { Delivery, DeliveryAttempt } from './delivery.entity.js';
+import type { CapturedConfig, Delivery, DeliveryAttempt } from './delivery.entity.js';
 import type { DeliveryCounts } from './delivery.metrics.js';
+import { deliveryId } from './delivery-ids.js';
 
 /** Statements of the delivery path, with the subscription health it keeps in the same transaction (decisions 0201, 0213), then the delivery log's. */
 
 export type Db = Pool | PoolClient;
 
-/** `$1` is now, `$5` the lease in seconds, `$6` its holder; every other column comes per row in `$7`. */
+/** Same in every row: `$1` is now, `$5` the lease in seconds, `$6` its holder. */
 const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
   status: "'pending'",
   attemptCount: '0',
@@ -27,9 +28,30 @@ const SAME_IN_EVERY_ROW: Partial<Record<keyof Delivery, string>> = {
   updatedAt: '$1::timestamptz',
   completedAt: 'null',
 };
-const PER_ROW = DELIVERY_COLUMNS.filter((c) => !(c.property in SAME_IN_EVERY_ROW));
+/** What an event brings to each of its deliveries; the rest comes from the subscription it matched. */
+const FROM_EVENT = ['eventId', 'eventKey', 'companyId', 'body', 'traceparent'] as const;
+const EVENT_RECORD = FROM_EVENT.map((p) => `${deliveryColumn(p).column} ${deliveryColumn(p).pgType}`).join(', ');
+/**
+ * The subscription as it is now, captured into the delivery (decision 0232); `config` is the CapturedConfig the
+ * dispatcher signs with, the expiry as JavaScript's toISOString() writes it.
+ */
+const FROM_SUBSCRIPTION: Partial<Record<keyof Delivery, string>> = {
+  subscriptionId: 's.id',
+  url: 's.url',
+  maxRetries: 's.max_retries',
+  config: `jsonb_build_object('secret', s.secret, 'previousSecret', s.previous_secret,
+             'previousSecretExpiresAt', to_char(s.previous_secret_expires_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+             'headers', s.headers, 'auth', s.auth)`,
+};
+/**
+ * The n-th delivery of the statement: `$8` (a fresh id of this process) with n added to its last 48 bits, so the
+ * ids are unique, time-ordered and increasing in event order, as deliveryId()'s are.
+ */
+const NTH_ID = `(left($8::text, 24) || lpad(to_hex((('x' || right($8::text, 12))::bit(48)::bigint + n) % 281474976710656), 12, '0'))::uuid`;
 const INSERT_COLUMNS = DELIVERY_COLUMNS.map((c) => c.column).join(', ');
-const INSERT_SELECT = DELIVERY_COLUMNS.map((c) => SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column).join(', ');
+const INSERT_SELECT = DELIVERY_COLUMNS.map((c) =>
+  c.property === 'id' ? NTH_ID : (SAME_IN_EVERY_ROW[c.property as keyof Delivery] ?? c.column),
+).join(', ');
 
 export interface IssueLease {
   /** Over every replica. */
@@ -41,41 +63,66 @@ export interface IssueLease {
 }
 
 /**
- * The rows travel as one JSON array, so the statement is the same for every batch size: prepared once per connection
- * (decision 0230). A VALUES list of bound parameters was planned anew for every batch of more than 8 rows.
+ * Matches the events against the companies' active subscriptions and inserts their deliveries in one statement, one
+ * round trip (decision 0245). The events travel as one JSON array, so the statement is the same for every batch
+ * size: prepared once per connection (decision 0230). The claims' lock is taken only when some subscription matched.
  */
 const issue = statement(
-  'webhooks-issue-leased',
-  `with slots as materialized (select * from lock_delivery_slots($2::uuid[], $3::int)),
-             v as (select * from json_to_recordset($7::json) as v(${PER_ROW.map((c) => `${c.column} ${c.pgType}`).join(', ')}, ord int)),
+  'webhooks-issue-matched',
+  `with e as (select * from json_to_recordset($7::json) as e(${EVENT_RECORD}, ord int)),
+             matched as materialized (
+               select e.*, ${Object.entries(FROM_SUBSCRIPTION)
+                 .map(([p, sql]) => `${sql} as ${deliveryColumn(p as keyof Delivery & string).column}`)
+                 .join(', ')},
+                      row_number() over (order by e.ord, s.id) as n
+                 from e join subscriptions s
+                   on s.company_id = e.company_id and s.company_id = any($2::uuid[]) and s.active and s.deleted_at is null
+                  and s.events ? e.event_key),
+             slots as materialized (
+               select * from lock_delivery_slots(array(select distinct subscription_id from matched), $3::int)
+                where exists (select 1 from matched)),
              ranked as (
-               select v.*, row_number() over (partition by v.subscription_id order by v.ord) <= s.slots as in_slot
-                 from v join slots s on s.subscription_id = v.subscription_id),
+               select m.*, row_number() over (partition by m.subscription_id order by m.n) <= s.slots as in_slot
+                 from matched m join slots s on s.subscription_id = m.subscription_id),
              chosen as (
-               select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.ord) <= $4::int as leased from ranked r)
+               select r.*, r.in_slot and count(*) filter (where r.in_slot) over (order by r.n) <= $4::int as leased from ranked r)
            insert into deliveries (${INSERT_COLUMNS})
            select ${INSERT_SELECT}
              from chosen
            on conflict (subscription_id, event_id) do nothing
-           returning id, lease_until is not null as leased`,
+           returning id, event_id, subscription_id, url, config, max_retries, lease_until is not null as leased`,
 );
 
-/** One statement, its own transaction; leases go as far as subscriptions' limits allow. */
-export async function insertIssued(db: Db, chunk: Delivery[], now: Date, lease: IssueLease): Promise<{ id: string; leased: boolean }[]> {
+/** An event the consumer takes, with the exact body its deliveries send. */
+export type IssuedEvent = Pick<Delivery, (typeof FROM_EVENT)[number]>;
+
+export interface IssuedRow {
+  id: string;
+  event_id: string;
+  subscription_id: string;
+  url: string;
+  config: CapturedConfig;
+  max_retries: number;
+  leased: boolean;
+}
+
+/** One statement, its own transaction; leases go as far as subscriptions' limits allow. Returns the rows inserted. */
+export async function insertIssued(db: Db, events: IssuedEvent[], now: Date, lease: IssueLease): Promise<IssuedRow[]> {
   // `ord` keeps the order slots are given out.
-  const rows = chunk.map((d, ord) => {
+  const rows = events.map((e, ord) => {
     const row: Record<string, unknown> = { ord };
-    for (const c of PER_ROW) row[c.column] = (d as Record<string, unknown>)[c.property] ?? null;
+    for (const p of FROM_EVENT) row[deliveryColumn(p).column] = e[p] ?? null;
     return row;
   });
-  return run<{ id: string; leased: boolean }>(db, issue, [
+  return run<IssuedRow>(db, issue, [
     now,
-    [...new Set(chunk.map((d) => d.subscriptionId))],
+    [...new Set(events.map((e) => e.companyId))],
     lease.perSubscription,
     lease.reserved,
     lease.leaseMs / 1000,
     lease.owner,
     JSON.stringify(rows),
+    deliveryId(),
   ]);
 }
 

@@ -10,32 +10,6 @@ type Db = Pool | PoolClient;
 /** test/columns.test.ts checks them against the ORM's. */
 export const SUBSCRIPTION_COLUMNS = definedColumns(Subscription);
 
-const CAPTURED = [
-  'id',
-  'companyId',
-  'url',
-  'events',
-  'secret',
-  'previousSecret',
-  'previousSecretExpiresAt',
-  'headers',
-  'auth',
-  'maxRetries',
-] as const;
-export type CapturedSubscription = Pick<Subscription, (typeof CAPTURED)[number]>;
-
-const issuing = statement(
-  'webhooks-issue-subscriptions',
-  `select ${SUBSCRIPTION_COLUMNS.filter((c) => (CAPTURED as readonly string[]).includes(c.property))
-    .map((c) => `${c.column} as "${c.property}"`)
-    .join(', ')}
-         from subscriptions where company_id = any($1::uuid[]) and active and deleted_at is null`,
-);
-
-export async function activeSubscriptionsOf(db: Db, companyIds: string[]): Promise<CapturedSubscription[]> {
-  return run<CapturedSubscription>(db, issuing, [companyIds]);
-}
-
 const COLUMNS = SUBSCRIPTION_COLUMNS.map((c) => c.column).join(', ');
 const subscriptionOfRow = (r: Record<string, unknown>) => entityOfRow<Subscription>(SUBSCRIPTION_COLUMNS, r);
 
