@@ -201,7 +201,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   // Never the key nor the query string (it may carry search terms); probes are not logged.
   const observe = (req: ProxiedRequest, res: http.ServerResponse) => {
     const started = performance.now();
-    res.once('finish', () => {
+    res.on('finish', () => {
       const method = req.method ?? '';
       const status = res.statusCode;
       const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
@@ -245,7 +245,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       throw new AppError('rate_limited', tooMany);
     }
     inFlight.set(keyId, n + 1);
-    res.once('close', () => {
+    res.on('close', () => {
       const left = (inFlight.get(keyId) ?? 1) - 1;
       if (left > 0) inFlight.set(keyId, left);
       else inFlight.delete(keyId);
