@@ -186,6 +186,7 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
     const bases = { direct: stack.serviceUrls.crm, gateway: stack.gatewayUrl, forward: forward.url };
     // Requests take turns one by one (decision 0242), so each round's medians come from the same moments.
     const hopPath = `/integrations/external/leads/${alternatingLead}`;
+    const SHUFFLED = process.env.BENCH_ONE_ORDER === 'shuffled';
     const alternating = await phase('GET 1c alternating', async () => {
       const rounds = await interleaved<Hop>(
         {
@@ -196,6 +197,8 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
         ONE_ROUNDS,
         ONE_WINDOW,
         1,
+        // An experiment (decision 0256): each turn's order drawn anew, so the forward does not mostly follow the gateway.
+        SHUFFLED,
       );
       const added = { gateway: [] as number[], forward: [] as number[], ratio: [] as number[] };
       for (const p50 of rounds) {
@@ -218,7 +221,7 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
     const range = (v: number[]) => `${f0(Math.min(...v))}–${f0(Math.max(...v))}`;
     const range3 = (v: number[]) => `${f3(Math.min(...v))}–${f3(Math.max(...v))}`;
     say(
-      `  same moments: ${ONE_ROUNDS} rounds of ${ONE_WINDOW} s, one request at a time to crm direct, the gateway and a bare node:http forward in turns; ` +
+      `  same moments: ${ONE_ROUNDS} rounds of ${ONE_WINDOW} s, one request at a time to crm direct, the gateway and a bare node:http forward in turns${SHUFFLED ? ' (order drawn anew each turn)' : ''}; ` +
         `medians of the rounds' p50 over direct: gateway ${f0(addedAlternating)} µs (${range(alternating.value.gateway)}), ` +
         `forward ${f0(forwardAdded)} µs (${range(alternating.value.forward)}); their ratio ${f3(ratio(addedAlternating, forwardAdded))}`,
     );

@@ -27,12 +27,16 @@ function once(agent: http.Agent, url: URL, headers: Record<string, string>): Pro
   });
 }
 
-/** `rounds` rounds of `roundS` seconds after `warmupS`; the order of the targets rotates from one turn to the next. */
+/**
+ * `rounds` rounds of `roundS` seconds after `warmupS`; the order of the targets rotates from one turn to the next, or
+ * with `shuffled` is drawn anew for each turn, so that each target follows each other one as often.
+ */
 export async function interleaved<N extends string>(
   targets: Record<N, Target>,
   rounds: number,
   roundS: number,
   warmupS: number,
+  shuffled = false,
 ): Promise<RoundMedians<N>> {
   const names = Object.keys(targets) as N[];
   const conns = names.map((name) => ({
@@ -41,9 +45,15 @@ export async function interleaved<N extends string>(
     headers: targets[name].headers,
     agent: new http.Agent({ keepAlive: true, maxSockets: 1 }),
   }));
+  const order = conns.map((_, i) => i);
   const turn = async (k: number, samples?: Map<N, number[]>) => {
+    if (shuffled)
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = Math.floor(Math.random() * (i + 1));
+        [order[i], order[j]] = [order[j] as number, order[i] as number];
+      }
     for (let i = 0; i < conns.length; i++) {
-      const c = conns[(k + i) % conns.length] as (typeof conns)[number];
+      const c = conns[shuffled ? (order[i] as number) : (k + i) % conns.length] as (typeof conns)[number];
       const us = await once(c.agent, c.url, c.headers);
       samples?.get(c.name)?.push(us);
     }

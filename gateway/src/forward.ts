@@ -47,6 +47,10 @@ const DROPPED = new Set([
 const PORT = /:(\d+)/;
 const TRANSFER_ENCODING_TOKEN = /(^|,)\s*transfer-encoding\s*($|,)/i;
 
+function destroyOnTimeout(this: http.ClientRequest): void {
+  this.destroy();
+}
+
 export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, res: http.ServerResponse, out: Outgoing) => void {
   const { agent, timeoutMs, onError, onRoute } = target;
   const hostname = target.url.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -89,15 +93,19 @@ export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, re
     };
     proxyReq.on('error', failed);
     req.on('error', failed);
-    proxyReq.setTimeout(timeoutMs, () => proxyReq.destroy());
+    proxyReq.setTimeout(timeoutMs, destroyOnTimeout);
+    let answer: http.IncomingMessage | undefined;
+    // One listener for both ends, registered before the answer: fewer per request (decision 0255).
     res.on('close', () => {
       if (!res.writableFinished) proxyReq.destroy();
+      answer?.destroy();
     });
     if (out.watched)
       req.once('close', () => {
         if (!req.complete) proxyReq.destroy();
       });
     proxyReq.on('response', (proxyRes) => {
+      answer = proxyRes;
       const source = out.held ?? req;
       // An answer before the whole body was sent (a refusal): the rest is drained, the client's connection kept.
       if (!proxyReq.writableFinished) {
@@ -117,13 +125,12 @@ export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, re
       }
       const template = proxyRes.headers[ROUTE_TEMPLATE_HEADER];
       if (template !== undefined) onRoute(req, String(template));
-      const answer: http.OutgoingHttpHeaders = {};
+      const headers: http.OutgoingHttpHeaders = {};
       // Node frames the body itself (chunked, or the service's content-length) for the client's HTTP version.
       for (const key in proxyRes.headers) {
         const value = proxyRes.headers[key];
-        if (value !== undefined && !DROPPED.has(key)) answer[key] = value;
+        if (value !== undefined && !DROPPED.has(key)) headers[key] = value;
       }
-      res.on('close', () => proxyRes.destroy());
       proxyRes.on('close', () => {
         if (!proxyRes.complete && !res.destroyed) res.destroy();
       });
@@ -131,9 +138,9 @@ export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, re
         if (!res.destroyed) res.destroy(err);
         onError(err, req, res);
       });
-      if (out.respond) return out.respond(proxyRes, answer);
+      if (out.respond) return out.respond(proxyRes, headers);
       if (proxyRes.statusMessage && req.httpVersionMajor < 2) res.statusMessage = proxyRes.statusMessage;
-      res.writeHead(proxyRes.statusCode ?? 502, answer);
+      res.writeHead(proxyRes.statusCode ?? 502, headers);
       proxyRes.pipe(res);
     });
     if (out.body !== undefined) proxyReq.end(out.body);
