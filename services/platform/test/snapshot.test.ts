@@ -37,7 +37,8 @@ describe('inSnapshot: reads that must agree see one snapshot (real Postgres, dec
     );
     expect(err?.message).to.match(/read-only transaction/);
     expect((await pool.query('select count(*)::int as n from snap')).rows[0].n).to.equal(0);
-    for (let i = 0; i < 5; i++) expect(await inSnapshot(pool, async (c) => (await c.query('select 1 as one')).rows)).to.deep.equal([{ one: 1 }]);
+    for (let i = 0; i < 5; i++)
+      expect(await inSnapshot(pool, async (c) => (await c.query('select 1 as one')).rows)).to.deep.equal([{ one: 1 }]);
     expect(pool.totalCount - pool.idleCount).to.equal(0);
   });
 });
