@@ -186,7 +186,7 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
     const bases = { direct: stack.serviceUrls.crm, gateway: stack.gatewayUrl, forward: forward.url };
     // Requests take turns one by one (decision 0242), so each round's medians come from the same moments.
     const hopPath = `/integrations/external/leads/${alternatingLead}`;
-    const SHUFFLED = process.env.BENCH_ONE_ORDER === 'shuffled';
+    const SHUFFLED = process.env.BENCH_ONE_ORDER !== 'rotating';
     const alternating = await phase('GET 1c alternating', async () => {
       const rounds = await interleaved<Hop>(
         {
@@ -197,7 +197,8 @@ export async function benchGateway(settings: GatewaySettings): Promise<GatewayFi
         ONE_ROUNDS,
         ONE_WINDOW,
         1,
-        // An experiment (decision 0256): each turn's order drawn anew, so the forward does not mostly follow the gateway.
+        // Each turn's order is drawn anew (decision 0256), so the forward does not mostly follow the gateway;
+        // BENCH_ONE_ORDER=rotating gives 0242's rotating order.
         SHUFFLED,
       );
       const added = { gateway: [] as number[], forward: [] as number[], ratio: [] as number[] };
