@@ -11,7 +11,6 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Redis } from 'ioredis';
 import { Gauge } from 'prom-client';
 import { accessLogOf } from './access-log.js';
-import { GatewayResponse, ownHeader } from './answer-headers.js';
 import { BATCH_BODY, BATCH_ERROR, type BatchRequest, pointsOf } from './batch.js';
 import { clientAddressOf } from './client-address.js';
 import type { GatewayConfig } from './config.js';
@@ -55,9 +54,8 @@ type ProxiedRequest = SlowRequest &
     [ROUTE_KEY]?: string;
   };
 
-const REQUEST_ID = Symbol('requestId');
-/** Set on the response before anything else (decision 0146); kept beside its header, which may be held back (0255). */
-const idOf = (res: http.ServerResponse) => (res as http.ServerResponse & { [REQUEST_ID]?: string })[REQUEST_ID];
+/** Set on the response before anything else (decision 0146). */
+const idOf = (res: http.ServerResponse) => res.getHeader(REQUEST_ID_HEADER) as string | undefined;
 
 function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void {
   const e = err instanceof AppError ? err : new AppError('internal', 'Internal server error');
@@ -256,9 +254,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
   const limited = (decision: RateDecision, key: AuthenticatedKey, req: ProxiedRequest, res: http.ServerResponse) => {
     req[KEY_ID] = key.keyId;
     allowOrigin(req, res, key.allowedDomain);
-    ownHeader(res, 'RateLimit-Limit', String(decision.limit));
-    ownHeader(res, 'RateLimit-Remaining', String(decision.remaining));
-    ownHeader(res, 'RateLimit-Reset', String(decision.resetSeconds));
+    res.setHeader('RateLimit-Limit', String(decision.limit));
+    res.setHeader('RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
     if (!decision.allowed) {
       res.setHeader('Retry-After', String(decision.resetSeconds));
       throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
@@ -361,23 +359,21 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
   app.use((req, res) => sendError(res, new AppError('not_found', `Cannot ${req.method} ${req.path}`), logger));
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => sendError(res, err ?? unavailable('upstream'), logger));
+  const dispatch = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const url = req.url ?? '';
+    if (url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET') {
+      openapi(req, res);
+    } else if (isExternal(url)) external(req, res);
+    else app(req, res);
+  };
   // No AsyncLocalStorage: its first use turns on async_hooks process-wide (decision 0146).
   const { tracer } = deps;
   return (req, res) => {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     req.headers[REQUEST_ID_HEADER] = requestId;
-    (res as http.ServerResponse & { [REQUEST_ID]?: string })[REQUEST_ID] = requestId;
-    const url = req.url ?? '';
-    const isOpenapi =
-      url.startsWith(OPENAPI_PATH) && (url.length === OPENAPI_PATH.length || url[OPENAPI_PATH.length] === '?') && req.method === 'GET';
-    // Only the external path's own code answers there: Express swaps a response's prototype (decision 0255).
-    const held = !isOpenapi && isExternal(url);
-    if (held && res instanceof GatewayResponse) res.holdOwnHeaders();
-    ownHeader(res, REQUEST_ID_HEADER, requestId);
-    if (tracer && !isProbe(url)) traced(tracer, req, res);
-    if (isOpenapi) openapi(req, res);
-    else if (held) external(req, res);
-    else app(req, res);
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    if (tracer && !isProbe(req.url ?? '')) traced(tracer, req, res);
+    dispatch(req, res);
   };
 }
 

@@ -1,5 +1,4 @@
 import type http from 'node:http';
-import { ownHeader } from './answer-headers.js';
 import { browserHost } from './keys.js';
 
 /**
@@ -28,9 +27,9 @@ export function answerPreflight(req: http.IncomingMessage, res: http.ServerRespo
 export function allowOrigin(req: http.IncomingMessage, res: http.ServerResponse, allowedDomain: string | undefined): void {
   const origin = req.headers.origin;
   if (allowedDomain === undefined || typeof origin !== 'string') return;
-  ownHeader(res, 'access-control-allow-origin', origin);
-  ownHeader(res, 'access-control-expose-headers', EXPOSED_HEADERS);
-  ownHeader(res, 'vary', 'Origin');
+  res.setHeader('access-control-allow-origin', origin);
+  res.setHeader('access-control-expose-headers', EXPOSED_HEADERS);
+  res.setHeader('vary', 'Origin');
 }
 
 /** The refusal holds no data, so any browser origin may read it. */

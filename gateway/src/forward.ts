@@ -95,7 +95,7 @@ export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, re
     req.on('error', failed);
     proxyReq.setTimeout(timeoutMs, destroyOnTimeout);
     let answer: http.IncomingMessage | undefined;
-    // One listener for both ends, registered before the answer: fewer per request (decision 0255).
+    // One listener for both ends, registered before the answer: fewer per request.
     res.on('close', () => {
       if (!res.writableFinished) proxyReq.destroy();
       answer?.destroy();

@@ -8,7 +8,6 @@ import { createLogger } from '@svc/platform/logging';
 import { startTracing } from '@svc/platform/tracing';
 import { Redis } from 'ioredis';
 import type { DestinationStream } from 'pino';
-import { GatewayResponse } from './answer-headers.js';
 import { createGatewayApp } from './app.js';
 import { type GatewayConfig, gatewayConfigSchema } from './config.js';
 import { KeyAuthenticator } from './keys.js';
@@ -38,7 +37,6 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
   await revocations.start();
   const server: Server = createServer(
     {
-      ServerResponse: GatewayResponse,
       keepAliveTimeout: 65_000,
       maxHeaderSize: GATEWAY_MAX_HEADER_SIZE,
       // Slow headers are the client's (decision 0151); checked every second rather than Node's default.
