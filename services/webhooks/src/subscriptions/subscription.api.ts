@@ -102,13 +102,6 @@ export function subscriptionApiRoutes(
     if (refused) throw invalidField('url', `${DESTINATION_NOT_ALLOWED} (${refused})`);
     return body;
   };
-  const attemptsOfAll = async (db: Pool, deliveries: Delivery[]) => {
-    const all = await attemptsOf(
-      db,
-      deliveries.map((d) => d.id),
-    );
-    return (d: Delivery) => all.filter((a) => a.deliveryId === d.id);
-  };
 
   return apiRouter()
     .route(createWebhook, async (req, res, { body }) => {
@@ -233,7 +226,7 @@ export function subscriptionApiRoutes(
       if (await requeueDelivery(db, sub.companyId, sub.id, id)) onRequeue();
       const delivery = await findDelivery(db, sub.companyId, sub.id, id);
       if (!delivery) throw notFound('Delivery');
-      res.status(202).json(deliveryView(delivery, (await attemptsOfAll(db, [delivery]))(delivery)));
+      res.status(202).json(deliveryView(delivery, await attemptsOf(db, [delivery.id])));
     })
     .route(replayWebhook, async (req, res, { params, body }) => {
       const sub = await subs.require(companyOf(req), params.id);

@@ -53,13 +53,6 @@ export function webhookAdminRoutes(
     next_attempt_at: iso(d.nextAttemptAt),
     created_at: d.createdAt.toISOString(),
   });
-  const attemptsOfAll = async (db: Pool, deliveries: Delivery[]) => {
-    const all = await attemptsOf(
-      db,
-      deliveries.map((d) => d.id),
-    );
-    return (d: Delivery) => all.filter((a) => a.deliveryId === d.id);
-  };
 
   r.get('/companies/:cid/webhooks/:id/deliveries', async (req, res) => {
     const sub = await subs.require(req.params.cid, req.params.id);
@@ -76,7 +69,7 @@ export function webhookAdminRoutes(
     const delivery = await redeliverNow(db, sub.companyId, sub.id, requireUuid(req.params.deliveryId, 'Delivery'));
     if (!delivery) throw notFound('Delivery');
     onRequeue();
-    res.json(deliveryView(delivery, (await attemptsOfAll(db, [delivery]))(delivery)));
+    res.json(deliveryView(delivery, await attemptsOf(db, [delivery.id])));
   });
   return r;
 }
