@@ -11,9 +11,10 @@ import { FakeGraph } from '@svc/chat/testing';
 import { AdminClient } from '../../scripts/demo.js';
 import { phaseProfiles } from '../lib/cpuprofile.js';
 import { BenchRun, f1, f2, f3, ratio, say, verdict } from '../lib/harness.js';
-import { adminQuery } from '../lib/infra.js';
+import { adminQuery, databaseUrl } from '../lib/infra.js';
 import { type LoadResult, measure } from '../lib/load.js';
 import { bound, lit, pgbench } from '../lib/pgbench.js';
+import { startBareList, startProxy } from '../lib/raw.js';
 import { seed } from '../lib/seed.js';
 import type { Figures } from '../lib/stats.js';
 import { type BenchFigures, meets, targetText } from '../lib/targets.js';
@@ -26,7 +27,7 @@ export interface ChatSettings {
   chats: number;
   /** The cursor page measured, 50 chats a page. */
   deepPage: number;
-  /** CPU profile of chat (node --cpu-prof), summarised per phase after the stack stops (slower). */
+  /** CPU profiles of chat and the gateway (node --cpu-prof), summarised per phase after the stack stops (slower). */
   profile?: boolean;
 }
 
@@ -52,7 +53,7 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
   const { connections: C, durationS: DURATION, warmupS: WARMUP, oneDurationS: ONE_DURATION, chats: CHATS, deepPage: DEEP_PAGE } = settings;
   const bench = new BenchRun('bench-chat');
   const { database } = bench;
-  const profDir = path.join(bench.outDir, 'prof', 'chat');
+  const profDir = path.join(bench.outDir, 'prof');
   let graph: FakeGraph | undefined;
   /** A phase of the bench, its CPU line printed under its figures (with the DISTURBED mark). */
   const phase = async <T extends Figures>(name: string, work: () => Promise<T>) => {
@@ -70,8 +71,12 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     );
     graph = await new FakeGraph().start();
     say('  the fake Graph server and the load run in this process ("bench (autocannon)")');
-    const profiling: Record<string, string> = settings.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}` } : {};
-    const stack = await bench.launch({ chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, ...profiling } });
+    const profiling = (proc: string): Record<string, string> =>
+      settings.profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${path.join(profDir, proc)}` } : {};
+    const stack = await bench.launch({
+      chat: { WHATSAPP_GRAPH_URL: graph.baseUrl, WHATSAPP_ACCESS_TOKEN: graph.token, ...profiling('chat') },
+      gateway: profiling('gateway'),
+    });
     const gw = stack.gatewayUrl;
     const admin = new AdminClient(gw, bench.adminToken);
     const s = await seed(gw, bench.adminToken);
@@ -118,10 +123,16 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     ] as const;
     /** Each list phase against its ceiling at the same number of clients: p99 over pgbench's, req/s over pgbench's. */
     const versus: { phases: string[]; p99: number; rps: number }[] = [];
+    /** The same phases through the least a Node service and forward can do (decision 0265). */
+    const floor: { phases: string[]; p99: number; rps: number }[] = [];
     for (const [label, url, at] of pages) {
       // The ceiling: the statement chat sends for this request (its page with the count of the whole query).
       const st = listStatement(planList(s.companyId, {}, null), { take: TAKE, after: at ?? undefined, skip: 0 });
       const script = bound(st.text, Object.fromEntries(st.values.map((v, i) => [i + 1, lit(String(v))])));
+      const bare = await startBareList(databaseUrl(database), st.text, st.values);
+      const bareForward = await startProxy('node-http', bare.url);
+      bench.track('bare list', bare.pid);
+      bench.track('bare forward', bareForward.pid);
       for (const connections of [1, C]) {
         const durationS = connections === 1 ? ONE_DURATION : DURATION;
         const name = `GET ${label} ${connections}c`;
@@ -135,7 +146,19 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
         const pg = await phase(pgName, () => pgbench({ ...spec, searchPath: 'chat' }, bench.onPgbench));
         line(`  ceiling: pgbench of chat's statement, ${connections} client${connections > 1 ? 's' : ''}`, pg.value, pg.mark);
         versus.push({ phases: [name, pgName], p99: ratio(r.value.p99us, pg.value.p99us), rps: ratio(r.value.rate, pg.value.rate) });
+        const floorName = `floor ${label} ${connections}c`;
+        const f = await phase(floorName, () =>
+          measure({ url: `${bareForward.url}/chats`, connections, durationS, warmupS: WARMUP, expectStatus: 200 }),
+        );
+        line(`  floor: bare service + bare forward, ${connections} connection${connections > 1 ? 's' : ''}`, f.value as LoadResult, f.mark);
+        const perFloor = (p: string) => f2(((f.cores[p] ?? Number.NaN) / f.value.rate) * 1000);
+        say(`  ${''.padEnd(62)} CPU per page: bare list ${perFloor('bare list')} ms, bare forward ${perFloor('bare forward')} ms`);
+        floor.push({ phases: [floorName, pgName], p99: ratio(f.value.p99us, pg.value.p99us), rps: ratio(f.value.rate, pg.value.rate) });
       }
+      bench.untrack('bare list');
+      bench.untrack('bare forward');
+      await bareForward.stop();
+      await bare.stop();
     }
     const worstP99 = versus.reduce((w, v) => (v.p99 > w.p99 || Number.isNaN(v.p99) ? v : w));
     const worstRps = versus.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
@@ -143,6 +166,12 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
       `  worst phase: p99 / pgbench ${f3(worstP99.p99)} (${worstP99.phases[0]}; target ${targetText('chat_list_p99_vs_pgbench')}: ` +
         `${verdict(meets('chat_list_p99_vs_pgbench', worstP99.p99))}); req/s / pgbench ${f3(worstRps.rps)} (${worstRps.phases[0]}; ` +
         `target ${targetText('chat_list_rps_vs_pgbench')}: ${verdict(meets('chat_list_rps_vs_pgbench', worstRps.rps))})`,
+    );
+
+    const floorP99 = floor.reduce((w, v) => (v.p99 > w.p99 || Number.isNaN(v.p99) ? v : w));
+    const floorRps = floor.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
+    say(
+      `  floor, worst phase: p99 / pgbench ${f3(floorP99.p99)} (${floorP99.phases[0]}); req/s / pgbench ${f3(floorRps.rps)} (${floorRps.phases[0]})`,
     );
 
     // Sending: one chat inside its window, text messages to the fake Graph server.
@@ -200,11 +229,12 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     if (graph.violations.length) say(`\nFAKE GRAPH VIOLATIONS: ${graph.violations.slice(0, 3).join('; ')}`);
     bench.summarizeDisturbance();
     if (settings.profile) {
-      // chat writes its profile when it exits: stop the stack first.
+      // The processes write their profiles when they exit: stop the stack first.
       await bench.stopStack();
       say();
-      say('## CPU profile of chat (node --cpu-prof), per phase');
-      for (const l of phaseProfiles(path.dirname(profDir), bench.phases, { chat: (name) => /^(GET|send)/.test(name) })) say(l);
+      say('## CPU profiles of chat and the gateway (node --cpu-prof), per phase');
+      const measured = (name: string) => /^(GET|send)/.test(name);
+      for (const l of phaseProfiles(profDir, bench.phases, { chat: measured, gateway: measured })) say(l);
     }
     return {
       figures: {

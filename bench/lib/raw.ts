@@ -51,3 +51,11 @@ export const startRawServer = (body: string) => startServer('the raw server', 'r
 /** A proxy of bench/proxy-server.ts (PROXY_KIND `kind`) in front of `upstreamUrl`, sending `identity` upstream. */
 export const startProxy = (kind: string, upstreamUrl: string, identity = 'token') =>
   startServer(`the ${kind} proxy`, 'proxy-server.ts', { PROXY_KIND: kind, UPSTREAM_URL: upstreamUrl, PROXY_IDENTITY: identity });
+
+/** chat's list statement behind a bare node:http server (bench/chat/bare-list.ts), on `databaseUrl`. */
+export const startBareList = (databaseUrl: string, text: string, values: unknown[]) =>
+  startServer('the bare list server', 'chat/bare-list.ts', {
+    DATABASE_URL: databaseUrl,
+    LIST_TEXT: text,
+    LIST_VALUES: JSON.stringify(values),
+  });
