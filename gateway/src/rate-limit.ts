@@ -18,8 +18,11 @@ interface Estimate {
 }
 
 const FRESH_MS = 1000;
-/** Fast-path consumptions of a key are sent to Redis together, at most this long after the first (decision 0016). */
-const SEND_EVERY_MS = 2;
+/**
+ * Fast-path consumptions of a key are sent to Redis together, at most this long after the first (decisions 0016,
+ * 0266), or at once when a key's unsent points reach a quarter of its margin.
+ */
+export const SEND_EVERY_MS = 20;
 
 interface Unsent {
   keyId: string;
@@ -39,11 +42,14 @@ export class KeyRateLimiter {
   private readonly estimates = new Map<string, Estimate>();
   private readonly unsent = new Map<string, Unsent>();
   private sendTimer: NodeJS.Timeout | undefined;
+  /** The timer is the immediate one a key's unsent quarter-margin set. */
+  private sendingSoon = false;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     readonly defaultPerMinute: number,
+    private readonly sendEveryMs = SEND_EVERY_MS,
   ) {}
 
   static margin(limit: number): number {
@@ -82,10 +88,15 @@ export class KeyRateLimiter {
     ) {
       est.remaining -= 1;
       est.inflight += 1;
-      const pending = this.unsent.get(id);
+      let pending = this.unsent.get(id);
       if (pending) pending.points += 1;
-      else this.unsent.set(id, { keyId, limit, est, points: 1 });
-      this.sendTimer ??= setTimeout(() => this.send(), SEND_EVERY_MS);
+      else this.unsent.set(id, (pending = { keyId, limit, est, points: 1 }));
+      // Well before `inflight` reaches margin / 2 and the key's requests would wait for Redis.
+      if (pending.points >= margin / 4 && !this.sendingSoon) {
+        clearTimeout(this.sendTimer);
+        this.sendingSoon = true;
+        this.sendTimer = setTimeout(() => this.send(), 0);
+      } else this.sendTimer ??= setTimeout(() => this.send(), this.sendEveryMs);
       return { allowed: true, limit, remaining: est.remaining, resetSeconds: Math.max(1, Math.ceil((est.resetAt - now) / 1000)) };
     }
     return this.ask(keyId, limit, points, points > 1).then((answer) => {
@@ -96,6 +107,7 @@ export class KeyRateLimiter {
 
   private send(): void {
     this.sendTimer = undefined;
+    this.sendingSoon = false;
     const batch = [...this.unsent.entries()];
     this.unsent.clear();
     for (const [id, { keyId, limit, est, points }] of batch) {

@@ -94,6 +94,53 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     }
   });
 
+  /** A limiter whose Redis connection counts the commands it sends. */
+  const counting = (sendEveryMs?: number) => {
+    const own = new Redis(TEST_REDIS_URL);
+    const sent = { commands: 0 };
+    const send = own.sendCommand.bind(own);
+    own.sendCommand = ((...args: Parameters<typeof send>) => {
+      sent.commands += 1;
+      return send(...args);
+    }) as typeof own.sendCommand;
+    return { own, sent, limiter: new KeyRateLimiter(own, prefix, 600, sendEveryMs) };
+  };
+
+  it('paced requests of a key share one Redis command per interval (decision 0266), and Redis counts each', async () => {
+    const { own, sent, limiter } = counting(50);
+    try {
+      const k = key();
+      await limiter.consume(k, 100_000); // learns the window
+      sent.commands = 0;
+      // One request a millisecond or so, as one connection sends them: far fewer commands than requests (one each
+      // with decision 0016's 2 ms).
+      for (let i = 0; i < 20; i++) {
+        expect(limiter.consume(k, 100_000)).not.to.be.instanceOf(Promise);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await eventually(async () => (await counted(k, 100_000)) === 21, 5000, 5);
+      expect(sent.commands).to.be.within(1, 6);
+    } finally {
+      own.disconnect();
+    }
+  });
+
+  it("sends a key's consumptions at once when they reach a quarter of its margin, without waiting for the interval", async () => {
+    // An interval no test waits for: only the quarter-margin send can bring the points to Redis.
+    const { own, sent, limiter } = counting(600_000);
+    try {
+      const k = key();
+      const limit = 400; // margin 20: sent at 5 unsent points
+      await limiter.consume(k, limit);
+      sent.commands = 0;
+      for (let i = 0; i < 5; i++) expect(limiter.consume(k, limit)).not.to.be.instanceOf(Promise);
+      await eventually(async () => (await counted(k, limit)) === 6, 5000, 5);
+      expect(sent.commands).to.be.within(1, 2);
+    } finally {
+      own.disconnect();
+    }
+  });
+
   it('bounds the overshoot of concurrent bursts from two processes: at most margin/2 per process', async () => {
     const [a, b] = pair();
     const k = key();
