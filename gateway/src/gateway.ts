@@ -66,6 +66,7 @@ export async function startGateway(env: NodeJS.ProcessEnv = process.env, logDest
       await metricsServer.stop();
       keys.close();
       revocations.close();
+      await limiter.flush();
       redis.disconnect();
       await tracing?.stop();
     },

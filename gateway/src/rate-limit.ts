@@ -90,7 +90,10 @@ export class KeyRateLimiter {
       est.inflight += 1;
       let pending = this.unsent.get(id);
       if (pending) pending.points += 1;
-      else this.unsent.set(id, (pending = { keyId, limit, est, points: 1 }));
+      else {
+        pending = { keyId, limit, est, points: 1 };
+        this.unsent.set(id, pending);
+      }
       // Well before `inflight` reaches margin / 2 and the key's requests would wait for Redis.
       if (pending.points >= margin / 4 && !this.sendingSoon) {
         clearTimeout(this.sendTimer);
@@ -105,13 +108,20 @@ export class KeyRateLimiter {
     });
   }
 
-  private send(): void {
+  /** Sends what is unsent now and waits for Redis's answers: a stopping gateway leaves no request uncounted. */
+  async flush(): Promise<void> {
+    clearTimeout(this.sendTimer);
+    await this.send();
+  }
+
+  private send(): Promise<unknown> {
     this.sendTimer = undefined;
     this.sendingSoon = false;
     const batch = [...this.unsent.entries()];
     this.unsent.clear();
+    const answers: Promise<void>[] = [];
     for (const [id, { keyId, limit, est, points }] of batch) {
-      this.ask(keyId, limit, points).then(
+      const answered = this.ask(keyId, limit, points).then(
         (answer) => {
           est.inflight -= points;
           this.learn(id, answer, est);
@@ -121,7 +131,9 @@ export class KeyRateLimiter {
           est.syncedAt = 0; // ask again before trusting the estimate
         },
       );
+      answers.push(answered);
     }
+    return Promise.all(answers);
   }
 
   private learn(id: string, answer: { decision: RateDecision; resetAt: number }, est: Estimate | undefined): void {

@@ -141,6 +141,20 @@ describe('KeyRateLimiter (Redis, several processes)', () => {
     }
   });
 
+  it('flush() sends the unsent consumptions at once and resolves once Redis counted them (a stopping gateway)', async () => {
+    const { own, limiter } = counting(600_000);
+    try {
+      const k = key();
+      await limiter.consume(k, 100_000);
+      for (let i = 0; i < 3; i++) limiter.consume(k, 100_000);
+      expect(await counted(k, 100_000)).to.equal(1);
+      await limiter.flush();
+      expect(await counted(k, 100_000)).to.equal(4);
+    } finally {
+      own.disconnect();
+    }
+  });
+
   it('bounds the overshoot of concurrent bursts from two processes: at most margin/2 per process', async () => {
     const [a, b] = pair();
     const k = key();
