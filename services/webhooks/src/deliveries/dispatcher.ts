@@ -6,7 +6,16 @@ import type { Delivery } from './delivery.entity.js';
 import { type DeliveryMetrics, eventIdTime, statusClass } from './delivery.metrics.js';
 import { type AttemptRecord, claimDeliveries, recordAttempts, renewLeases } from './delivery.store.js';
 import { deliveryId } from './delivery-ids.js';
-import { type AttemptResult, LEASE_LOST, nextWaitMs, RETRY_BASE_MS, RETRY_MAX_WAIT_MS, type WebhookSender } from './sender.js';
+import {
+  type AttemptLease,
+  type AttemptResult,
+  LEASE_LOST,
+  nextWaitMs,
+  RETRY_BASE_MS,
+  RETRY_MAX_WAIT_MS,
+  type WebhookSender,
+  withResolvers,
+} from './sender.js';
 import { type HealthPolicy, recordHealth } from './subscription-health.js';
 
 // Short and renewed while the attempt runs: a stalled or dead replica holds its deliveries this long at most
@@ -30,13 +39,25 @@ interface DispatcherOptions {
   metrics: DeliveryMetrics;
 }
 
-/** From its launch until its attempt is recorded (or given up). */
-interface Held {
-  /** performance.now() time, never later than Postgres's lease_until. */
-  leaseEnd: number;
+/** From its launch until its attempt is recorded (or given up); the sender's view of the lease. */
+class Held implements AttemptLease {
   /** Another process has the lease, or the delivery is no longer pending: nothing is recorded here. */
-  lost: boolean;
-  cancel: AbortController;
+  lost = false;
+  readonly cancel = new AbortController();
+
+  constructor(
+    /** performance.now() time, never later than Postgres's lease_until. */
+    public leaseEnd: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
+
+  /** A method, not a closure per attempt (decision 0260). */
+  held(): boolean {
+    return !this.lost && performance.now() < this.leaseEnd;
+  }
 }
 
 interface Finished {
@@ -209,21 +230,25 @@ export class Dispatcher {
       holding.leaseEnd = Math.max(holding.leaseEnd, leasedAt + this.leaseMs);
       return;
     }
-    const held: Held = { leaseEnd: leasedAt + this.leaseMs, lost: false, cancel: new AbortController() };
+    const held = new Held(leasedAt + this.leaseMs);
     this.held.set(d.id, held);
     this.sending++;
     const p = this.send(d, held);
     this.sends.add(p);
-    p.finally(() => {
-      if (this.held.get(d.id) === held) this.held.delete(d.id);
-      this.sending--;
-      this.sends.delete(p);
-      this.roomWaiter?.();
-      if (this.claimable) {
-        this.woken = true;
-        this.wakeUp?.();
-      }
-    });
+    // A bound method, not a closure per attempt (decision 0260).
+    p.finally(this.ended.bind(this, d, held, p));
+  }
+
+  /** When an attempt launched is recorded or given up. */
+  private ended(d: Delivery, held: Held, p: Promise<void>): void {
+    if (this.held.get(d.id) === held) this.held.delete(d.id);
+    this.sending--;
+    this.sends.delete(p);
+    this.roomWaiter?.();
+    if (this.claimable) {
+      this.woken = true;
+      this.wakeUp?.();
+    }
   }
 
   /** The idle poll would find it later. */
@@ -291,15 +316,12 @@ export class Dispatcher {
   /** Not sent, or not recorded, once its lease is known to be lost: another replica may be sending it. */
   private async send(delivery: Delivery, held: Held): Promise<void> {
     if (performance.now() >= held.leaseEnd) return void this.o.metrics.leasesLost.inc();
-    const result = await this.sender.attempt(delivery, {
-      signal: held.cancel.signal,
-      held: () => !held.lost && performance.now() < held.leaseEnd,
-    });
+    const result = await this.sender.attempt(delivery, held);
     if (held.lost || result.error === LEASE_LOST) return void this.o.metrics.leasesLost.inc();
-    await new Promise<void>((done) => {
-      this.finished.push({ delivery, result, at: new Date(), done });
-      this.recording ??= this.recordAll();
-    });
+    const recorded = withResolvers<void>();
+    this.finished.push({ delivery, result, at: new Date(), done: recorded.resolve });
+    this.recording ??= this.recordAll();
+    await recorded.promise;
   }
 
   private async recordAll(): Promise<void> {

@@ -13,7 +13,11 @@ export function signingSecrets(config: CapturedConfig, now = Date.now()): string
 export const svcSignature = (secret: string, body: string | Buffer) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 /** `v1,<base64 HMAC-SHA256 of id.timestamp.body>`, keyed with the secret's UTF-8 bytes; space-separated in a rotation. */
-export const standardSignature = (secrets: string[], id: string, timestamp: number, body: string | Buffer) =>
-  secrets.map((s) => `v1,${createHmac('sha256', s).update(`${id}.${timestamp}.`).update(body).digest('base64')}`).join(' ');
+export function standardSignature(secrets: string[], id: string, timestamp: number, body: string | Buffer): string {
+  let signatures = '';
+  for (const secret of secrets)
+    signatures += `${signatures ? ' ' : ''}v1,${createHmac('sha256', secret).update(`${id}.${timestamp}.`).update(body).digest('base64')}`;
+  return signatures;
+}
 
 export const standardWebhooksSecret = (secret: string) => `whsec_${Buffer.from(secret, 'utf8').toString('base64')}`;

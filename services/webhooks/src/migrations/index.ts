@@ -7,6 +7,7 @@ import { Migration20261122081502 } from './Migration20261122081502.js';
 import { Migration20261126101846_subscriber_webhooks } from './Migration20261126101846_subscriber_webhooks.js';
 import { Migration20261126103954 } from './Migration20261126103954.js';
 import { Migration20261126111155_traceparent } from './Migration20261126111155_traceparent.js';
+import { Migration20261127000500_body_lz4 } from './Migration20261127000500_body_lz4.js';
 
 /** Committed migrations in the order they run. `npm run migration:create` writes new ones here. */
 export const migrations: Constructor<Migration>[] = [
@@ -17,4 +18,5 @@ export const migrations: Constructor<Migration>[] = [
   Migration20261126101846_subscriber_webhooks,
   Migration20261126103954,
   Migration20261126111155_traceparent,
+  Migration20261127000500_body_lz4,
 ];
