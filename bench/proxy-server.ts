@@ -12,10 +12,14 @@
  *   hpm-eject-id: as hpm-eject, with a request id made per request, sent upstream and answered (decision 0102)
  *   hpm-eject-id-als: as hpm-eject-id, each request served inside AsyncLocalStorage.run with its id, as the gateway
  *              does since decisions 0102 and 0140 (on Node 22 the first run turns on async_hooks for every resource)
+ *   node-http-floor: node-http plus the least of what the gateway must do per request (decision 0268): the key's
+ *              SHA-256 looked up in a Map, a request id sent upstream and answered, the request counted and sent to
+ *              Redis (REDIS_URL) as one INCRBY at most every 20 ms with the RateLimit-* headers answered, and one
+ *              prom-client histogram observation when the answer ends
  * Prints `listening <port>`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -31,6 +35,63 @@ if (kind === 'node-http') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   handler = (req, res) => {
     const headers = { ...req.headers, 'x-svc-identity': identity };
+    delete headers.authorization;
+    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
+      res.writeHead(up.statusCode ?? 502, up.headers);
+      up.pipe(res);
+    });
+    out.on('error', () => res.writeHead(502).end());
+    req.pipe(out);
+  };
+} else if (kind === 'node-http-floor') {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  const { Redis } = await import('ioredis');
+  const { Histogram, Registry } = await import('prom-client');
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const counterKey = `floor${randomUUID()}`;
+  const duration = new Histogram({
+    name: 'floor_request_duration_seconds',
+    help: 'request duration',
+    labelNames: ['route', 'status'],
+    registers: [new Registry()],
+  });
+  const keys = new Map<string, { id: string; limit: number }>();
+  let unsent = 0;
+  let remaining = 1_000_000;
+  const sendCount = () => {
+    const n = unsent;
+    unsent = 0;
+    redis.incrby(counterKey, n).then(
+      (used) => (remaining = 1_000_000 - used),
+      () => undefined,
+    );
+  };
+  let scheduled = false;
+  handler = (req, res) => {
+    const started = performance.now();
+    const bearer = req.headers.authorization?.slice(7) ?? '';
+    const hash = createHash('sha256').update(bearer).digest('hex');
+    let key = keys.get(hash);
+    if (!key) {
+      key = { id: hash.slice(0, 12), limit: 1_000_000 };
+      keys.set(hash, key);
+    }
+    unsent += 1;
+    remaining -= 1;
+    if (!scheduled) {
+      scheduled = true;
+      setTimeout(() => {
+        scheduled = false;
+        sendCount();
+      }, 20);
+    }
+    const requestId = randomUUID();
+    res.setHeader('x-request-id', requestId);
+    res.setHeader('ratelimit-limit', key.limit);
+    res.setHeader('ratelimit-remaining', Math.max(0, remaining));
+    res.setHeader('ratelimit-reset', 60);
+    res.on('finish', () => duration.observe({ route: 'leads', status: res.statusCode }, (performance.now() - started) / 1000));
+    const headers = { ...req.headers, 'x-svc-identity': identity, 'x-request-id': requestId };
     delete headers.authorization;
     const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);

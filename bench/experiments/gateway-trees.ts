@@ -13,6 +13,9 @@
  * PROBE_ORDER=shuffled draws the targets' order anew for each turn instead of rotating it (each target then follows
  * each other one as often).
  *
+ * PROBE_FLOOR=1 adds a target: the bare forward plus the least of what the gateway must do per request
+ * (`proxy-server.ts` kind `node-http-floor`, decision 0268), with its own ratio to the forward's.
+ *
  * PROBE_CPU_S=n then measures each tree's CPU per request (utime + stime from /proc, 100 Hz) under autocannon at
  * PROBE_CPU_C (8) connections for n seconds after 1 s, trees taking turns in PROBE_CPU_ROUNDS (4) rounds: a figure
  * with less noise than a latency at one connection, where processes differ by tens of µs in the same moments.
@@ -85,11 +88,13 @@ if (trees.length === 0) throw new Error('usage: gateway-trees.ts label=/path/to/
 
 const resolver = await startKeyResolver({ [PLAIN]: 'key-probe' }, 'c-probe', 'u-probe');
 let forward: RawServer | undefined;
+let floor: RawServer | undefined;
 try {
   const upstreamChild = spawn(process.execPath, ['-e', UPSTREAM], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(upstreamChild);
   const upstream = `http://127.0.0.1:${await started(upstreamChild, 'upstream', /^listening (\d+)$/)}`;
   forward = await startProxy('node-http', upstream, 'x'.repeat(400));
+  if (process.env.PROBE_FLOOR === '1') floor = await startProxy('node-http-floor', upstream, 'x'.repeat(400));
   const gateways: Record<string, string> = {};
   const pids: Record<string, number> = {};
   for (const tree of trees) {
@@ -122,6 +127,7 @@ try {
   };
   for (const [label, url] of Object.entries(gateways))
     targets[label] = { url: `${url}${path}`, headers: { authorization: `Bearer ${PLAIN}` } };
+  if (floor) targets.floor = { url: `${floor.url}${path}`, headers: { authorization: `Bearer ${PLAIN}` } };
   say(`trees: ${trees.map((t) => `${t.label}=${t.dir}`).join(', ')}; ${ROUNDS} rounds of ${WINDOW_S} s after ${WARMUP_S} s`);
   const rounds = await interleaved(targets, ROUNDS, WINDOW_S, WARMUP_S, process.env.PROBE_ORDER === 'shuffled');
   for (const [i, r] of rounds.entries())
@@ -130,7 +136,7 @@ try {
         .map(([n, us]) => `${n} ${f0(us)}`)
         .join(', ')} µs (p50)`,
     );
-  for (const { label } of trees) {
+  for (const label of [...trees.map((t) => t.label), ...(floor ? ['floor'] : [])]) {
     const ratios = rounds.map((r) => (at(r, label) - at(r, 'upstream')) / (at(r, 'forward') - at(r, 'upstream')));
     const over = rounds.map((r) => at(r, label) - at(r, 'forward'));
     say(
@@ -173,6 +179,7 @@ try {
 } finally {
   stopAll();
   await forward?.stop();
+  await floor?.stop();
   await resolver.stop(100);
 }
 
