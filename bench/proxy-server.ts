@@ -31,18 +31,21 @@ const kind = process.env.PROXY_KIND ?? 'node-http';
 const identity = process.env.PROXY_IDENTITY ?? 'token';
 let handler: http.RequestListener;
 
+/** The bare forward: the request to the upstream with the identity in place of `authorization`, the answer piped back. */
+function forwardBare(agent: http.Agent, req: http.IncomingMessage, res: http.ServerResponse, extra?: http.OutgoingHttpHeaders): void {
+  const headers = { ...req.headers, 'x-svc-identity': identity, ...extra };
+  delete headers.authorization;
+  const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
+    res.writeHead(up.statusCode ?? 502, up.headers);
+    up.pipe(res);
+  });
+  out.on('error', () => res.writeHead(502).end());
+  req.pipe(out);
+}
+
 if (kind === 'node-http') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
-  handler = (req, res) => {
-    const headers = { ...req.headers, 'x-svc-identity': identity };
-    delete headers.authorization;
-    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
-  };
+  handler = (req, res) => forwardBare(agent, req, res);
 } else if (kind === 'node-http-floor') {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
   const { Redis } = await import('ioredis');
@@ -91,14 +94,7 @@ if (kind === 'node-http') {
     res.setHeader('ratelimit-remaining', Math.max(0, remaining));
     res.setHeader('ratelimit-reset', 60);
     res.on('finish', () => duration.observe({ route: 'leads', status: res.statusCode }, (performance.now() - started) / 1000));
-    const headers = { ...req.headers, 'x-svc-identity': identity, 'x-request-id': requestId };
-    delete headers.authorization;
-    const out = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    out.on('error', () => res.writeHead(502).end());
-    req.pipe(out);
+    forwardBare(agent, req, res, { 'x-request-id': requestId });
   };
 } else if (kind === 'undici') {
   const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });
