@@ -22,7 +22,7 @@ const FRESH_MS = 1000;
  * Fast-path consumptions of a key are sent to Redis together, at most this long after the first (decisions 0016,
  * 0266), or at once when a key's unsent points reach a quarter of its margin.
  */
-export const SEND_EVERY_MS = 20;
+const SEND_EVERY_MS = 20;
 
 interface Unsent {
   keyId: string;
