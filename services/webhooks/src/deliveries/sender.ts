@@ -115,10 +115,14 @@ class Exchange implements Dispatcher.DispatchHandler {
     return this.done.promise;
   }
 
+  /** Before undici starts the request (queued for a connection), the attempt ends now and the request is dropped at its start, unwritten. */
   abort(reason: unknown): void {
     if (this.settled) return;
     if (this.controller) this.controller.abort(reason as Error);
-    else this.reason = reason;
+    else {
+      this.reason = reason;
+      this.settle(reason as Error);
+    }
   }
 
   /** The lease's signal. */
