@@ -16,9 +16,11 @@
  * PROBE_FLOOR=1 adds a target: the bare forward plus the least of what the gateway must do per request
  * (`proxy-server.ts` kind `node-http-floor`, decision 0268), with its own ratio to the forward's.
  *
- * PROBE_CPU_S=n then measures each tree's CPU per request (utime + stime from /proc, 100 Hz) under autocannon at
+ * PROBE_CPU_S=n then measures each tree's (and the forward's, and the floor's) CPU per request (utime + stime from /proc, 100 Hz) under autocannon at
  * PROBE_CPU_C (8) connections for n seconds after 1 s, trees taking turns in PROBE_CPU_ROUNDS (4) rounds: a figure
  * with less noise than a latency at one connection, where processes differ by tens of µs in the same moments.
+ *
+ * PROBE_PROFILE_DIR=dir writes each tree's gateway CPU profile there as `<label>.cpuprofile` (node --cpu-prof), and the floor's.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +42,9 @@ const BODY_BYTES = Number(process.env.PROBE_BODY_BYTES ?? 2226);
 const CPU_S = Number(process.env.PROBE_CPU_S ?? 0);
 const CPU_C = Number(process.env.PROBE_CPU_C ?? 8);
 const CPU_ROUNDS = Number(process.env.PROBE_CPU_ROUNDS ?? 4);
+const PROFILE_DIR = process.env.PROBE_PROFILE_DIR;
+const profileArgs = (label: string) =>
+  PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${label}.cpuprofile`] : [];
 const PLAIN = `svc_${randomBytes(32).toString('base64url').slice(0, 43)}`;
 
 const UPSTREAM = `
@@ -94,11 +99,11 @@ try {
   children.push(upstreamChild);
   const upstream = `http://127.0.0.1:${await started(upstreamChild, 'upstream', /^listening (\d+)$/)}`;
   forward = await startProxy('node-http', upstream, 'x'.repeat(400));
-  if (process.env.PROBE_FLOOR === '1') floor = await startProxy('node-http-floor', upstream, 'x'.repeat(400));
+  if (process.env.PROBE_FLOOR === '1') floor = await startProxy('node-http-floor', upstream, 'x'.repeat(400), profileArgs('floor'));
   const gateways: Record<string, string> = {};
   const pids: Record<string, number> = {};
   for (const tree of trees) {
-    const child = spawn(process.execPath, ['--import', 'tsx', resolve(tree.dir, 'gateway/src/main.ts')], {
+    const child = spawn(process.execPath, [...profileArgs(tree.label), '--import', 'tsx', resolve(tree.dir, 'gateway/src/main.ts')], {
       cwd: tree.dir,
       env: {
         ...process.env,
@@ -153,9 +158,10 @@ try {
     }
   if (CPU_S > 0) {
     // The bare forward too: what the gateway spends beyond it is its own work.
-    const labels = [...trees.map((t) => t.label), 'forward'];
-    const urls: Record<string, string> = { ...gateways, forward: forward.url };
+    const labels = [...trees.map((t) => t.label), 'forward', ...(floor ? ['floor'] : [])];
+    const urls: Record<string, string> = { ...gateways, forward: forward.url, ...(floor ? { floor: floor.url } : {}) };
     pids.forward = forward.pid;
+    if (floor) pids.floor = floor.pid;
     const perRequest = new Map<string, number[]>(labels.map((l) => [l, []]));
     for (let r = 0; r < CPU_ROUNDS; r++)
       for (let i = 0; i < labels.length; i++) {

@@ -15,8 +15,8 @@ export interface RawServer {
 
 const BENCH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-async function startServer(label: string, script: string, env: Record<string, string>): Promise<RawServer> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(BENCH, script)], {
+async function startServer(label: string, script: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<RawServer> {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(BENCH, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -48,9 +48,12 @@ async function startServer(label: string, script: string, env: Record<string, st
 /** The ceiling of the GET measurement: a bare node:http server answering every request with `body`. */
 export const startRawServer = (body: string) => startServer('the raw server', 'raw-server.ts', { RAW_BODY: body });
 
-/** A proxy of bench/proxy-server.ts (PROXY_KIND `kind`) in front of `upstreamUrl`, sending `identity` upstream. */
-export const startProxy = (kind: string, upstreamUrl: string, identity = 'token') =>
-  startServer(`the ${kind} proxy`, 'proxy-server.ts', { PROXY_KIND: kind, UPSTREAM_URL: upstreamUrl, PROXY_IDENTITY: identity });
+/**
+ * A proxy of bench/proxy-server.ts (PROXY_KIND `kind`) in front of `upstreamUrl`, sending `identity` upstream;
+ * `nodeArgs` go to node before the script (e.g. `--cpu-prof`).
+ */
+export const startProxy = (kind: string, upstreamUrl: string, identity = 'token', nodeArgs: string[] = []) =>
+  startServer(`the ${kind} proxy`, 'proxy-server.ts', { PROXY_KIND: kind, UPSTREAM_URL: upstreamUrl, PROXY_IDENTITY: identity }, nodeArgs);
 
 /** chat's list statement behind a bare node:http server (bench/chat/bare-list.ts), on `databaseUrl`. */
 export const startBareList = (databaseUrl: string, text: string, values: unknown[]) =>
