@@ -4,6 +4,8 @@
  * the upstream):
  *   node-http: node:http server, http.request with a keep-alive agent, responses piped back
  *   undici:    node:http server, undici Pool.request (keep-alive), body piped back
+ *   undici-dispatch: node:http server, undici Pool.dispatch with a handler object that writes the answer to the
+ *              response as it comes (no promise, no body stream per request)
  *   express-hpm: Express + http-proxy-middleware with the gateway's options (no auth, no rate limit)
  *   hpm:       node:http server + http-proxy-middleware with the same options, no Express
  *   hpm-lean:  node:http server + http-proxy-middleware without xfwd and proxyTimeout
@@ -24,7 +26,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createProxyMiddleware, type Plugin } from 'http-proxy-middleware';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 
 const upstream = new URL(process.env.UPSTREAM_URL ?? 'http://127.0.0.1:1');
 const kind = process.env.PROXY_KIND ?? 'node-http';
@@ -95,6 +97,40 @@ if (kind === 'node-http') {
     res.setHeader('ratelimit-reset', 60);
     res.on('finish', () => duration.observe({ route: 'leads', status: res.statusCode }, (performance.now() - started) / 1000));
     forwardBare(agent, req, res, { 'x-request-id': requestId });
+  };
+} else if (kind === 'undici-dispatch') {
+  const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });
+  const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'proxy-connection']);
+  class Relay implements Dispatcher.DispatchHandler {
+    constructor(private readonly res: http.ServerResponse) {}
+    onRequestStart(): void {}
+    onResponseStart(_c: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+      if (status < 200) return;
+      const out: http.OutgoingHttpHeaders = {};
+      for (const k in headers) if (!HOP.has(k)) out[k] = headers[k];
+      this.res.writeHead(status, out);
+    }
+    onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+      if (!this.res.write(chunk)) {
+        c.pause();
+        this.res.once('drain', () => c.resume());
+      }
+    }
+    onResponseEnd(): void {
+      this.res.end();
+    }
+    onResponseError(_c: Dispatcher.DispatchController, _err: Error): void {
+      if (!this.res.headersSent) this.res.writeHead(502).end();
+      else this.res.destroy();
+    }
+  }
+  handler = (req, res) => {
+    const headers: Record<string, string | string[] | undefined> = {};
+    for (const k in req.headers) if (k !== 'authorization' && !HOP.has(k)) headers[k] = req.headers[k];
+    headers['x-svc-identity'] = identity;
+    const bodiless = req.method === 'GET' || req.method === 'HEAD';
+    pool.dispatch({ path: req.url ?? '/', method: req.method as 'GET', headers, body: bodiless ? null : req }, new Relay(res));
+    if (bodiless) req.resume();
   };
 } else if (kind === 'undici') {
   const pool = new Pool(upstream.origin, { connections: 128, pipelining: 1 });

@@ -16,6 +16,9 @@
  * PROBE_FLOOR=1 adds a target: the bare forward plus the least of what the gateway must do per request
  * (`proxy-server.ts` kind `node-http-floor`, decision 0268), with its own ratio to the forward's.
  *
+ * PROBE_UNDICI=1 adds a target: a bare forward on undici's `dispatch` with a handler object (`proxy-server.ts` kind
+ * `undici-dispatch`), with its own ratio to the node:http forward's.
+ *
  * PROBE_CPU_S=n then measures each tree's (and the forward's, and the floor's) CPU per request (utime + stime from /proc, 100 Hz) under autocannon at
  * PROBE_CPU_C (8) connections for n seconds after 1 s, trees taking turns in PROBE_CPU_ROUNDS (4) rounds: a figure
  * with less noise than a latency at one connection, where processes differ by tens of µs in the same moments.
@@ -94,12 +97,15 @@ if (trees.length === 0) throw new Error('usage: gateway-trees.ts label=/path/to/
 const resolver = await startKeyResolver({ [PLAIN]: 'key-probe' }, 'c-probe', 'u-probe');
 let forward: RawServer | undefined;
 let floor: RawServer | undefined;
+let undiciForward: RawServer | undefined;
 try {
   const upstreamChild = spawn(process.execPath, ['-e', UPSTREAM], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(upstreamChild);
   const upstream = `http://127.0.0.1:${await started(upstreamChild, 'upstream', /^listening (\d+)$/)}`;
   forward = await startProxy('node-http', upstream, 'x'.repeat(400));
   if (process.env.PROBE_FLOOR === '1') floor = await startProxy('node-http-floor', upstream, 'x'.repeat(400), profileArgs('floor'));
+  if (process.env.PROBE_UNDICI === '1')
+    undiciForward = await startProxy('undici-dispatch', upstream, 'x'.repeat(400), profileArgs('undici'));
   const gateways: Record<string, string> = {};
   const pids: Record<string, number> = {};
   for (const tree of trees) {
@@ -133,6 +139,7 @@ try {
   for (const [label, url] of Object.entries(gateways))
     targets[label] = { url: `${url}${path}`, headers: { authorization: `Bearer ${PLAIN}` } };
   if (floor) targets.floor = { url: `${floor.url}${path}`, headers: { authorization: `Bearer ${PLAIN}` } };
+  if (undiciForward) targets.undici = { url: `${undiciForward.url}${path}`, headers: { authorization: `Bearer ${PLAIN}` } };
   say(`trees: ${trees.map((t) => `${t.label}=${t.dir}`).join(', ')}; ${ROUNDS} rounds of ${WINDOW_S} s after ${WARMUP_S} s`);
   const rounds = await interleaved(targets, ROUNDS, WINDOW_S, WARMUP_S, process.env.PROBE_ORDER === 'shuffled');
   for (const [i, r] of rounds.entries())
@@ -141,7 +148,7 @@ try {
         .map(([n, us]) => `${n} ${f0(us)}`)
         .join(', ')} µs (p50)`,
     );
-  for (const label of [...trees.map((t) => t.label), ...(floor ? ['floor'] : [])]) {
+  for (const label of [...trees.map((t) => t.label), ...(floor ? ['floor'] : []), ...(undiciForward ? ['undici'] : [])]) {
     const ratios = rounds.map((r) => (at(r, label) - at(r, 'upstream')) / (at(r, 'forward') - at(r, 'upstream')));
     const over = rounds.map((r) => at(r, label) - at(r, 'forward'));
     say(
@@ -158,10 +165,16 @@ try {
     }
   if (CPU_S > 0) {
     // The bare forward too: what the gateway spends beyond it is its own work.
-    const labels = [...trees.map((t) => t.label), 'forward', ...(floor ? ['floor'] : [])];
-    const urls: Record<string, string> = { ...gateways, forward: forward.url, ...(floor ? { floor: floor.url } : {}) };
+    const labels = [...trees.map((t) => t.label), 'forward', ...(floor ? ['floor'] : []), ...(undiciForward ? ['undici'] : [])];
+    const urls: Record<string, string> = {
+      ...gateways,
+      forward: forward.url,
+      ...(floor ? { floor: floor.url } : {}),
+      ...(undiciForward ? { undici: undiciForward.url } : {}),
+    };
     pids.forward = forward.pid;
     if (floor) pids.floor = floor.pid;
+    if (undiciForward) pids.undici = undiciForward.pid;
     const perRequest = new Map<string, number[]>(labels.map((l) => [l, []]));
     for (let r = 0; r < CPU_ROUNDS; r++)
       for (let i = 0; i < labels.length; i++) {
@@ -186,6 +199,7 @@ try {
   stopAll();
   await forward?.stop();
   await floor?.stop();
+  await undiciForward?.stop();
   await resolver.stop(100);
 }
 
