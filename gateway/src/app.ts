@@ -116,6 +116,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       name,
       forwardTo({
         agent,
+        connections: config.UPSTREAM_MAX_SOCKETS,
         url: new URL(target),
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         onRoute: (req, template) => {
@@ -131,16 +132,10 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     ]),
   ) as Record<Upstream, ReturnType<typeof forwardTo>>;
   // Answered only once every gateway dropped the company's keys, so a revoked key is refused anywhere (decision 0120).
-  const afterRevocation =
-    (req: ProxiedRequest, res: http.ServerResponse) => (proxyRes: http.IncomingMessage, headers: http.OutgoingHttpHeaders) => {
-      const status = proxyRes.statusCode ?? 502;
-      const companyId = req[REVOKES_KEY];
-      const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : Promise.resolve();
-      void revoked.then(() => {
-        res.writeHead(status, headers);
-        proxyRes.pipe(res);
-      });
-    };
+  const afterRevocation = (req: ProxiedRequest, res: http.ServerResponse) => (status: number) => {
+    const companyId = req[REVOKES_KEY];
+    return companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : undefined;
+  };
 
   const { watchBody, holdBody } = slowBodies(config, logger, idOf);
   const send = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
@@ -155,7 +150,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
         body: req[BATCH_BODY],
         held: req[HELD],
         watched: req[WATCHED],
-        respond: req[REVOKES_KEY] && upstream === 'crm' ? afterRevocation(req, res) : undefined,
+        beforeAnswer: req[REVOKES_KEY] && upstream === 'crm' ? afterRevocation(req, res) : undefined,
       });
     } catch (err) {
       sendError(res, err, logger);
