@@ -9,7 +9,7 @@ import { type Dispatcher, Pool } from 'undici';
  * The gateway's proxy hop (decision 0243): what http-proxy-middleware and httpxy did for the gateway's options
  * (`xfwd`, `proxyTimeout`, no path rewrite, no redirects), without their promises, events and per-request option
  * objects. A bodiless GET or HEAD, the reads, goes on undici's `dispatch` with one handler object, which writes the
- * answer to the client as it comes (decision 0270); every other request on node:http's client, which streams a body.
+ * answer to the client as it comes (decision 0271); every other request on node:http's client, which streams a body.
  */
 export interface ForwardTarget {
   /** Keep-alive, for requests with a body. */
@@ -91,7 +91,7 @@ interface Hop {
 }
 
 /**
- * One bodiless read on undici (decision 0270): the methods undici calls write the answer to the client as it
+ * One bodiless read on undici (decision 0271): the methods undici calls write the answer to the client as it
  * arrives, pausing the service's connection while the client's is full; nothing is allocated per chunk.
  */
 class Exchange implements Dispatcher.DispatchHandler {
