@@ -41,6 +41,9 @@ export interface GatewayDeps {
 
 const KEY_ID = Symbol('keyId');
 const ROUTE_KEY = Symbol('routeTemplate');
+/** An external request's path (no query) and owner, worked out once for the routing and the metrics. */
+const PATH_KEY = Symbol('path');
+const UPSTREAM_KEY = Symbol('upstream');
 const REVOKES_KEY = Symbol('revokesCompany');
 
 /** No promise made for a ready value (hot path, decision 0017). */
@@ -52,6 +55,8 @@ type ProxiedRequest = SlowRequest &
     [KEY_ID]?: string;
     [REVOKES_KEY]?: string;
     [ROUTE_KEY]?: string;
+    [PATH_KEY]?: string;
+    [UPSTREAM_KEY]?: Upstream;
   };
 
 /** Set on the response before anything else (decision 0146). */
@@ -68,6 +73,10 @@ function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void
 const EXTERNAL_PREFIX = '/integrations/external';
 /** No key: integrators read it before they have one (decision 0100). */
 const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
+const pathOf = (url: string) => {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+};
 const isExternal = (url: string) =>
   url.startsWith(EXTERNAL_PREFIX) &&
   (url.length === EXTERNAL_PREFIX.length || url[EXTERNAL_PREFIX.length] === '/' || url[EXTERNAL_PREFIX.length] === '?');
@@ -107,6 +116,7 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       name,
       forwardTo({
         agent,
+        connections: config.UPSTREAM_MAX_SOCKETS,
         url: new URL(target),
         timeoutMs: config.UPSTREAM_TIMEOUT_MS,
         onRoute: (req, template) => {
@@ -122,40 +132,34 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     ]),
   ) as Record<Upstream, ReturnType<typeof forwardTo>>;
   // Answered only once every gateway dropped the company's keys, so a revoked key is refused anywhere (decision 0120).
-  const afterRevocation =
-    (req: ProxiedRequest, res: http.ServerResponse) => (proxyRes: http.IncomingMessage, headers: http.OutgoingHttpHeaders) => {
-      const status = proxyRes.statusCode ?? 502;
-      const companyId = req[REVOKES_KEY];
-      const revoked = companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : Promise.resolve();
-      void revoked.then(() => {
-        res.writeHead(status, headers);
-        proxyRes.pipe(res);
-      });
-    };
+  const afterRevocation = (req: ProxiedRequest, res: http.ServerResponse) => (status: number) => {
+    const companyId = req[REVOKES_KEY];
+    return companyId && status < 300 ? deps.revocations.revoke(companyId, idOf(res)) : undefined;
+  };
 
   const { watchBody, holdBody } = slowBodies(config, logger, idOf);
+  const send = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
+    const retryAfter = health.retryAfter(upstream);
+    if (retryAfter !== undefined) {
+      logger.warn({ upstream, request_id: idOf(res), known_down: true }, 'upstream failed');
+      return answerDown(res, upstream, retryAfter);
+    }
+    try {
+      hops[upstream](req, res, {
+        identity: token,
+        body: req[BATCH_BODY],
+        held: req[HELD],
+        watched: req[WATCHED],
+        beforeAnswer: req[REVOKES_KEY] && upstream === 'crm' ? afterRevocation(req, res) : undefined,
+      });
+    } catch (err) {
+      sendError(res, err, logger);
+    }
+  };
   const forward = (upstream: Upstream, token: string, req: ProxiedRequest, res: http.ServerResponse) => {
-    const send = () => {
-      const retryAfter = health.retryAfter(upstream);
-      if (retryAfter !== undefined) {
-        logger.warn({ upstream, request_id: idOf(res), known_down: true }, 'upstream failed');
-        return answerDown(res, upstream, retryAfter);
-      }
-      try {
-        hops[upstream](req, res, {
-          identity: token,
-          body: req[BATCH_BODY],
-          held: req[HELD],
-          watched: req[WATCHED],
-          respond: req[REVOKES_KEY] && upstream === 'crm' ? afterRevocation(req, res) : undefined,
-        });
-      } catch (err) {
-        sendError(res, err, logger);
-      }
-    };
-    if (req.complete || !hasBody(req)) return send();
+    if (req.complete || !hasBody(req)) return send(upstream, token, req, res);
     watchBody(req, res);
-    holdBody(req, send);
+    holdBody(req, () => send(upstream, token, req, res));
   };
   const document = new ApiDocument(upstreamUrl);
   const openapi = (req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -202,10 +206,8 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
     res.on('finish', () => {
       const method = req.method ?? '';
       const status = res.statusCode;
-      const url = (req as { originalUrl?: string }).originalUrl ?? req.url ?? '';
-      const q = url.indexOf('?');
-      const path = q === -1 ? url : url.slice(0, q);
-      const { route, upstream } = requestLabels(method, path, status, req[ROUTE_KEY]);
+      const path = req[PATH_KEY] ?? pathOf((req as { originalUrl?: string }).originalUrl ?? req.url ?? '');
+      const { route, upstream } = requestLabels(method, path, status, req[ROUTE_KEY], req[UPSTREAM_KEY]);
       const id = `${method} ${route} ${upstream} ${status}`;
       let child = durations.get(id);
       if (!child) {
@@ -262,31 +264,31 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
       throw new AppError('rate_limited', `Rate limit of ${decision.limit} requests per minute exceeded`);
     }
     if (req[BATCH_ERROR] !== undefined) throw req[BATCH_ERROR];
-    const url = req.url ?? '';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
+    const path = req[PATH_KEY] ?? '';
     if (path === EVENT_TYPES_PATH && req.method === 'GET') return eventTypes(key, res);
     const upstream = externalUpstream(path, req.method);
     if (!upstream) throw new AppError('not_found', `Cannot ${req.method} ${path}`);
+    req[UPSTREAM_KEY] = upstream;
     admitInFlight(key.keyId, res);
     return andThen(key.token(), (token) => forward(upstream, token, req, res));
   };
+  const refuse = (req: ProxiedRequest, res: http.ServerResponse, err: unknown) => {
+    if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);
+    sendError(res, err, logger);
+  };
   const external = (req: ProxiedRequest, res: http.ServerResponse) => {
+    req[PATH_KEY] = pathOf(req.url ?? '');
     observe(req, res);
     if (isPreflight(req)) return answerPreflight(req, res);
-    const refuse = (err: unknown) => {
-      if (err instanceof AppError && err.kind === 'unauthorized') exposeRefusal(req, res);
-      sendError(res, err, logger);
-    };
     try {
       const done = andThen(deps.keys.authenticate(req.headers.authorization, req.headers.origin, req.headers.referer, idOf(res)), (key) =>
         andThen(pointsOf(req, res, watchBody), (points) =>
           andThen(deps.limiter.consume(key.keyId, key.rateLimitPerMinute, points), (decision) => limited(decision, key, req, res)),
         ),
       );
-      if (done instanceof Promise) done.catch(refuse);
+      if (done instanceof Promise) done.catch((err: unknown) => refuse(req, res, err));
     } catch (err) {
-      refuse(err);
+      refuse(req, res, err);
     }
   };
 

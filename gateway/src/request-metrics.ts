@@ -1,7 +1,7 @@
 import { createRegistry, HTTP_BUCKETS } from '@svc/platform/metrics';
 import { Histogram, type Registry } from 'prom-client';
 import { PUBLIC_PREFIX } from './public.js';
-import { adminUpstream, externalUpstream } from './routes.js';
+import { adminUpstream, externalUpstream, resourceOf, type Upstream } from './routes.js';
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -24,6 +24,7 @@ export function createGatewayMetrics(): GatewayMetrics {
 }
 
 const EXTERNAL_PREFIX = '/integrations/external';
+const EXTERNAL_SLASH = `${EXTERNAL_PREFIX}/`;
 const ADMIN_PREFIX = '/admin/v1';
 /** Bounded whatever the path. */
 export const UNMATCHED = 'unmatched';
@@ -39,15 +40,18 @@ export function requestLabels(
   path: string,
   status: number,
   served: string | undefined,
+  /** The external route's owner, when the gateway already worked it out. */
+  routed?: Upstream,
 ): { route: string; upstream: string } {
   if (GATEWAY_OWN.has(path)) return { route: path, upstream: 'gateway' };
-  if (path.startsWith(`${EXTERNAL_PREFIX}/`)) {
-    const upstream = externalUpstream(path, method);
+  if (path.startsWith(EXTERNAL_SLASH)) {
+    const upstream = routed ?? externalUpstream(path, method);
     if (!upstream) return { route: UNMATCHED, upstream: 'none' };
-    const parts = path.split('/');
     // A bare collection is its own template; below it, only the service knows which segment is an id.
-    const route = served?.startsWith(`${EXTERNAL_PREFIX}/`) ? served : parts.length === 4 ? path : `${EXTERNAL_PREFIX}/${parts[3]}/*`;
-    return { route, upstream };
+    if (served?.startsWith(EXTERNAL_SLASH)) return { route: served, upstream };
+    const resource = resourceOf(path);
+    const bare = path.length === EXTERNAL_SLASH.length + resource.length;
+    return { route: bare ? path : `${EXTERNAL_SLASH}${resource}/*`, upstream };
   }
   if (path.startsWith(`${ADMIN_PREFIX}/`))
     return { route: status === 401 ? `${ADMIN_PREFIX}/*` : adminTemplate(path), upstream: adminUpstream(path) ?? 'none' };

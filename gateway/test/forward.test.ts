@@ -27,6 +27,10 @@ describe('gateway forward: what the service receives and the client gets back', 
   let upstream: Server;
   let gateway: RunningGateway;
   const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  /** 8 MiB, larger than any socket buffer: the answer must wait for the client. */
+  const big = Buffer.alloc(8 * 1024 * 1024, 'abcdefghijklmnopqrstuvwxyz');
+  /** Requests to `/hang`, which answers its headers and a first chunk and then waits. */
+  const hanging: { closedEarly: boolean }[] = [];
 
   before(async () => {
     crmGrpc = await startKeyResolver({ [PLAIN]: 'key-f' }, 'c-f', 'u-f');
@@ -36,6 +40,19 @@ describe('gateway forward: what the service receives and the client gets back', 
       req.on('end', () => {
         seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() });
         if (req.url?.startsWith(`${LEADS}/slow`)) return; // never answers
+        if (req.url?.startsWith(`${LEADS}/big`)) {
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length });
+          res.end(big);
+          return;
+        }
+        if (req.url?.startsWith(`${LEADS}/hang`)) {
+          const seenHang = { closedEarly: false };
+          hanging.push(seenHang);
+          res.on('close', () => (seenHang.closedEarly = !res.writableFinished));
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('first part;');
+          return;
+        }
         res.statusMessage = 'Fine Thanks';
         res.writeHead(200, {
           'content-type': 'application/json',
@@ -103,6 +120,57 @@ describe('gateway forward: what the service receives and the client gets back', 
     expect(res.headers.get('keep-alive')).to.not.equal('timeout=5');
     expect(res.headers.get('ratelimit-limit')).to.be.a('string');
     expect(res.headers.get('x-request-id')).to.be.a('string');
+  });
+
+  it('forwards a read without the hop-by-hop headers and answers with the status text, framed for the client', async () => {
+    const text = await rawExchange(
+      gateway.port,
+      `GET ${LEADS}/7 HTTP/1.1\r\nHost: api.example.test\r\nAuthorization: Bearer ${PLAIN}\r\n` +
+        'TE: trailers\r\nKeep-Alive: timeout=9\r\nProxy-Connection: keep-alive\r\nX-Custom: read\r\nConnection: close\r\n\r\n',
+    );
+    const end = text.indexOf('\r\n\r\n');
+    const [head, body] = [text.slice(0, end), text.slice(end + 4)];
+    expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 200 Fine Thanks');
+    expect(head)
+      .to.match(/^set-cookie: a=1$/im)
+      .and.match(/^set-cookie: b=2$/im);
+    // The service answered chunked; so does the gateway, in its own chunks.
+    expect(head).to.match(/^transfer-encoding: chunked$/im);
+    expect(body).to.equal('b\r\n{"ok":true}\r\n0\r\n\r\n');
+    const got = seen.at(-1);
+    expect(got).to.include({ method: 'GET', url: `${LEADS}/7` });
+    expect(got?.headers).to.include({ host: 'api.example.test', 'x-custom': 'read', 'x-forwarded-port': '80' });
+    for (const name of ['te', 'keep-alive', 'proxy-connection', 'authorization']) expect(got?.headers, name).to.not.have.property(name);
+    expect(got?.headers.connection).to.not.equal('close');
+  });
+
+  it('answers a read larger than the sockets hold whole, waiting for a client that reads slowly', async () => {
+    const res = await fetch(`${gateway.url}${LEADS}/big`, { headers: { authorization: `Bearer ${PLAIN}` } });
+    expect(res.status).to.equal(200);
+    const reader = res.body!.getReader();
+    const parts: Uint8Array[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      // A client slower than the service: the gateway must pause the service's connection, not buffer or drop.
+      if (parts.length % 16 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    const got = Buffer.concat(parts);
+    expect(got.length).to.equal(big.length);
+    expect(got.equals(big)).to.equal(true);
+  });
+
+  it('drops the request to the service when the client goes away in the middle of a read', async () => {
+    const controller = new AbortController();
+    const res = await fetch(`${gateway.url}${LEADS}/hang`, { headers: { authorization: `Bearer ${PLAIN}` }, signal: controller.signal });
+    expect(res.status).to.equal(200);
+    const reader = res.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).to.equal('first part;');
+    controller.abort();
+    const deadline = Date.now() + 5000;
+    while (!hanging.at(-1)?.closedEarly && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(hanging.at(-1)?.closedEarly).to.equal(true);
   });
 
   it('sends DELETE without a body with content-length 0', async () => {

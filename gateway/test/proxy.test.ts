@@ -105,6 +105,17 @@ describe('gateway proxy: unreachable services and stalled request bodies', () =>
     await crmGrpc.stop(100);
   });
 
+  it('answers 404 for a resource named like a property of every object, and sends nothing to a service', async () => {
+    const before = upstreamRequests.length;
+    for (const resource of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      const res = await fetch(`${gateway.url}/integrations/external/${resource}/1`, { headers: { authorization: `Bearer ${PLAIN}` } });
+      const body = (await res.json()) as { statusCode: number; message: string };
+      expect(res.status, resource).to.equal(404);
+      expect(body.message).to.equal(`Cannot GET /integrations/external/${resource}/1`);
+    }
+    expect(upstreamRequests.length).to.equal(before);
+  });
+
   it('answers 503 with a fixed message, never an internal address, when crm cannot be reached for the key or the route', async () => {
     for (const [path, token] of [
       ['/integrations/external/leads', PLAIN],

@@ -18,6 +18,13 @@ describe('gateway routing table', () => {
       ['/integrations/external/webhooks/1/deliveries', 'webhooks'],
       ['/integrations/external/unknown', undefined],
       ['/integrations/external', undefined],
+      ['/integrations/external/', undefined],
+      ['/integrations/external//leads', undefined],
+      // Names every plain object has are no resource.
+      ['/integrations/external/constructor', undefined],
+      ['/integrations/external/__proto__/1', undefined],
+      ['/integrations/external/toString', undefined],
+      ['/integrations/external/hasOwnProperty/x', undefined],
     ];
     for (const [path, upstream] of cases) expect(externalUpstream(path), path).to.equal(upstream);
   });
@@ -45,6 +52,8 @@ describe('gateway routing table', () => {
       [`/admin/v1/companies/${cid}/task-stages`, 'tasks'],
       [`/admin/v1/companies/${cid}/whatsapp-numbers`, 'chat'],
       [`/admin/v1/companies/${cid}/chats/1/inbound`, 'chat'],
+      [`/admin/v1/companies/${cid}/constructor`, 'crm'],
+      [`/admin/v1/companies/${cid}/__proto__/1`, 'crm'],
       ['/admin/v1/other', undefined],
     ];
     for (const [path, upstream] of cases) expect(adminUpstream(path), path).to.equal(upstream);
