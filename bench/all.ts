@@ -49,6 +49,7 @@ const benches: [string, () => Promise<SomeFigures>][] = [
         latencyOnly: false,
         curve: [],
         profile: false,
+        writeBackBeforeLatency: true,
         concurrency: 128,
         perSubscription: 256,
       }),

@@ -17,6 +17,7 @@ import { type CpuSnapshot, coresBusy, formatCores, snapshot } from '../lib/cpu.j
 import { monotonicUs, phaseProfiles } from '../lib/cpuprofile.js';
 import { f0, f1, f2, ratio, say, verdict } from '../lib/harness.js';
 import { adminQuery, benchStackOptions, createDatabase, databaseUrl, PG_ADMIN_URL, releaseResources, withCleanup } from '../lib/infra.js';
+import { DirtyWatch, writeBack } from '../lib/pagecache.js';
 import { seed } from '../lib/seed.js';
 import { type BenchFigures, meets, targetText } from '../lib/targets.js';
 import { Producer, Receiver } from './ends.js';
@@ -38,6 +39,11 @@ export interface WebhookSettings {
   curve: number[];
   /** node --cpu-prof on crm and webhooks, summarized per phase. */
   profile: boolean;
+  /**
+   * Write the dirty page cache back before (b): what (a) wrote (about 0.5 GB) is otherwise written back in one burst
+   * during (b), and every commit's fsync waits behind it (decision 0269).
+   */
+  writeBackBeforeLatency: boolean;
   /** WEBHOOK_CONCURRENCY and WEBHOOK_PER_SUBSCRIPTION_CONCURRENCY of the webhooks service. */
   concurrency: number;
   perSubscription: number;
@@ -316,9 +322,15 @@ class WebhooksRun {
     say(
       `(b) latency, commit -> receiver, at ${rate} events/s (${this.s.rate > 0 ? 'BENCH_WH_RATE' : 'half of (a)'}) for ${this.s.latencyDurationS} s, one event per transaction`,
     );
+    if (this.s.writeBackBeforeLatency) {
+      const { mb, seconds } = writeBack();
+      say(`  before it: ${f0(mb)} MB of dirty page cache written back (sync, ${f1(seconds)} s)`);
+    }
     // Without (a) before it, the processes' code is still cold: BENCH_WH_WARMUP seconds at the rate first, not measured.
     if (this.s.latencyOnly) await atRate(this.receiver, this.producer, rate, this.s.warmupS);
+    const dirty = new DirtyWatch();
     const lat = await this.phase('latency', () => atRate(this.receiver!, this.producer!, rate, this.s.latencyDurationS));
+    const { maxMb, burstMb } = dirty.stop();
     const l = await latencies(this.receiver, lat.value, this.database);
     say(
       `  offered ${f0(l.offered)} events/s, ${l.count} measured${l.missing ? `, ${l.missing} MISSING` : ''}${l.lagged ? `, ${l.lagged} commits queued behind others on the producer` : ''}`,
@@ -327,7 +339,9 @@ class WebhooksRun {
       `  p50 ${f1(l.p50)} ms   p90 ${f1(l.p90)} ms   p99 ${f1(l.p99)} ms   max ${f1(l.max)} ms   target p99 ${targetText('webhooks_p99_ms_at_1000')} ms at 1000/s: ${verdict(rate === 1000 && meets('webhooks_p99_ms_at_1000', l.p99))}`,
     );
     say(`  stages (ms, wall clock, Postgres timestamps have ms precision here): ${l.stages.join('; ')}`);
-    say(`  relay: ${f1(l.relayBatch)} events per transaction`);
+    say(
+      `  relay: ${f1(l.relayBatch)} events per transaction; dirty page cache up to ${f0(maxMb)} MB, largest write-back burst ${f0(burstMb)} MB in 1 s`,
+    );
     this.cpuLine(lat, l.count);
     if (this.s.curve.length) {
       say();

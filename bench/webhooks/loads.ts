@@ -202,7 +202,7 @@ export async function latencies(r: Receiver, run: Awaited<ReturnType<typeof atRa
       .filter((r) => r.total > 25)
       .sort((a, b) => a.at - b.at);
     say(
-      `  slow stages (at: commit->relay/relay->issued/issued->recorded): ${rows.map((r) => `${r.at.toFixed(0)}: ${r.relay.toFixed(0)}/${r.issue}/${r.send}`).join('  ')}`,
+      `  slow stages (at: commit->relay/relay->issued/issued->recorded; at 0 = ${new Date(t0).toISOString()}): ${rows.map((r) => `${r.at.toFixed(0)}: ${r.relay.toFixed(0)}/${r.issue}/${r.send}`).join('  ')}`,
     );
   }
   const stage = (f: (r: (typeof stageRows)[number], c: number) => number) => {
