@@ -3,7 +3,7 @@ import type { Queryable } from '@svc/platform/db/native';
 import type { PersonChat } from '@svc/proto/chat/v1/chat';
 import { Agent, InstagramAccount, WhatsappNumber } from '../accounts/account.entity.js';
 import type { AgentRef, StoredInstagram, StoredNumber } from '../accounts/account.store.js';
-import { type MessageRead, messageJson } from '../messages/message.store.js';
+import { insertMessageFrom, type MessageRead, messageJson, type NewMessage } from '../messages/message.store.js';
 import { Chat } from './chat.entity.js';
 
 export type StoredChat = Stored<Chat>;
@@ -67,16 +67,45 @@ const AGENT = tableOf(Agent);
 /** What a send reads of its chat: the provider's account, the contact, the window; and the sender's agent on the account. */
 export type ChatToSend = Pick<ChatRead, (typeof TO_SEND)[number] | 'number' | 'instagram'> & { actorAgentId: string | null };
 
+const TO_SEND_SQL = `select ${CHAT.select('c', TO_SEND)}, ${ACCOUNT_COLUMNS},
+    (select a.id from agents a where a.company_id = c.company_id and a.user_id = $3 and c.channel_account_id = any(
+       case when c.channel_type = 'INSTAGRAM' then a.${AGENT.column('instagramAccountIds')} else a.${AGENT.column('whatsappNumberIds')} end)
+     limit 1) as "actorAgentId"
+  from chats c where c.company_id = $1 and c.id = $2`;
+
 /** One statement instead of the chat's whole view and a look-up of the sender's agent (decision 0238). */
 export async function chatToSend(db: Queryable, companyId: string, id: string, userId: string): Promise<ChatToSend | null> {
-  const { rows } = await db.query<ChatToSend>({
-    name: 'chats_read_to_send',
-    text: `select ${CHAT.select('c', TO_SEND)}, ${ACCOUNT_COLUMNS},
-        (select a.id from agents a where a.company_id = c.company_id and a.user_id = $3 and c.channel_account_id = any(
-           case when c.channel_type = 'INSTAGRAM' then a.${AGENT.column('instagramAccountIds')} else a.${AGENT.column('whatsappNumberIds')} end)
-         limit 1) as "actorAgentId"
-      from chats c where c.company_id = $1 and c.id = $2`,
-    values: [companyId, id, userId],
+  const { rows } = await db.query<ChatToSend>({ name: 'chats_read_to_send', text: TO_SEND_SQL, values: [companyId, id, userId] });
+  return rows[0] ?? null;
+}
+
+/** The text message's insert from the chat read with it: its agent is the sender's, its quote found by `ref_wamid`. */
+const OPENING = insertMessageFrom('sendable s', 5, {
+  agentId: () => 's."actorAgentId"',
+  quotedMessageId: (param) => `(select q.id from messages q where q.chat_id = s.id and q.wamid = ${param('refWamid')})`,
+});
+
+/**
+ * `chatToSend` and, when the chat's window is open at `now` (as `sessionExpiresAt` reads it, to the millisecond), the
+ * text message's `processing` insert, in one statement (decision 0272). `opened` is null when nothing was inserted;
+ * otherwise the message's agent and quoted message as the insert chose them.
+ */
+export async function chatToSendOpening(
+  db: Queryable,
+  m: NewMessage,
+  userId: string,
+  now: Date,
+): Promise<(ChatToSend & { opened: { agentId: string | null; quotedMessageId: string | null } | null }) | null> {
+  const { rows } = await db.query<ChatToSend & { opened: { agentId: string | null; quotedMessageId: string | null } | null }>({
+    name: 'chats_read_to_send_opening',
+    text: `with sendable as (${TO_SEND_SQL}),
+      opened as (${OPENING.text}
+        where date_trunc('milliseconds', s."lastCustomerMsgAt") + interval '24 hours' > $4::timestamptz
+        on conflict (chat_id, wamid) do nothing
+        returning agent_id, quoted_message_id)
+      select s.*, (select json_build_object('agentId', o.agent_id, 'quotedMessageId', o.quoted_message_id) from opened o) as opened
+      from sendable s`,
+    values: [m.companyId, m.chatId, userId, now, ...OPENING.values(m)],
   });
   return rows[0] ?? null;
 }

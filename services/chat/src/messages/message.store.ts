@@ -1,5 +1,5 @@
 import { type Stored, tableOf } from '@svc/platform/db/entity-table';
-import type { Queryable } from '@svc/platform/db/native';
+import { definedColumns, type Queryable } from '@svc/platform/db/native';
 import { Message, MessageReaction } from './message.entity.js';
 import type { ListMessagesQuery } from './message.schema.js';
 
@@ -74,20 +74,44 @@ const NEW_MESSAGE = [
 
 const INSERT_SQL = MESSAGE.insertSome([...NEW_MESSAGE, 'updatedAt'], 'on conflict (chat_id, wamid) do nothing');
 
+const bound = (v: unknown) => (v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v);
+type NewMessageProperty = (typeof NEW_MESSAGE)[number];
+
+/**
+ * A new message's insert as `insert … select … from <from>` with parameters from `$first`, where `given` columns are
+ * SQL written over `from` (and the other parameters) instead (decision 0272). `values` binds the message in the same order.
+ */
+export function insertMessageFrom(
+  from: string,
+  first: number,
+  given: Partial<Record<NewMessageProperty, (param: (p: NewMessageProperty) => string) => string>>,
+) {
+  const types = new Map(definedColumns(Message).map((c) => [c.property, c.pgType]));
+  const bound_ = NEW_MESSAGE.filter((p) => given[p] === undefined);
+  const param = (p: NewMessageProperty) => `$${first + bound_.indexOf(p)}::${types.get(p)}`;
+  const select = [...NEW_MESSAGE.map((p) => given[p]?.(param) ?? param(p)), param('createdAt')];
+  return {
+    text: `insert into messages (${MESSAGE.columnList([...NEW_MESSAGE, 'updatedAt'])}) select ${select.join(', ')} from ${from}`,
+    values: (m: NewMessage) => bound_.map((p) => bound(m[p])),
+  };
+}
+
 /** False when the wamid is already stored in the chat (a repeated provider callback). */
 export async function insertMessage(db: Queryable, m: NewMessage): Promise<boolean> {
   const { rowCount } = await db.query({
     name: 'messages_insert',
     text: INSERT_SQL,
     values: [
-      ...NEW_MESSAGE.map((p) => {
-        const v = m[p];
-        return v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : v;
-      }),
+      ...NEW_MESSAGE.map((p) => bound(m[p])),
       m.createdAt, // updated_at starts as created_at
     ],
   });
   return rowCount === 1;
+}
+
+/** A `processing` message whose send stopped before its provider call (decision 0272). */
+export async function discardMessage(db: Queryable, id: string): Promise<void> {
+  await db.query({ name: 'messages_discard', text: `delete from messages where id = $1 and status = 'processing'`, values: [id] });
 }
 
 /** The provider's answer to a send: its id and the status it gives, or the failure. */

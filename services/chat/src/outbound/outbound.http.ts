@@ -32,7 +32,7 @@ export function outboundRoutes(r: ApiRouter, d: OutboundRouteDeps): ApiRouter {
       const operation = `POST /chats/${params.id}/messages`;
       const answer = await idempotent.once(a.companyId, headers['x-idempotency-key'], operation, async (reached) => {
         if (!isMultipart(req.raw)) {
-          const chat = await sender.prepare(a, params.id, json);
+          const chat = await sender.prepareWithoutFiles(a, params.id, json);
           return { status: 201, body: await sender.send(a, chat, json, undefined, reached) };
         }
         const mp = readMultipart(req.raw);
