@@ -123,6 +123,21 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     expect(await messagesOf(closed.id)).to.deep.equal([]);
   });
 
+  it("writes nothing when the chat's number has no provider that serves it (an operator's mistake): no message stays processing", async () => {
+    // The text's `processing` row is written by the statement that reads the chat (decision 0272); a send that
+    // cannot reach a provider takes it back, as when the row came after the provider was found.
+    await s.db.query(`update chat.whatsapp_numbers set provider = 'instagram_messaging' where id = $1`, [s.tenant.number.id]);
+    try {
+      const before = await messagesOf(open.id);
+      const res = await api.send(open.id, { body: 'no provider for this one' });
+      expect(res.status, res.text).to.equal(500);
+      expect(await messagesOf(open.id)).to.deep.equal(before);
+      expect(s.graph.requests.filter((r) => JSON.stringify(r.json ?? '').includes('no provider for this one'))).to.deep.equal([]);
+    } finally {
+      await s.db.query(`update chat.whatsapp_numbers set provider = 'whatsapp_cloud' where id = $1`, [s.tenant.number.id]);
+    }
+  });
+
   it('sends a template outside the window, with no body; refuses a body with it, an unknown template and the types of other routes', async () => {
     const res = await api.send(closed.id, {
       type: 'template',
