@@ -381,11 +381,9 @@ export function createGatewayApp(deps: GatewayDeps): http.RequestListener {
 
 /** The gateway's server span, child of the caller's `traceparent` (decision 0200). */
 function traced(tracer: Tracer, req: http.IncomingMessage, res: http.ServerResponse): void {
-  const url = req.url ?? '';
-  const q = url.indexOf('?');
   const span = startSpan(tracer, `gateway ${req.method}`, SpanKind.SERVER, req.headers[TRACEPARENT], {
     'http.request.method': req.method ?? '',
-    'url.path': q === -1 ? url : url.slice(0, q),
+    'url.path': pathOf(req.url ?? ''),
     'http.request.header.x-request-id': String(req.headers[REQUEST_ID_HEADER]),
   });
   req.headers[TRACEPARENT] = traceparentOf(span);

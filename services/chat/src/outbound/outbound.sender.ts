@@ -291,14 +291,7 @@ export class MessageSender {
     actor: ChatActor,
     chat: ChatToSend,
     agentId: string | null,
-    content: {
-      type: string;
-      body_text: string | null;
-      media?: Record<string, unknown>;
-      content_payload?: Record<string, unknown>;
-      /** The provider id of the message this one replies to (`reference_wamid`), and our id of it when we have it. */
-      reply?: { wamid: string; id: string | null };
-    },
+    content: OutboundContent,
     send: () => Promise<SendResult>,
     mediaAfter?: () => Record<string, unknown>,
     /** Already stored `processing` by `prepareWithoutFiles`. */
@@ -351,20 +344,18 @@ export class MessageSender {
   private readonly usersByActor = new WeakMap<ChatActor, Promise<Map<string, UserSummary>>>();
 }
 
+/** What one outbound message carries. */
+interface OutboundContent {
+  type: string;
+  body_text: string | null;
+  media?: Record<string, unknown>;
+  content_payload?: Record<string, unknown>;
+  /** The provider id of the message this one replies to (`reference_wamid`), and our id of it when we have it. */
+  reply?: { wamid: string; id: string | null } | undefined;
+}
+
 /** An outbound message before its provider call. */
-function newMessage(
-  actor: ChatActor,
-  chatId: string,
-  agentId: string | null,
-  content: {
-    type: string;
-    body_text: string | null;
-    media?: Record<string, unknown>;
-    content_payload?: Record<string, unknown>;
-    reply?: { wamid: string; id: string | null } | undefined;
-  },
-  at: Date,
-): NewMessage {
+function newMessage(actor: ChatActor, chatId: string, agentId: string | null, content: OutboundContent, at: Date): NewMessage {
   return {
     id: uuidv7(),
     companyId: actor.companyId,
