@@ -213,8 +213,12 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
     const listed = await Promise.all([open.id, closed.id].map((id) => api.messages(id, { take: 100 })));
     const messages = listed.flatMap((r) => r.body.records as any[]);
     const byId = new Map(messages.map((m) => [m.id, m]));
-    const events = sentEvents().filter((r) => byId.has(r.body.payload.id));
-    expect(events.map((e) => byId.get(e.body.payload.id).type)).to.include.members(['text', 'template', 'image', 'document']);
+    // The earlier sends' events travel outbox → NATS → webhooks → receiver after their answers: wait for the four kinds.
+    const events = await eventually(() => {
+      const arrived = sentEvents().filter((r) => byId.has(r.body.payload.id));
+      expect(arrived.map((e) => byId.get(e.body.payload.id).type)).to.include.members(['text', 'template', 'image', 'document']);
+      return arrived;
+    });
     for (const e of events) {
       const { associated_leads, associated_deals, ...message } = e.body.payload;
       expect(associated_leads).to.be.an('array');
