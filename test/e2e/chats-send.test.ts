@@ -175,15 +175,15 @@ describe('POST /chats/{id}/messages through the gateway to the fake Graph server
 
   it('keeps a provider refusal as a failed record (201, error_code and error_message) and fires no event for it', async () => {
     s.graph.failNext({ status: 400, error: { message: 'Recipient phone number not in allowed list', code: 131030 } });
-    const before = sentEvents().length;
     const res = await api.send(open.id, { body: 'will fail' });
     expect(res.status, res.text).to.equal(201);
     expect(res.body.records[0]).to.include({ status: 'failed', error_code: 131030 });
     expect(res.body.records[0].error_message).to.match(/allowed list/);
     const ok = await api.send(open.id, { body: 'after the failure' });
     await eventually(() => sentEvents().find((r) => r.body.payload.id === ok.body.records[0].id));
+    // Counted by message, not by length: the template's event of the test before may still be on its way.
     expect(sentEvents().filter((r) => r.body.payload.id === res.body.records[0].id)).to.deep.equal([]);
-    expect(sentEvents().length).to.equal(before + 1);
+    expect(sentEvents().filter((r) => r.body.payload.id === ok.body.records[0].id)).to.have.length(1);
   });
 
   it('sends text and files from a multipart body as several records, each file streamed to the provider', async () => {
