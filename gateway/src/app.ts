@@ -23,7 +23,7 @@ import { DownloadRateLimiter, PUBLIC_PREFIX, PublicRateLimiter } from './public.
 import type { KeyRateLimiter, RateDecision } from './rate-limit.js';
 import { type GatewayMetrics, requestLabels } from './request-metrics.js';
 import { companyOfKeyChange, type KeyRevocations } from './revocations.js';
-import { adminUpstream, externalUpstream, type Upstream } from './routes.js';
+import { adminUpstream, EXTERNAL_PREFIX, externalUpstream, type Upstream } from './routes.js';
 import { HELD, type SlowRequest, slowBodies, WATCHED } from './slow-body.js';
 import { UpstreamHealth } from './upstream-health.js';
 
@@ -70,7 +70,6 @@ function sendError(res: http.ServerResponse, err: unknown, logger: Logger): void
   if (!res.headersSent) res.writeHead(body.statusCode, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 }
 
-const EXTERNAL_PREFIX = '/integrations/external';
 /** No key: integrators read it before they have one (decision 0100). */
 const OPENAPI_PATH = `${EXTERNAL_PREFIX}/openapi.json`;
 const pathOf = (url: string) => {

@@ -1,7 +1,7 @@
 import { createRegistry, HTTP_BUCKETS } from '@svc/platform/metrics';
 import { Histogram, type Registry } from 'prom-client';
 import { PUBLIC_PREFIX } from './public.js';
-import { adminUpstream, externalUpstream, resourceOf, type Upstream } from './routes.js';
+import { adminUpstream, EXTERNAL_PREFIX, externalUpstream, resourceOf, type Upstream } from './routes.js';
 
 export interface GatewayMetrics {
   registry: Registry;
@@ -23,7 +23,6 @@ export function createGatewayMetrics(): GatewayMetrics {
   };
 }
 
-const EXTERNAL_PREFIX = '/integrations/external';
 const EXTERNAL_SLASH = `${EXTERNAL_PREFIX}/`;
 const ADMIN_PREFIX = '/admin/v1';
 /** Bounded whatever the path. */

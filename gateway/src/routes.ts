@@ -1,5 +1,8 @@
 export type Upstream = 'crm' | 'tasks' | 'chat' | 'files' | 'webhooks';
 
+/** Where the integration API's routes start (the spec's base path). */
+export const EXTERNAL_PREFIX = '/integrations/external';
+
 /** The reliability suite checks that each served resource has rows. */
 export const EXTERNAL: Readonly<Record<string, Upstream>> = {
   leads: 'crm',

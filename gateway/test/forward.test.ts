@@ -29,6 +29,8 @@ describe('gateway forward: what the service receives and the client gets back', 
   const seen: { method: string; url: string; headers: IncomingHttpHeaders; body: string }[] = [];
   /** 8 MiB, larger than any socket buffer: the answer must wait for the client. */
   const big = Buffer.alloc(8 * 1024 * 1024, 'abcdefghijklmnopqrstuvwxyz');
+  /** 64 MiB, more than the four loopback socket buffers between the service and the client hold together. */
+  const huge = { body: Buffer.alloc(64 * 1024 * 1024, 'zyxwvutsrqponmlkjihgfedcba'), sent: [] as { finished: boolean }[] };
   /** Requests to `/hang`, which answers its headers and a first chunk and then waits. */
   const hanging: { closedEarly: boolean }[] = [];
 
@@ -43,6 +45,14 @@ describe('gateway forward: what the service receives and the client gets back', 
         if (req.url?.startsWith(`${LEADS}/big`)) {
           res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': big.length });
           res.end(big);
+          return;
+        }
+        if (req.url?.startsWith(`${LEADS}/huge`)) {
+          const sent = { finished: false };
+          huge.sent.push(sent);
+          res.on('finish', () => (sent.finished = true));
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': huge.body.length });
+          res.end(huge.body);
           return;
         }
         if (req.url?.startsWith(`${LEADS}/hang`)) {
@@ -159,6 +169,33 @@ describe('gateway forward: what the service receives and the client gets back', 
     const got = Buffer.concat(parts);
     expect(got.length).to.equal(big.length);
     expect(got.equals(big)).to.equal(true);
+  });
+
+  it('holds the service back while the client reads nothing, instead of buffering the answer, and then answers it whole', async () => {
+    const socket = connect(Number(new URL(gateway.url).port), '127.0.0.1');
+    socket.pause();
+    socket.write(`GET ${LEADS}/huge HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${PLAIN}\r\nConnection: close\r\n\r\n`);
+    const deadline = Date.now() + 5000;
+    while (huge.sent.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(huge.sent, 'the request reached the service').to.have.length(1);
+    // The sockets' buffers fill within milliseconds; a gateway that kept reading would have taken the 64 MiB by now.
+    // Shorter than the test gateway's UPSTREAM_TIMEOUT_MS (300), which ends a read the service stopped sending.
+    await new Promise((r) => setTimeout(r, 150));
+    expect(huge.sent[0]!.finished, 'the service could write the whole answer to a client that reads nothing').to.equal(false);
+    const parts: Buffer[] = [];
+    await new Promise<void>((resolve, reject) => {
+      socket.on('data', (d: Buffer) => parts.push(d));
+      socket.on('error', reject);
+      socket.on('close', () => resolve());
+      socket.resume();
+    });
+    const all = Buffer.concat(parts);
+    const headEnd = all.indexOf('\r\n\r\n');
+    expect(all.subarray(0, headEnd).toString('latin1').split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
+    const body = all.subarray(headEnd + 4);
+    expect(body.length).to.equal(huge.body.length);
+    expect(body.equals(huge.body)).to.equal(true);
+    expect(huge.sent[0]!.finished).to.equal(true);
   });
 
   it('drops the request to the service when the client goes away in the middle of a read', async () => {
