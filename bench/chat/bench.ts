@@ -125,6 +125,8 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     const versus: { phases: string[]; p99: number; rps: number }[] = [];
     /** The same phases through the least a Node service and forward can do (decision 0265). */
     const floor: { phases: string[]; p99: number; rps: number }[] = [];
+    /** And through the contract's data work with no framework (chat's typed rows and views, decision 0273). */
+    const contractFloor: { phases: string[]; p99: number; rps: number }[] = [];
     for (const [label, url, at] of pages) {
       // The ceiling: the statement chat sends for this request (its page with the count of the whole query).
       const st = listStatement(planList(s.companyId, {}, null), { take: TAKE, after: at ?? undefined, skip: 0 });
@@ -133,6 +135,15 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
       const bareForward = await startProxy('node-http', bare.url);
       bench.track('bare list', bare.pid);
       bench.track('bare forward', bareForward.pid);
+      const contract = await startBareList(databaseUrl(database), st.text, st.values, TAKE);
+      const contractForward = await startProxy('node-http', contract.url);
+      bench.track('contract list', contract.pid);
+      bench.track('contract forward', contractForward.pid);
+      // The contract floor must answer what chat answers, byte for byte, or it measures other work.
+      const [fromChat, fromFloor] = await Promise.all(
+        [url, `${contractForward.url}/chats`].map(async (u) => (await fetch(u, { headers })).text()),
+      );
+      if (fromChat !== fromFloor) throw new Error(`the contract floor's ${label} differs from chat's: ${fromFloor?.slice(0, 300)}`);
       for (const connections of [1, C]) {
         const durationS = connections === 1 ? ONE_DURATION : DURATION;
         const name = `GET ${label} ${connections}c`;
@@ -154,11 +165,28 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
         const perFloor = (p: string) => f2(((f.cores[p] ?? Number.NaN) / f.value.rate) * 1000);
         say(`  ${''.padEnd(62)} CPU per page: bare list ${perFloor('bare list')} ms, bare forward ${perFloor('bare forward')} ms`);
         floor.push({ phases: [floorName, pgName], p99: ratio(f.value.p99us, pg.value.p99us), rps: ratio(f.value.rate, pg.value.rate) });
+        const contractName = `contract floor ${label} ${connections}c`;
+        const k = await phase(contractName, () =>
+          measure({ url: `${contractForward.url}/chats`, connections, durationS, warmupS: WARMUP, expectStatus: 200 }),
+        );
+        line(
+          `  contract floor: chat's views, bare forward, ${connections} connection${connections > 1 ? 's' : ''}`,
+          k.value as LoadResult,
+          k.mark,
+        );
+        const perContract = (p: string) => f2(((k.cores[p] ?? Number.NaN) / k.value.rate) * 1000);
+        say(
+          `  ${''.padEnd(62)} CPU per page: contract list ${perContract('contract list')} ms, bare forward ${perContract('contract forward')} ms`,
+        );
+        contractFloor.push({
+          phases: [contractName, pgName],
+          p99: ratio(k.value.p99us, pg.value.p99us),
+          rps: ratio(k.value.rate, pg.value.rate),
+        });
       }
-      bench.untrack('bare list');
-      bench.untrack('bare forward');
-      await bareForward.stop();
-      await bare.stop();
+      for (const name of ['bare list', 'bare forward', 'contract list', 'contract forward']) bench.untrack(name);
+      await Promise.all([bareForward.stop(), contractForward.stop()]);
+      await Promise.all([bare.stop(), contract.stop()]);
     }
     const worstP99 = versus.reduce((w, v) => (v.p99 > w.p99 || Number.isNaN(v.p99) ? v : w));
     const worstRps = versus.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
@@ -172,6 +200,12 @@ export async function benchChat(settings: ChatSettings): Promise<ChatFigures> {
     const floorRps = floor.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
     say(
       `  floor, worst phase: p99 / pgbench ${f3(floorP99.p99)} (${floorP99.phases[0]}); req/s / pgbench ${f3(floorRps.rps)} (${floorRps.phases[0]})`,
+    );
+    const contractP99 = contractFloor.reduce((w, v) => (v.p99 > w.p99 || Number.isNaN(v.p99) ? v : w));
+    const contractRps = contractFloor.reduce((w, v) => (v.rps < w.rps || Number.isNaN(v.rps) ? v : w));
+    say(
+      `  contract floor, worst phase: p99 / pgbench ${f3(contractP99.p99)} (${contractP99.phases[0]}); ` +
+        `req/s / pgbench ${f3(contractRps.rps)} (${contractRps.phases[0]})`,
     );
 
     // Sending: one chat inside its window, text messages to the fake Graph server.

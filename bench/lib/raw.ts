@@ -55,10 +55,14 @@ export const startRawServer = (body: string) => startServer('the raw server', 'r
 export const startProxy = (kind: string, upstreamUrl: string, identity = 'token', nodeArgs: string[] = []) =>
   startServer(`the ${kind} proxy`, 'proxy-server.ts', { PROXY_KIND: kind, UPSTREAM_URL: upstreamUrl, PROXY_IDENTITY: identity }, nodeArgs);
 
-/** chat's list statement behind a bare node:http server (bench/chat/bare-list.ts), on `databaseUrl`. */
-export const startBareList = (databaseUrl: string, text: string, values: unknown[]) =>
-  startServer('the bare list server', 'chat/bare-list.ts', {
+/**
+ * chat's list statement behind a bare node:http server (bench/chat/bare-list.ts), on `databaseUrl`; with `viewsTake`,
+ * the rows typed and written by chat's own views, `viewsTake` records a page (the contract floor, decision 0273).
+ */
+export const startBareList = (databaseUrl: string, text: string, values: unknown[], viewsTake?: number) =>
+  startServer(viewsTake ? 'the contract list server' : 'the bare list server', 'chat/bare-list.ts', {
     DATABASE_URL: databaseUrl,
     LIST_TEXT: text,
     LIST_VALUES: JSON.stringify(values),
+    ...(viewsTake ? { LIST_VIEWS: '1', LIST_TAKE: String(viewsTake) } : {}),
   });
