@@ -96,7 +96,9 @@ describe('chat.message_status_updated: provider status callbacks reach subscribe
     // One callback holding both, out of order, as the provider may batch them.
     expect((await deliver([status(m.wamid, 'read', unix(T0) + 10), status(m.wamid, 'delivered', unix(T0) + 9)])).status).to.equal(200);
     expect((await deliver([status(m.wamid, 'read', unix(T0) + 10)])).status).to.equal(200);
-    // A later message's event shows the relay got past this one's callbacks.
+    // Deliveries are not ordered (decision 0030): wait for this message's event, then a later message's event shows
+    // the relay got past this one's callbacks, so a second event would have had its time to come.
+    await eventually(() => eventsOf(m.id)[0]);
     const marker = await sent('marker');
     await deliver([status(marker.wamid, 'delivered', unix(T0))]);
     await eventually(() => eventsOf(marker.id)[0]);
@@ -111,11 +113,20 @@ describe('chat.message_status_updated: provider status callbacks reach subscribe
     await Promise.all(
       messages.flatMap((m) => ['delivered', 'read', 'delivered', 'read'].map((st, i) => deliver([status(m.wamid, st, unix(T0) + i)]))),
     );
+    // Each chain complete (it ends at read, after a delivered unless read came first) before the marker.
+    const chainOf = (id: string) => eventsOf(id).map((e) => [e.body.payload.previous_status, e.body.payload.status]);
+    await eventually(() =>
+      messages.every((m) => {
+        const chain = chainOf(m.id);
+        const read = chain.find(([, st]) => st === 'read');
+        return read && (read[0] === 'sent' || chain.some(([, st]) => st === 'delivered'));
+      }),
+    );
     const marker = await sent('race marker');
     await deliver([status(marker.wamid, 'delivered', unix(T0))]);
     await eventually(() => eventsOf(marker.id)[0]);
     for (const m of messages) {
-      const chain = eventsOf(m.id).map((e) => [e.body.payload.previous_status, e.body.payload.status]);
+      const chain = chainOf(m.id);
       // Whichever callback took the row first, the statuses go forward once each and end at read.
       expect(
         [
@@ -144,6 +155,7 @@ describe('chat.message_status_updated: provider status callbacks reach subscribe
     };
     expect((await deliver([status(m.wamid, 'failed', unix(T0), failure)])).status).to.equal(200);
     await deliver([status(m.wamid, 'delivered', unix(T0) + 1)]);
+    await eventually(() => eventsOf(m.id)[0]);
     const marker = await sent('marker 2');
     await deliver([status(marker.wamid, 'delivered', unix(T0))]);
     await eventually(() => eventsOf(marker.id)[0]);
