@@ -77,6 +77,12 @@ function answerHeaders(headers: Record<string, string | string[] | undefined>): 
   return answer;
 }
 
+/** The service's answer to the client, as it streams in. */
+function streamAnswer(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, proxyRes: http.IncomingMessage): void {
+  res.writeHead(status, headers);
+  proxyRes.pipe(res);
+}
+
 const EXCHANGE = Symbol('exchange');
 type WithExchange = http.ServerResponse & { [EXCHANGE]?: Exchange };
 
@@ -249,15 +255,8 @@ export function forwardTo(target: ForwardTarget): (req: http.IncomingMessage, re
       const status = proxyRes.statusCode ?? 502;
       if (proxyRes.statusMessage && req.httpVersionMajor < 2) res.statusMessage = proxyRes.statusMessage;
       const wait = out.beforeAnswer?.(status);
-      if (!wait) {
-        res.writeHead(status, headers);
-        proxyRes.pipe(res);
-        return;
-      }
-      void wait.then(() => {
-        res.writeHead(status, headers);
-        proxyRes.pipe(res);
-      });
+      if (!wait) streamAnswer(res, status, headers, proxyRes);
+      else void wait.then(() => streamAnswer(res, status, headers, proxyRes));
     });
     if (out.body !== undefined) proxyReq.end(out.body);
     else if (out.held) out.held.pipe(proxyReq);

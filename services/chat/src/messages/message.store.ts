@@ -87,12 +87,12 @@ export function insertMessageFrom(
   given: Partial<Record<NewMessageProperty, (param: (p: NewMessageProperty) => string) => string>>,
 ) {
   const types = new Map(definedColumns(Message).map((c) => [c.property, c.pgType]));
-  const bound_ = NEW_MESSAGE.filter((p) => given[p] === undefined);
-  const param = (p: NewMessageProperty) => `$${first + bound_.indexOf(p)}::${types.get(p)}`;
+  const parameters = NEW_MESSAGE.filter((p) => given[p] === undefined);
+  const param = (p: NewMessageProperty) => `$${first + parameters.indexOf(p)}::${types.get(p)}`;
   const select = [...NEW_MESSAGE.map((p) => given[p]?.(param) ?? param(p)), param('createdAt')];
   return {
     text: `insert into messages (${MESSAGE.columnList([...NEW_MESSAGE, 'updatedAt'])}) select ${select.join(', ')} from ${from}`,
-    values: (m: NewMessage) => bound_.map((p) => bound(m[p])),
+    values: (m: NewMessage) => parameters.map((p) => bound(m[p])),
   };
 }
 
@@ -179,7 +179,7 @@ export async function moveStatus(
   s: { accountId: string; wamid: string; status: string; errorCode: number | null; errorMessage: string | null; rankBelow: number },
 ): Promise<StatusMoved | null> {
   const { rows } = await db.query<StatusMoved>({
-    name: 'inbound_status_update',
+    name: 'inparametersstatus_update',
     text: `with current as (
         select m.id, m.status from messages m join chats c on c.id = m.chat_id
         where c.channel_account_id = $1 and m.wamid = $2 and m.from_me and m.status <> 'deleted'
